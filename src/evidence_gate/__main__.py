@@ -1,0 +1,5 @@
+"""Allows `python -m evidence_gate`."""
+
+from evidence_gate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Command line: argument parsing, the one error handler and the exit-code mapping."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from evidence_gate import __version__, gate, receipt
+from evidence_gate.errors import EXIT_INTERNAL, GateError
+from evidence_gate.event_context import load_event
+from evidence_gate.report import render_json, render_text
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a YYYY-MM-DD date") from exc
+
+
+def _shard(text: str) -> tuple[int, int]:
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N")
+    return int(k), int(n)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(prog="evidence-gate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"evidence-gate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="judge a pull request on a git checkout")
+    check.add_argument("--repo", type=Path, default=Path())
+    check.add_argument("--base", default=None)
+    check.add_argument("--head", default="HEAD")
+    check.add_argument("--event", type=Path, default=None, help="a GitHub event payload (pull_request, merge_group)")
+    check.add_argument("--event-name", default=None, help=argparse.SUPPRESS)
+    check.add_argument("--author", default=None)
+    check.add_argument("--receipt", type=Path, default=Path("receipt.json"))
+    check.add_argument("--today", type=_date, default=None, help="date for expiry checks (default: today, UTC)")
+    check.add_argument("--no-run", action="store_true", help="static lanes only")
+    check.add_argument("--shard", type=_shard, default=None, help="run slice K of N of the seed plan")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+
+    demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
+    demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
+    demo.add_argument("--no-run", action="store_true", help="static lanes only (faster)")
+
+    sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and GITHUB_* variables)")
+
+    merge = sub.add_parser("merge", help="close seed ledgers over the receipts of --shard runs")
+    merge.add_argument("receipts", nargs="+", type=Path)
+    merge.add_argument("--receipt", type=Path, default=Path("receipt.json"))
+    merge.add_argument("--format", choices=("text", "json"), default="text")
+
+    freeze = sub.add_parser("freeze", help="helpers for the people who own the freeze ledger")
+    fsub = freeze.add_subparsers(dest="freeze_command", required=True)
+    fhash = fsub.add_parser("hash", help="the assertion hash of a failing test")
+    fhash.add_argument("node")
+    fhash.add_argument("--repo", type=Path, default=Path())
+    propose = fsub.add_parser("propose", help="a ledger entry, only for a freeze_eligible seed ledger")
+    propose.add_argument("--receipt", type=Path, required=True)
+    propose.add_argument("--test", required=True)
+    propose.add_argument("--today", type=_date, default=None)
+    return parser
+
+
+def today_utc() -> date:
+    """The clock, read once at the edge."""
+    return datetime.now(UTC).date()
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """`evidence-gate check`: the receipt is written whatever happens."""
+    out = receipt.empty_receipt()
+    code = EXIT_INTERNAL
+    try:
+        event = load_event(args.event, args.event_name) if args.event else None
+        opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
+                                 today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
+        try:
+            result = gate.check(opts, out)
+        except GateError as exc:
+            if exc.row is None:
+                raise
+            result = gate.precondition(out, exc)
+        code = result.row.exit_code
+    except GateError as exc:
+        out["errors"].append(str(exc))
+        code = exc.exit_code
+        print(f"evidence-gate: error: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - the one top-level handler: record, never lose the receipt
+        out["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+        out["errors"].append(traceback.format_exc(limit=8))
+        print(f"evidence-gate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
+    finally:
+        receipt.write_receipt(args.receipt, out)
+    if out["state"] == "final":
+        sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        return run_check(args)
+    if args.command == "demo":
+        from evidence_gate import demo  # noqa: PLC0415 - subcommands load their modules on demand
+
+        return demo.main(workdir=args.workdir, run=not args.no_run)
+    if args.command == "action":
+        from evidence_gate import action  # noqa: PLC0415
+
+        return action.main(dict(os.environ))
+    if args.command == "merge":
+        from evidence_gate import shard_merge  # noqa: PLC0415
+
+        return shard_merge.main(args.receipts, args.receipt, args.format)
+    if args.command == "freeze":
+        from evidence_gate import freeze_tools  # noqa: PLC0415
+
+        return freeze_tools.main(args, today_utc)
+    raise GateError(f"unknown command {args.command!r}", usage=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `evidence-gate` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except GateError as exc:
+        print(f"evidence-gate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

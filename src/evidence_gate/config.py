@@ -1,0 +1,132 @@
+"""The gate's configuration, read from the baseline commit's `.evidence-gate.yml` and validated by schema."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from evidence_gate.strict_parse import ParseError, load_yaml
+
+CONFIG_PATH = ".evidence-gate.yml"
+
+
+class ConfigInvalid(ValueError):
+    """The baseline configuration can't be used; the message names the field and the fix."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class FreezeConfig:
+    """`freeze:`."""
+
+    file: str = "freeze.yaml"
+    mode: str = "shrink-only"
+    removal_runs: int = 3
+
+
+@dataclass(frozen=True)
+class PropertiesConfig:
+    """`properties:`."""
+
+    list: str = "SCORE_PROPERTIES"
+    seeds: tuple[int, ...] = (1101, 1102, 1103, 1104)
+    fresh_seeds: int = 1
+    trials: int = 200
+    pythonpath: tuple[str, ...] = ("src",)
+    install: str = ""
+    timeout_s: int = 600
+    memory_mb: int = 2048
+    jobs: int = 0  # 0: one worker per core
+
+
+@dataclass(frozen=True)
+class FixturesConfig:
+    """`fixtures:` — the locked folder, its digest records and the function that produces outputs."""
+
+    dir: str = "fixtures"
+    digests: str = "fixtures/digests.json"
+    producer: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration with defaults filled in."""
+
+    version: int = 1
+    agents: tuple[str, ...] = ("*[bot]", "agent-*")
+    locked: tuple[str, ...] = ()
+    freeze: FreezeConfig = field(default_factory=FreezeConfig)
+    properties: PropertiesConfig = field(default_factory=PropertiesConfig)
+    fixtures: FixturesConfig = field(default_factory=FixturesConfig)
+
+    def to_json(self) -> dict[str, Any]:
+        """The effective configuration, for the receipt."""
+        return {
+            "version": self.version, "agents": list(self.agents), "locked": list(self.locked),
+            "freeze": vars(self.freeze).copy(),
+            "properties": {**vars(self.properties), "seeds": list(self.properties.seeds),
+                           "pythonpath": list(self.properties.pythonpath)},
+            "fixtures": vars(self.fixtures).copy(),
+        }
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """A JSON Schema shipped in the package's data folder."""
+    text = resources.files("evidence_gate").joinpath(f"data/{name}").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def schema_errors(instance: Any, schema_name: str) -> list[str]:
+    """Every schema violation as `field: problem`, sorted by path."""
+    validator = jsonschema.Draft202012Validator(schema(schema_name))
+    errors = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors]
+
+
+def parse_config(data: bytes | None) -> Config:
+    """A Config from the file's bytes; None (no file on the baseline) gives the defaults."""
+    if data is None:
+        return Config()
+    try:
+        raw = load_yaml(data)
+    except ParseError as exc:
+        raise ConfigInvalid(f"{CONFIG_PATH} does not parse: {exc.message}", exc.line) from exc
+    if raw is None:
+        return Config()
+    problems = schema_errors(raw, "config.schema.json")
+    if problems:
+        raise ConfigInvalid(f"{CONFIG_PATH} is invalid: {problems[0]}"
+                            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    props = dict(raw.get("properties", {}))
+    for key in ("seeds", "pythonpath"):
+        if key in props:
+            props[key] = tuple(props[key])
+    for p in props.get("pythonpath", ()):
+        if p.startswith("/") or ".." in p.split("/"):
+            raise ConfigInvalid(f"{CONFIG_PATH}: properties.pythonpath entry {p!r} must stay inside the repository")
+    return Config(
+        version=raw["version"],
+        agents=tuple(raw.get("agents", Config.agents)),
+        locked=tuple(raw.get("locked", ())),
+        freeze=FreezeConfig(**raw.get("freeze", {})),
+        properties=PropertiesConfig(**props),
+        fixtures=FixturesConfig(**raw.get("fixtures", {})),
+    )
+
+
+def is_agent(login: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a GitHub login matches one of the `agents` globs (logins are case-insensitive)."""
+    name = login.casefold()
+    return any(fnmatch.fnmatchcase(name, p.casefold()) for p in patterns)

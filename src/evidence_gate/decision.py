@@ -1,0 +1,94 @@
+"""The decision: the first matching row of the table shipped as package data."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from evidence_gate.model import Violation
+
+# Facts a lane may assert that are not violations.
+FACT_HUMAN = "human-patch"
+FACT_FREEZE_SHRANK = "freeze-shrank"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the decision table."""
+
+    number: int
+    id: str
+    gate: str
+    exit_code: int
+    title: str
+    when: str
+    scored: bool
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The row that named the verdict and every row that matched."""
+
+    row: Row
+    matched: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True exactly when the gate passes."""
+        return self.row.gate == "pass"
+
+    def to_json(self) -> dict[str, Any]:
+        """The receipt's `decision` object."""
+        return {"row": self.row.id, "gate": self.row.gate, "title": self.row.title, "matched": list(self.matched),
+                "exit_code": self.row.exit_code, "scored": self.row.scored}
+
+
+@cache
+def table() -> tuple[Row, ...]:
+    """The decision table, in order."""
+    raw = json.loads(resources.files("evidence_gate").joinpath("data/decision_table.json").read_text("utf-8"))
+    return tuple(Row(**r) for r in raw["rows"])
+
+
+def row(row_id: str) -> Row:
+    """The row with this id; KeyError for an unknown id, which is a programming error."""
+    for r in table():
+        if r.id == row_id:
+            return r
+    raise KeyError(row_id)
+
+
+def row_ids() -> tuple[str, ...]:
+    """Every row id, in table order."""
+    return tuple(r.id for r in table())
+
+
+def decide(violations: tuple[Violation, ...] | list[Violation], facts: frozenset[str] = frozenset()) -> Decision:
+    """Pick the first matching row.
+
+    Fail and precondition rows match when a violation carries their id; `human-patch` and `pass-freeze-shrank`
+    match on facts; `pass` matches when no fail row matched. Pass rows other than `human-patch` never match
+    beside a failing row, so the table can't name a pass while something failed.
+    """
+    failing = {v.row for v in violations}
+    unknown = failing - set(row_ids())
+    if unknown:
+        raise KeyError(f"violation rows not in the decision table: {sorted(unknown)}")
+    any_fail = any(row(r).gate == "fail" for r in failing)
+    matched: list[str] = []
+    for r in table():
+        if r.gate == "fail":
+            hit = r.id in failing
+        elif r.id == FACT_HUMAN:
+            hit = FACT_HUMAN in facts
+        elif r.id == "pass-freeze-shrank":
+            hit = not any_fail and FACT_FREEZE_SHRANK in facts
+        else:
+            hit = not any_fail
+        if hit:
+            matched.append(r.id)
+    first = row(matched[0])
+    return Decision(first, tuple(matched))

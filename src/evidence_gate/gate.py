@@ -1,0 +1,239 @@
+"""The `check` pipeline: resolve the commits, read the trusted inputs from the baseline, run the lanes, decide.
+
+This is the one place that sequences edges (git, clock, runner) and pure lanes; it returns the receipt as a value
+and never prints or writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from evidence_gate import decision, fixtures, freeze_ledger, locked_evidence
+from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, is_agent, parse_config
+from evidence_gate.errors import GateError
+from evidence_gate.event_context import EventContext
+from evidence_gate.git import Repo
+from evidence_gate.model import LaneResult, Violation
+from evidence_gate.receipt import empty_receipt
+from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, parse_properties
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Everything `evidence-gate check` takes; time and identity are inputs, never read deep inside."""
+
+    repo: Path
+    head: str = "HEAD"
+    base: str | None = None
+    event: EventContext | None = None
+    author: str | None = None
+    today: date = date(1970, 1, 1)
+    run: bool = True
+    shard: tuple[int, int] | None = None
+    workdir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Commits:
+    """The commits compared."""
+
+    baseline: str
+    head: str
+    merge_base: str | None
+
+
+def _fetch_hint(rev: str) -> str:
+    return (f"set `fetch-depth: 0` on actions/checkout, or run `git fetch --no-tags origin {rev}` "
+            "(add `--unshallow` in a shallow clone) before the gate")
+
+
+def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: EventContext | None) -> Commits:
+    """SPEC's rule: a merge head compares against its first parent, anything else against the merge-base."""
+    head = repo.resolve(head_rev)
+    if head is None:
+        raise GateError(f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev),
+                        row="history-missing")
+    parents = repo.parents(head)
+    for p in parents:
+        if not repo.has_object(p) or repo.resolve(p) is None:
+            raise GateError(f"parent {p[:12]} of the head commit {head[:12]} is not in this clone (shallow clone?)",
+                            fix=_fetch_hint(p), row="history-missing")
+    if event is not None:
+        return _commits_from_event(repo, head, parents, event)
+    base = None
+    if base_rev is not None:
+        base = repo.resolve(base_rev)
+        if base is None:
+            raise GateError(f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev),
+                            row="history-missing")
+    if len(parents) >= 2 and (base is None or base == parents[0]):
+        return Commits(parents[0], head, None)
+    if base is None:
+        raise GateError(
+            f"the head {head[:12]} is not a merge commit, so the baseline must be named",
+            fix="pass --base with the target branch (e.g. --base origin/main), or check out refs/pull/N/merge",
+            usage=True,
+        )
+    mb = repo.merge_base(base, head)
+    if mb is None:
+        if repo.is_shallow():
+            raise GateError(f"no merge-base of {base[:12]} and {head[:12]} in this shallow clone",
+                            fix=_fetch_hint(base_rev or base), row="history-missing")
+        raise GateError(f"{base[:12]} and {head[:12]} share no history", fix="pass the PR's target branch as --base",
+                        row="history-missing")
+    return Commits(mb, head, mb)
+
+
+def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventContext) -> Commits:
+    if event.event_name == "merge_group":
+        if head != event.head_sha:
+            raise GateError(f"the checked-out commit {head[:12]} is not the merge group's head {event.head_sha[:12]}",
+                            fix="check out the merge_group's head_sha (actions/checkout does by default)",
+                            row="event-mismatch")
+        if repo.resolve(event.base_sha) is None:
+            raise GateError(f"the merge group's base {event.base_sha[:12]} is not in this clone",
+                            fix=_fetch_hint(event.base_sha), row="history-missing")
+        mb = repo.merge_base(event.base_sha, head)
+        if mb != event.base_sha:
+            raise GateError(f"the merge group's base {event.base_sha[:12]} is not an ancestor of its head",
+                            fix=_fetch_hint(event.base_sha) if repo.is_shallow() else "re-run on the queue's commit",
+                            row="history-missing" if repo.is_shallow() else "event-mismatch")
+        return Commits(event.base_sha, head, mb)
+    if len(parents) < 2:
+        raise GateError(
+            f"the checked-out commit {head[:12]} is not the pull request's merge commit",
+            fix="check out refs/pull/N/merge (the default of actions/checkout on pull_request), not the head branch",
+            row="event-mismatch")
+    if parents[1] != event.head_sha or parents[0] != event.base_sha:
+        raise GateError(
+            f"the merge commit's parents ({parents[0][:12]}, {parents[1][:12]}) are not the event's base and head "
+            f"({event.base_sha[:12]}, {event.head_sha[:12]})",
+            fix="re-run the workflow so the merge ref and the event agree (the base branch moved)",
+            row="event-mismatch")
+    return Commits(parents[0], head, None)
+
+
+def _sha256(data: bytes | None) -> str | None:
+    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[PropertySpec, ...], bytes | None]:
+    """Configuration and SCORE_PROPERTIES from the baseline's objects; `config-invalid` when unusable."""
+    config_blob = repo.tree_oid(baseline, CONFIG_PATH)
+    raw = repo.read_blob(baseline, CONFIG_PATH)
+    if config_blob is not None and raw is None:
+        raise GateError(f"{CONFIG_PATH} on the baseline is not a regular file", fix="make it a plain YAML file",
+                        row="config-invalid")
+    try:
+        config = parse_config(raw)
+    except ConfigInvalid as exc:
+        raise GateError(exc.message + (f" (line {exc.line})" if exc.line else ""),
+                        fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
+                        row="config-invalid") from exc
+    list_bytes = repo.read_blob(baseline, config.properties.list)
+    if list_bytes is None:
+        raise GateError(f"{config.properties.list} is missing on the baseline {baseline[:12]}",
+                        fix=f"commit {config.properties.list} to the base branch, one property node id per line",
+                        row="config-invalid")
+    try:
+        specs = parse_properties(list_bytes)
+    except PropertiesInvalid as exc:
+        raise GateError(f"{config.properties.list}:{exc.line or 1}: {exc.message}",
+                        fix="correct the list on the base branch", row="config-invalid") from exc
+    return config, config_blob, specs, list_bytes
+
+
+def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
+    """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
+    repo = Repo(opts.repo)
+    repo.toplevel()
+    commits = resolve_commits(repo, opts.head, opts.base, opts.event)
+    receipt["git"] = {"baseline": commits.baseline, "head": commits.head, "merge_base": commits.merge_base}
+    config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
+    receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
+    receipt["properties"]["list_sha256"] = _sha256(list_bytes)
+    receipt["properties"]["list"] = [{"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample}
+                                     for s in specs]
+    author = opts.author if opts.author is not None else (opts.event.author if opts.event else None)
+    human = author is not None and not is_agent(author, config.agents)
+    receipt["mode"] = {"run": opts.run, "author": author, "scored": not human, "today": opts.today.isoformat(),
+                       "event": opts.event.event_name if opts.event else None,
+                       "shard": list(opts.shard) if opts.shard else None}
+
+    diff = repo.diff_tree(commits.baseline, commits.head)
+    lanes: list[LaneResult] = []
+    locked = locked_evidence.check(repo, commits.baseline, commits.head, config, specs, diff)
+    lanes.append(locked)
+    receipt["locked"] = locked.receipt
+    ledger = freeze_ledger.check(
+        repo.read_blob(commits.baseline, config.freeze.file), repo.read_blob(commits.head, config.freeze.file),
+        config, opts.today,
+    )
+    lanes.append(ledger.lane)
+    receipt["freeze"] = ledger.lane.receipt
+    fixture = fixtures.check(repo, commits.baseline, commits.head, config)
+    lanes.append(fixture)
+    receipt["fixtures"] = fixture.receipt
+
+    static_violations = [v for lane in lanes for v in lane.violations]
+    facts: set[str] = {decision.FACT_HUMAN} if human else set()
+    before_tests = any(v.row == "evidence-path-edited" for v in static_violations)
+    if human:
+        skipped = "human patch: not scored, nothing run"
+    elif before_tests:
+        skipped = "locked evidence touched: no test runs on a tampered tree"
+    elif not opts.run:
+        skipped = "--no-run: static lanes only"
+    else:
+        skipped = ""
+    if skipped:
+        receipt["properties"]["skipped"] = skipped
+        if not human:
+            lanes.append(LaneResult(freeze_ledger.unverified(ledger, skipped)))
+    else:
+        from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
+
+        with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
+            dynamic = property_lane.run(property_lane.DynamicRequest(
+                repo=repo, baseline=commits.baseline, head=commits.head, config=config, specs=specs,
+                locked_paths=frozenset(locked.receipt.get("files", [])), removed=ledger.removed,
+                expired=ledger.expired, active=ledger.active, patch_id=commits.head, today=opts.today,
+                workdir=opts.workdir or Path(scratch), shard=opts.shard,
+            ))
+        lanes.append(dynamic)
+        for key, value in dynamic.receipt.items():
+            if isinstance(value, dict) and isinstance(receipt.get(key), dict):
+                receipt[key].update(value)
+            else:
+                receipt[key] = value
+        facts |= dynamic.facts
+        if ledger.removed and not any(v.row.startswith("freeze-") for lane in lanes for v in lane.violations):
+            facts.add(decision.FACT_FREEZE_SHRANK)
+    violations = [v for lane in lanes for v in lane.violations]
+    result = decision.decide(violations, frozenset(facts))
+    receipt["violations"] = [v.to_json() for v in violations]
+    receipt["decision"] = result.to_json()
+    receipt["state"] = "final"
+    receipt["ok"] = result.ok
+    return result
+
+
+def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision:
+    """Fill the receipt for a precondition row (the gate could not evaluate)."""
+    assert error.row is not None
+    violation = Violation(error.row, error.describe())
+    result = decision.decide([violation])
+    receipt["violations"] = [violation.to_json()]
+    receipt["decision"] = result.to_json()
+    receipt["errors"].append(str(error))
+    receipt["state"] = "final"
+    receipt["ok"] = False
+    return result
+
+
+__all__ = ["CheckOptions", "Commits", "check", "empty_receipt", "precondition", "read_trusted", "resolve_commits"]

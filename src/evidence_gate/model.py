@@ -1,0 +1,51 @@
+"""Plain values shared by the lanes, the decision and the receipt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One finding: the row it matches, where it is and what to do about it."""
+
+    row: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+    def render(self) -> str:
+        """`path:line: message [row]`, the form every reporter prints."""
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
+        return f"{where}{self.message} [{self.row}]"
+
+    def to_json(self) -> dict[str, Any]:
+        """The receipt's form of this violation."""
+        return {"row": self.row, "path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    """What one lane found, plus the section it contributes to the receipt."""
+
+    violations: tuple[Violation, ...] = ()
+    receipt: dict[str, Any] = field(default_factory=dict)
+    # Facts the decision needs beyond violations (e.g. "freeze-shrank").
+    facts: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class FreezeEntry:
+    """One quarantined test of the freeze ledger, in either file format."""
+
+    id: str
+    test: str
+    expires: str
+    added: str
+    owner: str
+    assertion_hash: str | None = None
+    reason: str | None = None
+    line: int | None = None

@@ -1,0 +1,76 @@
+"""The receipt: built from lane results, validated against its schema, written atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evidence_gate import __version__
+from evidence_gate.config import schema_errors
+
+SCHEMA_ID = "evidence-gate/receipt/v1"
+
+
+def empty_receipt() -> dict[str, Any]:
+    """A receipt with every required field at its 'nothing known yet' value."""
+    return {
+        "schema": SCHEMA_ID,
+        "version": __version__,
+        "state": "aborted",
+        "ok": False,
+        "decision": {"row": "aborted", "gate": "fail", "title": "The gate did not finish", "matched": []},
+        "git": {"baseline": None, "head": None, "merge_base": None},
+        "config": {"path": ".evidence-gate.yml", "blob": None},
+        "violations": [],
+        "freeze": {"file": "freeze.yaml", "added": [], "removed": [], "file_sha256": None},
+        "fixtures": {"tree": None, "digests": []},
+        "properties": {"list_sha256": None, "ledgers": [],
+                       "counts": {"open": 0, "closed_failures": 0, "budget_passes": 0}},
+        "errors": [],
+    }
+
+
+def validate(receipt: dict[str, Any]) -> list[str]:
+    """Schema problems of a receipt; empty when valid."""
+    return schema_errors(receipt, "receipt.schema.json")
+
+
+def canonical_bytes(receipt: dict[str, Any]) -> bytes:
+    """The exact bytes written to disk (sorted keys, two-space indent, trailing newline)."""
+    return (json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def sha256_of(receipt: dict[str, Any]) -> str:
+    """`sha256:` digest of the receipt as written."""
+    return "sha256:" + hashlib.sha256(canonical_bytes(receipt)).hexdigest()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, fsync, then rename over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_receipt(path: Path, receipt: dict[str, Any]) -> None:
+    """Validate and write; an invalid receipt is written as `aborted` with the schema errors, never dropped."""
+    problems = validate(receipt)
+    if problems:
+        broken = empty_receipt()
+        broken["git"] = receipt.get("git", broken["git"]) if isinstance(receipt.get("git"), dict) else broken["git"]
+        broken["errors"] = [f"internal: receipt failed its schema: {p}" for p in problems[:20]]
+        receipt = broken
+    write_atomic(path, canonical_bytes(receipt))

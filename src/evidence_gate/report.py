@@ -1,0 +1,35 @@
+"""Renders a receipt for people: one line per violation, `path:line: message [row]`, then the decision."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evidence_gate.model import Violation
+
+
+def violations_of(receipt: dict[str, Any]) -> list[Violation]:
+    """The receipt's violations as values."""
+    return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt.get("violations", [])]
+
+
+def render_text(receipt: dict[str, Any]) -> str:
+    """The CLI's text output."""
+    lines = [v.render() for v in violations_of(receipt)]
+    lines += [f"error: {e}" for e in receipt.get("errors", []) if not any(e in line for line in lines)]
+    d = receipt["decision"]
+    verdict = "PASS" if receipt["ok"] else "FAIL"
+    skipped = receipt.get("properties", {}).get("skipped")
+    if skipped:
+        lines.append(f"properties: not run ({skipped})")
+    counts = receipt.get("properties", {}).get("counts")
+    if counts and receipt.get("properties", {}).get("ledgers"):
+        lines.append("seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes"
+                     .format(**counts))
+    lines.append(f"{verdict}: {d['title']} [{d['row']}]")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(receipt: dict[str, Any]) -> str:
+    """The receipt itself, for machines."""
+    return json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,72 @@
+"""Parsing of the `SCORE_PROPERTIES` list: one test file or node id per line, then `key=value` words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ORACLES = ("human_reviewed", "model_draft")
+_KEYS = ("oracle", "counterexample")
+
+
+class PropertiesInvalid(ValueError):
+    """The list can't be used; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One entry of the list."""
+
+    node: str
+    oracle: str = "human_reviewed"
+    counterexample: str | None = None
+    line: int = 0
+
+    @property
+    def file(self) -> str:
+        """The test file the node lives in."""
+        return self.node.split("::", 1)[0]
+
+
+def _check_node(node: str, line: int) -> None:
+    file = node.split("::", 1)[0]
+    if not file.endswith(".py") or file.startswith("/") or ".." in file.split("/") or "\\" in file:
+        raise PropertiesInvalid(f"{node!r} is not a repository-relative .py test file or node id", line)
+
+
+def parse_properties(data: bytes) -> tuple[PropertySpec, ...]:
+    """All entries; raises PropertiesInvalid on a malformed line, unknown key or duplicate node."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PropertiesInvalid(f"not valid UTF-8 at byte {exc.start}") from exc
+    specs: list[PropertySpec] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        words = raw.split("#", 1)[0].split()
+        if not words:
+            continue
+        node, options = words[0], {}
+        _check_node(node, number)
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if not sep or key not in _KEYS or not value:
+                raise PropertiesInvalid(f"unknown option {word!r}; expected oracle=... or counterexample=NODE", number)
+            if key in options:
+                raise PropertiesInvalid(f"option {key!r} given twice", number)
+            options[key] = value
+        oracle = options.get("oracle", "human_reviewed")
+        if oracle not in ORACLES:
+            raise PropertiesInvalid(f"oracle={oracle} is not one of {', '.join(ORACLES)}", number)
+        counterexample = options.get("counterexample")
+        if counterexample is not None:
+            _check_node(counterexample, number)
+        if node in seen:
+            raise PropertiesInvalid(f"{node!r} is listed twice (first on line {seen[node]})", number)
+        seen[node] = number
+        specs.append(PropertySpec(node, oracle, counterexample, number))
+    return tuple(specs)

@@ -1,0 +1,177 @@
+"""Strict YAML and JSON loading for files a patch may have written.
+
+Duplicate keys, YAML anchors/aliases and explicit tags, non-finite numbers and YAML 1.1 coercions that change a
+value's meaning (sexagesimal `1:30`, `0x1F`, `1_000`) are errors, never silently accepted. Errors carry the line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import yaml
+
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 32
+_DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
+
+
+class ParseError(ValueError):
+    """A file is not acceptable input; `line` is 1-based where known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def _mark_line(node: yaml.Node | None) -> int | None:
+    return node.start_mark.line + 1 if node is not None and node.start_mark is not None else None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader minus aliases, anchors, explicit tags, duplicate keys and surprising scalars."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise ParseError("YAML aliases are not allowed", event.start_mark.line + 1)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise ParseError(f"YAML anchors are not allowed (&{anchor})", event.start_mark.line + 1)
+        tag = getattr(event, "tag", None)
+        implicit = getattr(event, "implicit", True)
+        explicit = tag is not None and tag != "!" and not (implicit is True or
+                                                          (isinstance(implicit, tuple) and implicit[0]))
+        if explicit:
+            raise ParseError(f"YAML tags are not allowed ({tag})", event.start_mark.line + 1)
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", event.start_mark.line + 1)
+            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+        finally:
+            self._depth -= 1
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, int | None] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if not isinstance(key, str):
+            raise ParseError(f"mapping keys must be strings, got {key!r}", _mark_line(key_node))
+        if key in seen:
+            raise ParseError(f"duplicate key {key!r} (first on line {seen[key]})", _mark_line(key_node))
+        seen[key] = _mark_line(key_node)
+    return loader.construct_mapping(node, deep=deep)  # type: ignore[no-untyped-call,no-any-return]
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    text = str(node.value)
+    if not _DECIMAL_INT.match(text):
+        raise ParseError(f"{text!r} is not a plain decimal integer; quote it if it is text", _mark_line(node))
+    return int(text)
+
+
+def _construct_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
+    text = str(node.value)
+    if not _PLAIN_FLOAT.match(text):
+        raise ParseError(f"{text!r} is not a finite decimal number", _mark_line(node))
+    return float(text)
+
+
+def _construct_timestamp_as_text(loader: _StrictLoader, node: yaml.ScalarNode) -> str:
+    # Dates stay text; the schemas check their format, so `2026-09-15` and "2026-09-15" mean the same.
+    return str(node.value)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+
+
+def _check_depth(value: Any, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise ParseError(f"nesting deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, depth + 1)
+
+
+def _check_size(data: bytes) -> str:
+    if len(data) > MAX_BYTES:
+        raise ParseError(f"file is {len(data)} bytes, over the {MAX_BYTES}-byte limit")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not valid UTF-8 at byte {exc.start}") from exc
+
+
+def load_yaml(data: bytes) -> Any:
+    """One YAML document, strictly; raises ParseError."""
+    text = _check_size(data)
+    try:
+        docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - _StrictLoader is a SafeLoader
+    except ParseError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
+        raise ParseError(f"not valid YAML: {exc.problem or exc}", line) from exc
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ParseError(f"not valid YAML: {exc}") from exc
+    if len(docs) != 1:
+        raise ParseError(f"expected exactly one YAML document, found {len(docs)}")
+    _check_depth(docs[0])
+    return docs[0]
+
+
+def _reject_constant(name: str) -> float:
+    raise ParseError(f"non-finite number {name} is not allowed")
+
+
+def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ParseError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ParseError(f"number {text} overflows to infinity")
+    return value
+
+
+def load_json(data: bytes) -> Any:
+    """One JSON value, strictly; raises ParseError with the line where json reports one."""
+    text = _check_size(data)
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant,
+                           parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"not valid JSON: {exc.msg}", exc.lineno) from exc
+    except RecursionError as exc:
+        raise ParseError("nesting too deep") from exc
+    _check_depth(value)
+    return value
+
+
+def key_lines(data: bytes) -> dict[str, int]:
+    """Best-effort map from `key: value` / `"key": value` text to the first line it appears on."""
+    lines: dict[str, int] = {}
+    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        stripped = raw.strip().lstrip("-").strip()
+        key = stripped.split(":", 1)[0].strip().strip('"').strip("'") if ":" in stripped else ""
+        if key and key not in lines:
+            lines[key] = number
+    return lines
