@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from evidence_gate import __version__, gate, receipt
+from evidence_gate import __version__, gate
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
 from evidence_gate.report import render_json, render_text
@@ -79,32 +78,17 @@ def today_utc() -> date:
 
 def run_check(args: argparse.Namespace) -> int:
     """`evidence-gate check`: the receipt is written whatever happens."""
-    out = receipt.empty_receipt()
-    code = EXIT_INTERNAL
-    try:
-        event = load_event(args.event, args.event_name) if args.event else None
-        opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
-                                 today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
-        try:
-            result = gate.check(opts, out)
-        except GateError as exc:
-            if exc.row is None:
-                raise
-            result = gate.precondition(out, exc)
-        code = result.row.exit_code
-    except GateError as exc:
-        out["errors"].append(str(exc))
-        code = exc.exit_code
-        print(f"evidence-gate: error: {exc}", file=sys.stderr)
-    except Exception as exc:  # noqa: BLE001 - the one top-level handler: record, never lose the receipt
-        out["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
-        out["errors"].append(traceback.format_exc(limit=8))
-        print(f"evidence-gate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
-    finally:
-        receipt.write_receipt(args.receipt, out)
+    event = load_event(args.event, args.event_name) if args.event else None
+    opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
+                             today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
+    out, code = gate.evaluate(opts, args.receipt)
     if out["state"] == "final":
         sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))
+    else:
+        for error in out["errors"]:
+            print(f"evidence-gate: error: {error}", file=sys.stderr)
+        if code == EXIT_INTERNAL:
+            print("evidence-gate: this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
     return code
 
 

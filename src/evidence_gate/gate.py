@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import traceback
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -19,7 +20,7 @@ from evidence_gate.errors import GateError
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt import empty_receipt
+from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, parse_properties
 
 
@@ -236,4 +237,33 @@ def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision
     return result
 
 
-__all__ = ["CheckOptions", "Commits", "check", "empty_receipt", "precondition", "read_trusted", "resolve_commits"]
+def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
+    """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
+
+    This is the one code path behind `check` and `action`. A GateError with a row is a precondition
+    (a final receipt); without a row, or any other exception, the receipt is `aborted` with the error.
+    """
+    out = empty_receipt()
+    code = 1
+    try:
+        try:
+            code = check(opts, out).row.exit_code
+        except GateError as exc:
+            if exc.row is None:
+                raise
+            code = precondition(out, exc).row.exit_code
+    except GateError as exc:
+        out["errors"].append(str(exc))
+        code = exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - the one handler for the gate's own failures: record, never lose
+        out["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+        out["errors"].append(traceback.format_exc(limit=8))
+    finally:
+        write_receipt(receipt_path, out)
+    return out, code
+
+
+__all__ = [
+    "CheckOptions", "Commits", "check", "empty_receipt", "evaluate", "precondition", "read_trusted",
+    "resolve_commits",
+]

@@ -174,7 +174,7 @@ class Repo:
             end = data.index(b"\n", pos)
             header = data[pos:end].decode("utf-8", "surrogateescape")
             pos = end + 1
-            if header.endswith(" missing") or header.endswith(" ambiguous"):
+            if header.endswith((" missing", " ambiguous")):
                 result[key] = None
                 continue
             _oid, type_, size = header.rsplit(" ", 2)

@@ -29,30 +29,32 @@ class ParseError(ValueError):
 
 
 def _mark_line(node: yaml.Node | None) -> int | None:
-    return node.start_mark.line + 1 if node is not None and node.start_mark is not None else None
+    mark = node.start_mark if node is not None else None
+    return mark.line + 1 if mark is not None else None
 
 
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader minus aliases, anchors, explicit tags, duplicate keys and surprising scalars."""
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        event = self.peek_event()
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
         if isinstance(event, yaml.AliasEvent):
-            raise ParseError("YAML aliases are not allowed", event.start_mark.line + 1)
+            raise ParseError("YAML aliases are not allowed", line)
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
-            raise ParseError(f"YAML anchors are not allowed (&{anchor})", event.start_mark.line + 1)
+            raise ParseError(f"YAML anchors are not allowed (&{anchor})", line)
         tag = getattr(event, "tag", None)
         implicit = getattr(event, "implicit", True)
         explicit = tag is not None and tag != "!" and not (implicit is True or
                                                           (isinstance(implicit, tuple) and implicit[0]))
         if explicit:
-            raise ParseError(f"YAML tags are not allowed ({tag})", event.start_mark.line + 1)
+            raise ParseError(f"YAML tags are not allowed ({tag})", line)
         self._depth = getattr(self, "_depth", 0) + 1
         try:
             if self._depth > MAX_DEPTH:
-                raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", event.start_mark.line + 1)
-            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+                raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", line)
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
@@ -60,13 +62,13 @@ class _StrictLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int | None] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str):
             raise ParseError(f"mapping keys must be strings, got {key!r}", _mark_line(key_node))
         if key in seen:
             raise ParseError(f"duplicate key {key!r} (first on line {seen[key]})", _mark_line(key_node))
         seen[key] = _mark_line(key_node)
-    return loader.construct_mapping(node, deep=deep)  # type: ignore[no-untyped-call,no-any-return]
+    return loader.construct_mapping(node, deep=deep)
 
 
 def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
@@ -118,7 +120,7 @@ def load_yaml(data: bytes) -> Any:
     """One YAML document, strictly; raises ParseError."""
     text = _check_size(data)
     try:
-        docs = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - _StrictLoader is a SafeLoader
+        docs = list(yaml.load_all(text, Loader=_StrictLoader))
     except ParseError:
         raise
     except yaml.MarkedYAMLError as exc:
