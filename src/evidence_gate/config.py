@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -126,7 +126,13 @@ def parse_config(data: bytes | None) -> Config:
     )
 
 
+def login_glob(pattern: str) -> re.Pattern[str]:
+    """A login glob as a regex: `*` and `?` are wildcards, everything else (`[bot]` included) is literal."""
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern.casefold())
+    return re.compile(body + r"\Z", re.DOTALL)
+
+
 def is_agent(login: str, patterns: tuple[str, ...]) -> bool:
     """Whether a GitHub login matches one of the `agents` globs (logins are case-insensitive)."""
     name = login.casefold()
-    return any(fnmatch.fnmatchcase(name, p.casefold()) for p in patterns)
+    return any(login_glob(p).match(name) for p in patterns)

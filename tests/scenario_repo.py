@@ -1,0 +1,100 @@
+"""Builds a pull-request repository from a scenario folder's `scenario.yml` recipe.
+
+A recipe lists the baseline's files (merged over a small default project) and the patch's changes; the PR is
+merged like GitHub's `refs/pull/N/merge`, so the gate compares the merge commit against its first parent.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import yaml
+from repo_builder import GitRepo
+
+DEFAULT_BASE: dict[str, Any] = {
+    "SCORE_PROPERTIES": "properties/test_alloc_properties.py::test_allocation_invariants\n",
+    "properties/test_alloc_properties.py": (
+        "from alloc import allocate\n\n\n"
+        "def test_allocation_invariants():\n"
+        "    assert sum(allocate(10, 3)) == 10\n"
+    ),
+    "src/alloc.py": (
+        "def allocate(total, parts):\n"
+        "    base, extra = divmod(total, parts)\n"
+        "    return [base + (1 if i < extra else 0) for i in range(parts)]\n"
+    ),
+    "fixtures/golden.json": '{"total": 10, "parts": 3, "expected": [4, 3, 3]}\n',
+    "freeze.yaml": (
+        "version: 1\n"
+        "budget: {max_entries: 12, max_bytes: 4096, max_ttl_days: 14}\n"
+        "entries:\n"
+        "  - id: parser-timeout-large-input\n"
+        "    test: tests/test_parser.py::test_large_input\n"
+        '    assertion_hash: "e3b0c44298fc1c149afbf4c8996fb924"\n'
+        '    added_at: "2026-09-15"\n'
+        '    expires: "2026-09-29"\n'
+        "    owner: humans\n"
+        "    reason: timing\n"
+    ),
+    "tests/test_parser.py": "def test_large_input():\n    assert True\n",
+}
+
+
+def _apply(repo: GitRepo, files: dict[str, Any]) -> None:
+    """Write each entry: text, None (delete), {symlink}, {text, mode}, {base64}, {gitlink}."""
+    for path, spec in files.items():
+        target = repo.path / path
+        if spec is None:
+            repo.git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", path)
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            continue
+        if isinstance(spec, str):
+            repo.write({path: spec})
+            continue
+        if "symlink" in spec:
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(spec["symlink"])
+        elif "gitlink" in spec:
+            repo.git("update-index", "--add", "--cacheinfo", f"160000,{spec['gitlink']},{path}")
+            continue
+        elif "base64" in spec:
+            repo.write({path: base64.b64decode(spec["base64"])})
+        else:
+            repo.write({path: spec.get("text", "")})
+        if "mode" in spec:
+            repo.git("add", "--", path)
+            repo.git("update-index", "--chmod=" + ("+x" if spec["mode"] == "100755" else "-x"), "--", path)
+        repo.git("add", "--", path)
+
+
+def build(recipe: dict[str, Any], root: Path) -> GitRepo:
+    """The repository with HEAD detached on the PR's merge commit."""
+    repo = GitRepo(root)
+    base_files = dict(DEFAULT_BASE) if recipe.get("default_base", True) else {}
+    base_files.update(recipe.get("base", {}).get("files", {}))
+    _apply(repo, {k: v for k, v in base_files.items() if v is not None})
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--allow-empty", "-m", "baseline")
+    base = repo.git("rev-parse", "HEAD")
+    repo.branch("pr")
+    patch = recipe.get("patch", {})
+    for old, new in patch.get("rename", {}).items():
+        (repo.path / new).parent.mkdir(parents=True, exist_ok=True)
+        repo.git("mv", "--", old, new)
+    _apply(repo, patch.get("files", {}))
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--allow-empty", "-m", "patch")
+    head = repo.git("rev-parse", "HEAD")
+    repo.merge_ref(base, head)
+    return repo
+
+
+def load(folder: Path) -> dict[str, Any]:
+    """A scenario's recipe."""
+    recipe: dict[str, Any] = yaml.safe_load((folder / "scenario.yml").read_text("utf-8"))
+    return recipe

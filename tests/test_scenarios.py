@@ -1,0 +1,50 @@
+"""Runs every scenario folder under tests/scenarios through the real `evidence-gate check` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scenario_repo
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+CASES = sorted(p.parent for p in SCENARIOS.rglob("scenario.yml"))
+
+
+def _subset(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    return all(actual.get(k) == v for k, v in expected.items())
+
+
+@pytest.mark.parametrize("folder", CASES, ids=[str(c.relative_to(SCENARIOS)) for c in CASES])
+def test_scenario(folder: Path, tmp_path: Path) -> None:
+    """The scenario's repository lands on the expected row, exit code and violations."""
+    recipe = scenario_repo.load(folder)
+    repo = scenario_repo.build(recipe, tmp_path / "repo")
+    receipt_path = tmp_path / "receipt.json"
+    cmd = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(repo.path), "--receipt", str(receipt_path),
+           "--today", str(recipe.get("today", "2026-09-20")), *recipe.get("args", ["--no-run"])]
+    if "author" in recipe:
+        cmd += ["--author", recipe["author"]]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    receipt = json.loads(receipt_path.read_text("utf-8"))
+    expect = recipe["expect"]
+    context = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert receipt["decision"]["row"] == expect["row"], context
+    assert proc.returncode == expect["exit"], context
+    for row in expect.get("matched", []):
+        assert row in receipt["decision"]["matched"], context
+    for row in expect.get("not_matched", []):
+        assert row not in receipt["decision"]["matched"], context
+    for wanted in expect.get("violations", []):
+        assert any(_subset(wanted, v) for v in receipt["violations"]), f"{wanted} not in {receipt['violations']}"
+    for fragment in expect.get("stdout_contains", []):
+        assert fragment in proc.stdout, context
+
+
+def test_scenarios_exist() -> None:
+    """The folder walk finds the scenario cases (an empty walk would make the suite vacuous)."""
+    assert len(CASES) >= 3
