@@ -112,8 +112,13 @@ class Repo:
         return self.out("rev-parse", "--is-shallow-repository") == "true"
 
     def parents(self, commit: str) -> list[str]:
-        """The parent ids of a commit, in order."""
-        return self.out("rev-list", "--parents", "-n", "1", commit).split()[1:]
+        """The parent ids recorded in the commit object, in order.
+
+        Read from the object itself: `rev-list` hides the parents of a shallow clone's boundary commit, which
+        would make a merge commit look like a plain one.
+        """
+        header = self.run("cat-file", "commit", commit).stdout.split(b"\n\n", 1)[0]
+        return [line[7:].decode() for line in header.split(b"\n") if line.startswith(b"parent ")]
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor, or None when history does not connect them here."""
