@@ -1,10 +1,295 @@
-"""`evidence-gate action`. STUB: being written."""
+"""`evidence-gate action`: the GitHub Action, a thin edge around `gate.evaluate` (the code path `check` uses).
+
+It reads `INPUT_*` and `GITHUB_*` from the environment it is handed, makes sure a shallow checkout holds the
+commits compared, posts a check run on the pull request's head (falling back to workflow-command annotations when
+the token may not), writes the job summary and the step outputs, and uploads the receipt as an artifact.
+The step's exit code is the gate's, whatever happens to the check run or the artifact.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from evidence_gate import gate, job_summary
+from evidence_gate.errors import EXIT_PRECONDITION, GateError
+from evidence_gate.event_context import EventContext, load_event
+from evidence_gate.git import Repo
+from evidence_gate.receipt import empty_receipt, write_receipt
+from evidence_gate.report import render_text
+from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
+
+DEFAULTS = {
+    "github-token": "",
+    "check-name": "evidence-gate",
+    "run-properties": "true",
+    "upload-artifact": "true",
+    "artifact-name": "evidence-gate-receipt",
+    "receipt-path": "receipt.json",
+    "today": "",
+}
+FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
+# Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
+_MERGE_GROUP_DEPTHS = (2, 16, 128)
 
 
-def main(env: Mapping[str, str]) -> int:
-    """Run as the GitHub Action."""
-    raise NotImplementedError
+@dataclass(frozen=True)
+class Inputs:
+    """The action's inputs, parsed."""
+
+    token: str
+    check_name: str
+    run: bool
+    upload: bool
+    artifact_name: str
+    receipt_path: str
+    today: date | None
+
+
+def read_input(env: Mapping[str, str], name: str) -> str:
+    """An input under either spelling the runner uses (`INPUT_CHECK-NAME` or `INPUT_CHECK_NAME`), else its default."""
+    for key in (f"INPUT_{name.upper()}", f"INPUT_{name.upper().replace('-', '_')}"):
+        value = env.get(key)
+        if value is not None and value.strip():
+            return value.strip()
+    return DEFAULTS[name]
+
+
+def _bool(env: Mapping[str, str], name: str) -> bool:
+    value = read_input(env, name).lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise GateError(f"input {name} is {value!r}, not true or false", fix=f"set `{name}: true` or `false`", usage=True)
+
+
+def read_inputs(env: Mapping[str, str]) -> Inputs:
+    """All inputs; a malformed one is a usage error that names it."""
+    today_text = read_input(env, "today")
+    try:
+        today = date.fromisoformat(today_text) if today_text else None
+    except ValueError as exc:
+        raise GateError(f"input today is {today_text!r}, not YYYY-MM-DD", fix="leave it empty for today (UTC)",
+                        usage=True) from exc
+    check_name = read_input(env, "check-name")
+    if len(check_name) > 100 or any(not c.isprintable() for c in check_name):
+        raise GateError("input check-name must be printable and at most 100 characters", usage=True)
+    return Inputs(token=read_input(env, "github-token"), check_name=check_name, run=_bool(env, "run-properties"),
+                  upload=_bool(env, "upload-artifact"), artifact_name=read_input(env, "artifact-name"),
+                  receipt_path=read_input(env, "receipt-path"), today=today)
+
+
+def _clean(text: str) -> str:
+    """Text safe for JSON and Markdown encoders: lone surrogates (invalid UTF-8 paths) become escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def ensure_history(repo: Repo, event: EventContext) -> list[str]:
+    """Fetch exactly the commits a shallow checkout lacks; raise `history-missing` with the fix when that fails.
+
+    A depth-1 checkout of the merge ref has the merge commit but no parents; `--depth=2` on that commit brings
+    just its two parents (the baseline and the PR head). A merge_group head is deepened until the base is reached.
+    """
+    head = repo.resolve("HEAD")
+    if head is None or not repo.is_shallow():
+        return []
+    if event.event_name == "merge_group":
+        def complete() -> bool:
+            return repo.has_object(event.base_sha) and repo.merge_base(event.base_sha, head) == event.base_sha
+        depths: tuple[int, ...] = _MERGE_GROUP_DEPTHS
+    else:
+        def complete() -> bool:
+            parents = repo.parents(head)
+            return len(parents) >= 2 and all(repo.resolve(p) is not None for p in parents)
+        depths = (2,)
+    if complete():
+        return []
+    error = ""
+    for depth in depths:
+        ok, error = repo.fetch("origin", [head], depth=depth)
+        if not ok:
+            break
+        if complete():
+            return [f"shallow checkout: fetched the commits compared (`git fetch --depth={depth} origin {head[:12]}`)"]
+    raise GateError(
+        f"the shallow checkout lacks the commits compared (the parents of {head[:12]})"
+        + (f" and fetching them failed: {error}" if error else ""),
+        fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
+
+
+def conclusion_of(receipt: dict[str, Any]) -> str:
+    """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
+    if receipt.get("state") == "final" and receipt.get("ok") is True:
+        return "neutral" if receipt["decision"]["row"] == "human-patch" else "success"
+    return "failure"
+
+
+def annotations_of(receipt: dict[str, Any]) -> list[Any]:
+    """Check-run annotations for the violations that name a path (line 1 when the finding is about a whole file)."""
+    from evidence_gate.checks_api import Annotation  # noqa: PLC0415 - PyGithub loads only when the API is used
+
+    return [Annotation(path=_clean(v["path"]), line=v.get("line") or 1, message=_clean(v["message"]),
+                       title=f"evidence-gate [{v['row']}]")
+            for v in receipt.get("violations", []) if v.get("path")]
+
+
+class _Run:
+    """One action run: where it prints, how it sleeps and what it says."""
+
+    def __init__(self, env: Mapping[str, str], stdout: TextIO, sleep: Callable[[float], None]) -> None:
+        self.env = env
+        self.stdout = stdout
+        self.sleep = sleep
+        self.notes: list[str] = []
+
+    def say(self, line: str) -> None:
+        self.stdout.write(line + "\n")
+        self.stdout.flush()
+
+    def warn_once(self, message: str) -> None:
+        self.notes.append(message)
+        self.say(annotation("warning", message))
+
+
+def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callable[[float], None] = time.sleep,
+         now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> int:
+    """Run as the GitHub Action; returns the gate's exit code."""
+    run = _Run(env, stdout or sys.stdout, sleep)
+    try:
+        inputs = read_inputs(env)
+        event_path = env.get("GITHUB_EVENT_PATH")
+        if not event_path:
+            raise GateError("GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions",
+                            usage=True)
+        event = load_event(Path(event_path), env.get("GITHUB_EVENT_NAME") or None)
+    except GateError as exc:
+        run.say(annotation("error", str(exc)))
+        _write_summary(env, f"## evidence-gate: usage error\n\n{job_summary.fenced(str(exc))}\n")
+        return exc.exit_code
+    workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
+    receipt_path = Path(inputs.receipt_path)
+    if not receipt_path.is_absolute():
+        receipt_path = workspace / receipt_path
+    repository = env.get("GITHUB_REPOSITORY") or event.repository or ""
+
+    checks, run_id = _start_check(run, inputs, event, repository, now)
+
+    repo = Repo(workspace)
+    try:
+        run.notes += ensure_history(repo, event)
+    except GateError as exc:
+        receipt = empty_receipt()
+        gate.precondition(receipt, exc)
+        write_receipt(receipt_path, receipt)
+        code = EXIT_PRECONDITION
+    else:
+        opts = gate.CheckOptions(repo=workspace, head="HEAD", event=event, today=inputs.today or now().date(),
+                                 run=inputs.run)
+        receipt, code = gate.evaluate(opts, receipt_path)
+
+    data = receipt_path.read_bytes()
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    text = render_text(receipt)
+    for line in text.splitlines():
+        run.say(log_text(line))
+
+    artifact_id = ""
+    if inputs.upload:
+        artifact_id = _upload(run, inputs, data, text)
+
+    if checks is not None and run_id is not None:
+        summary = job_summary.render(receipt, digest, tuple(run.notes))
+        run_id = _complete_check(run, checks, run_id, receipt, summary, now)
+    if run_id is None:
+        for v in receipt.get("violations", []):
+            run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"),
+                               path=_clean(v["path"]) if v.get("path") else None, line=v.get("line") or 1,
+                               title="evidence-gate"))
+
+    summary = job_summary.render(receipt, digest, tuple(run.notes))
+    _write_summary(env, job_summary.truncate_bytes(summary))
+    outputs = {
+        "decision": str(receipt["decision"].get("gate", "fail")) if receipt.get("state") == "final" else "fail",
+        "row": str(receipt["decision"].get("row")),
+        "ok": "true" if receipt.get("ok") is True else "false",
+        "receipt-path": str(receipt_path),
+        "check-run-id": "" if run_id is None else str(run_id),
+        "artifact-id": artifact_id,
+    }
+    if env.get("GITHUB_OUTPUT"):
+        append_outputs(Path(env["GITHUB_OUTPUT"]), outputs)
+    return code
+
+
+def _write_summary(env: Mapping[str, str], markdown: str) -> None:
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+
+
+def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str,
+                 now: Callable[[], datetime]) -> tuple[Any, int | None]:
+    """Create (or reset) the check run; on 403 or no token, say once that annotations fall back."""
+    fallback = ("annotations are printed as workflow commands and the verdict is this step's exit code "
+                "(a fork pull request or a token without `checks: write`)")
+    if not inputs.token or not repository:
+        run.warn_once(f"no github-token or repository: no check run; {fallback}")
+        return None, None
+    from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
+
+    details = None
+    if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
+        details = f"{run.env['GITHUB_SERVER_URL']}/{repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
+    client = checks_api.ChecksClient(inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
+                                     repository, sleep=run.sleep)
+    ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
+    try:
+        return client, client.start(inputs.check_name, event.check_sha, ext, now(), details)
+    except checks_api.ChecksForbidden as exc:
+        run.warn_once(f"cannot create a check run ({exc}); {fallback}")
+    except checks_api.ChecksError as exc:
+        run.warn_once(f"the check run could not be created ({exc}); {fallback}")
+    return None, None
+
+
+def _complete_check(run: _Run, checks: Any, run_id: int, receipt: dict[str, Any], summary: str,
+                    now: Callable[[], datetime]) -> int | None:
+    from evidence_gate import checks_api  # noqa: PLC0415
+
+    decision = receipt["decision"]
+    title = _clean(f"{decision['row']}: {decision['title']}")[:255]
+    try:
+        checks.complete(run_id, conclusion_of(receipt), title, job_summary.truncate_chars(summary),
+                        annotations_of(receipt), now())
+    except checks_api.ChecksError as exc:
+        run.warn_once(f"the check run {run_id} could not be completed ({exc}); annotations are printed as "
+                      "workflow commands and the verdict is this step's exit code")
+        return None
+    return run_id
+
+
+def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
+    from evidence_gate import artifact_upload  # noqa: PLC0415
+
+    try:
+        done = artifact_upload.upload(run.env, inputs.artifact_name,
+                                      [("receipt.json", data), ("report.txt", text.encode("utf-8"))],
+                                      sleep=run.sleep)
+    except artifact_upload.ArtifactUnavailable as exc:
+        run.warn_once(f"artifact not uploaded ({exc}); the receipt stays at {inputs.receipt_path} for "
+                      "actions/upload-artifact")
+        return ""
+    except artifact_upload.ArtifactError as exc:
+        run.warn_once(f"artifact upload failed ({exc}); the receipt stays at {inputs.receipt_path}")
+        return ""
+    run.say(command("notice", f"receipt uploaded as artifact {inputs.artifact_name} ({done.size} bytes, "
+                              f"{done.sha256})"))
+    return done.artifact_id

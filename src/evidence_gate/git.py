@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,3 +191,11 @@ class Repo:
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `commit:path` when it is a blob, else None."""
         return self.read_blobs([f"{commit}:{path}"])[f"{commit}:{path}"]
+
+    def fetch(self, remote: str, revs: Sequence[str], *, depth: int | None = None) -> tuple[bool, str]:
+        """`git fetch` of exact commits through the clone's own credentials; (ok, git's stderr)."""
+        args = ["fetch", "--no-tags", "--no-recurse-submodules", "--quiet"]
+        if depth is not None:
+            args.append(f"--depth={depth}")
+        proc = self.run(*args, remote, *revs, check=False)
+        return proc.returncode == 0, proc.stderr.decode("utf-8", "replace").strip()
