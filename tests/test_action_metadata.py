@@ -1,0 +1,178 @@
+"""action.yml and the project's workflows: schema-valid, zizmor-clean, and documented from one source."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import action_docs  # tests/ is on sys.path (conftest.py)
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+INPUTS = {
+    "github-token": "${{ github.token }}",
+    "check-name": "evidence-gate",
+    "run-properties": "true",
+    "upload-artifact": "true",
+    "artifact-name": "evidence-gate-receipt",
+    "receipt-path": "receipt.json",
+    "today": "",
+}
+OUTPUTS = ["decision", "row", "ok", "receipt-path", "check-run-id", "artifact-id"]
+PINNED_CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{name} is not installed beside {sys.executable}; run ./dev test (it installs '.[test]')")
+    return str(path)
+
+
+def _check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_tool("check-jsonschema"), "--builtin-schema", schema, *map(str, files)],
+                          capture_output=True, text=True, check=False)
+
+
+def _zizmor(*paths: Path) -> tuple[int, list[dict[str, object]]]:
+    # --offline: no GitHub API calls (CI here has no token); --no-config: only zizmor's own rules count.
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--no-config", "--format=json", "--min-severity=medium",
+                           *map(str, paths)], capture_output=True, text=True, check=False,
+                          env={**os.environ, "NO_COLOR": "1"})
+    try:
+        findings = json.loads(proc.stdout or "[]")
+    except json.JSONDecodeError:
+        pytest.fail(f"zizmor printed no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.returncode, findings
+
+
+def _load(path: Path) -> dict[str, object]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_action_yml_matches_the_action_metadata_schema() -> None:
+    """check-jsonschema's vendor.github-actions schema accepts action.yml."""
+    proc = _check_jsonschema("vendor.github-actions", ROOT / "action.yml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_metadata_schema_rejects_a_broken_action(tmp_path: Path) -> None:
+    """The schema check is live: an action whose runs.using is misspelt fails it."""
+    broken = tmp_path / "action.yml"
+    broken.write_text((ROOT / "action.yml").read_text(encoding="utf-8").replace("using: docker", "using: dockr"),
+                      encoding="utf-8")
+    assert _check_jsonschema("vendor.github-actions", broken).returncode != 0
+
+
+def test_action_declares_the_contracted_inputs_outputs_and_image() -> None:
+    """Inputs with their defaults, outputs, branding, and a Docker action built from the repository's Dockerfile."""
+    action = _load(ROOT / "action.yml")
+    inputs = action["inputs"]
+    assert isinstance(inputs, dict)
+    assert {name: spec.get("default") for name, spec in inputs.items()} == INPUTS
+    assert all(spec.get("required") is False for spec in inputs.values())
+    outputs = action["outputs"]
+    assert isinstance(outputs, dict)
+    assert list(outputs) == OUTPUTS
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert set(action["branding"]) == {"icon", "color"}  # type: ignore[arg-type]
+
+
+def test_workflows_match_the_workflow_schema() -> None:
+    """check-jsonschema's vendor.github-workflows schema accepts every workflow."""
+    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "self-test.yml", "release.yml"}
+    proc = _check_jsonschema("vendor.github-workflows", *WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_dependabot_config_matches_its_schema() -> None:
+    """The dependabot file that refreshes the pins is valid."""
+    proc = _check_jsonschema("vendor.dependabot", ROOT / ".github" / "dependabot.yml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_zizmor_finds_nothing_of_medium_or_higher() -> None:
+    """zizmor, offline, reports no medium or high finding for the workflows, dependabot and action.yml."""
+    code, findings = _zizmor(ROOT / ".github", ROOT / "action.yml")
+    summary = [(f.get("ident"), f.get("determinations")) for f in findings]
+    assert findings == [], summary
+    assert code == 0
+
+
+def test_zizmor_is_live_on_a_template_injection(tmp_path: Path) -> None:
+    """The zizmor check can fail: a PR title expanded into a shell script is reported."""
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "on: pull_request_target\npermissions: write-all\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - uses: actions/checkout@v4\n        with: {ref: '${{ github.event.pull_request.head.sha }}'}\n"
+        "      - run: echo \"${{ github.event.pull_request.title }}\"\n",
+        encoding="utf-8")
+    code, findings = _zizmor(bad)
+    idents = {f.get("ident") for f in findings}
+    assert code != 0
+    assert {"template-injection", "dangerous-triggers"} <= idents, idents
+
+
+def test_workflows_pin_actions_and_drop_checkout_credentials() -> None:
+    """Every remote `uses:` is pinned by a full commit sha and every checkout sets persist-credentials: false."""
+    for path in WORKFLOWS:
+        data = _load(path)
+        assert data.get("permissions") == {}, f"{path.name}: default permissions must be empty"
+        for job in data["jobs"].values():  # type: ignore[union-attr]
+            assert "permissions" in job, f"{path.name}: every job names its permissions"
+            for step in job["steps"]:
+                uses = step.get("uses")
+                if uses is None or uses.startswith("./"):
+                    continue
+                ref = uses.partition("@")[2]
+                assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), f"{path.name}: {uses}"
+                if uses.startswith("actions/checkout@"):
+                    assert uses == PINNED_CHECKOUT
+                    assert step["with"]["persist-credentials"] is False
+
+
+def test_self_test_runs_the_local_action_on_pull_requests_and_merge_groups() -> None:
+    """The self-test triggers on pull_request and merge_group and runs `uses: ./` with checks: write."""
+    data = _load(ROOT / ".github" / "workflows" / "self-test.yml")
+    triggers = data[True] if True in data else data["on"]  # type: ignore[index]  # YAML 1.1 reads `on` as True
+    assert set(triggers) == {"pull_request", "merge_group"}  # type: ignore[arg-type]
+    (job,) = data["jobs"].values()  # type: ignore[union-attr]
+    assert job["permissions"] == {"checks": "write", "contents": "read"}
+    assert any(step.get("uses") == "./" for step in job["steps"])
+    assert job["steps"][0]["with"]["fetch-depth"] == 0
+
+
+def test_readme_tables_are_generated_from_action_yml() -> None:
+    """The README's inputs and outputs tables equal what tests/action_docs.py renders from action.yml."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = action_docs.current_block(readme)
+    assert found is not None, f"README.md lacks the {action_docs.BEGIN} block"
+    assert found == action_docs.block(action_docs.load_action()), "run: python tests/action_docs.py --write"
+
+
+def test_docs_generator_notices_a_changed_description() -> None:
+    """The generated block changes when an input's description does, so the drift test can fail."""
+    action = action_docs.load_action()
+    before = action_docs.block(action)
+    action["inputs"]["today"]["description"] = "changed | with a pipe"
+    after = action_docs.block(action)
+    assert before != after
+    assert "changed \\| with a pipe" in after
+
+
+def test_python_defaults_match_action_yml() -> None:
+    """The defaults `evidence-gate action` falls back to equal action.yml's (github-token excepted: an expression)."""
+    from evidence_gate import action
+
+    expected = {name: default for name, default in INPUTS.items() if name != "github-token"}
+    assert {k: v for k, v in action.DEFAULTS.items() if k != "github-token"} == expected
