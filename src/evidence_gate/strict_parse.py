@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from bisect import bisect_right
 from typing import Any
 
 import yaml
@@ -62,6 +63,8 @@ class _StrictLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int | None] = {}
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise ParseError("YAML merge keys (<<) are not allowed; write the keys out", _mark_line(key_node))
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str):
             raise ParseError(f"mapping keys must be strings, got {key!r}", _mark_line(key_node))
@@ -75,14 +78,20 @@ def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     text = str(node.value)
     if not _DECIMAL_INT.match(text):
         raise ParseError(f"{text!r} is not a plain decimal integer; quote it if it is text", _mark_line(node))
-    return int(text)
+    try:
+        return int(text)
+    except ValueError as exc:  # more digits than int() converts
+        raise ParseError(f"integer of {len(text)} digits is too long", _mark_line(node)) from exc
 
 
 def _construct_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
     text = str(node.value)
     if not _PLAIN_FLOAT.match(text):
         raise ParseError(f"{text!r} is not a finite decimal number", _mark_line(node))
-    return float(text)
+    value = float(text)
+    if not math.isfinite(value):  # `1.0e+999` matches the pattern but overflows
+        raise ParseError(f"{text!r} overflows to infinity", _mark_line(node))
+    return value
 
 
 def _construct_timestamp_as_text(loader: _StrictLoader, node: yaml.ScalarNode) -> str:
@@ -162,10 +171,90 @@ def load_json(data: bytes) -> Any:
                            parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ParseError(f"not valid JSON: {exc.msg}", exc.lineno) from exc
+    except ParseError as exc:
+        if exc.line is None:  # the pairs hook knows no position; the scanner finds the duplicate's line
+            try:
+                json_lines(data)
+            except ParseError as located:
+                raise located from exc
+        raise
     except RecursionError as exc:
         raise ParseError("nesting too deep") from exc
+    except ValueError as exc:  # an integer with more digits than int() converts
+        raise ParseError(f"not valid JSON: {exc}") from exc
     _check_depth(value)
     return value
+
+
+NodePath = tuple[str | int, ...]
+
+
+def yaml_lines(data: bytes) -> dict[NodePath, int]:
+    """The 1-based line of every value of a YAML document that `load_yaml` accepted, keyed by its path.
+
+    A mapping member's line is its key's line; a sequence item's is where the item starts.
+    """
+    root = yaml.compose(data.decode("utf-8"), Loader=_StrictLoader)
+    out: dict[NodePath, int] = {}
+    stack: list[tuple[yaml.Node, NodePath, int]] = [] if root is None else [(root, (), root.start_mark.line + 1)]
+    while stack:
+        node, path, line = stack.pop()
+        out[path] = line
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((v, (*path, str(k.value)), k.start_mark.line + 1) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, (*path, i), v.start_mark.line + 1) for i, v in enumerate(node.value))
+    return out
+
+
+_JSON_WS = " \t\r\n"
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - public in json.decoder, missing from typeshed
+_JSON_END = ",]}" + _JSON_WS
+
+
+def json_lines(data: bytes) -> dict[NodePath, int]:
+    """The 1-based line of every value of a JSON text that `load_json` accepted, keyed by its path.
+
+    A member's line is its key's line. Raises ParseError with the line of a duplicate key.
+    """
+    text = data.decode("utf-8")
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    out: dict[NodePath, int] = {}
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _JSON_WS:
+            i += 1
+        return i
+
+    def value(i: int, path: NodePath, line: int | None) -> int:
+        i = skip(i)
+        out[path] = line if line is not None else bisect_right(starts, i)
+        if text[i] == '"':
+            return int(_scanstring(text, i + 1)[1])
+        if text[i] not in "[{":
+            while i < len(text) and text[i] not in _JSON_END:
+                i += 1
+            return i
+        closing, index, seen = ("}" if text[i] == "{" else "]"), 0, set()
+        i = skip(i + 1)
+        while text[i] != closing:
+            if closing == "}":
+                key_line = bisect_right(starts, i)
+                key, i = _scanstring(text, i + 1)
+                if key in seen:
+                    raise ParseError(f"duplicate key {key!r}", key_line)
+                seen.add(key)
+                i = value(skip(i) + 1, (*path, key), key_line)
+            else:
+                i = value(i, (*path, index), None)
+                index += 1
+            i = skip(i)
+            if text[i] == ",":
+                i = skip(i + 1)
+        return i + 1
+
+    value(0, (), None)
+    return out
 
 
 def key_lines(data: bytes) -> dict[str, int]:
