@@ -12,6 +12,7 @@ from pathlib import Path
 from evidence_gate import __version__, gate
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
+from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import render_json, render_text
 
 
@@ -78,7 +79,16 @@ def today_utc() -> date:
 
 def run_check(args: argparse.Namespace) -> int:
     """`evidence-gate check`: the receipt is written whatever happens."""
-    event = load_event(args.event, args.event_name) if args.event else None
+    try:
+        event = load_event(args.event, args.event_name) if args.event else None
+    except GateError as exc:
+        out = empty_receipt()  # the receipt is written in every case, also for an unusable event
+        if exc.row is not None:
+            gate.precondition(out, exc)
+        else:
+            out["errors"].append(str(exc))
+        write_receipt(args.receipt, out)
+        raise
     opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
                              today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
     out, code = gate.evaluate(opts, args.receipt)

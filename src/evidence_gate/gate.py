@@ -127,6 +127,9 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     """Configuration and SCORE_PROPERTIES from the baseline's objects; `config-invalid` when unusable."""
     config_blob = repo.tree_oid(baseline, CONFIG_PATH)
     raw = repo.read_blob(baseline, CONFIG_PATH)
+    if config_blob is not None and raw is None and not repo.has_object(config_blob):
+        raise GateError(f"the blob of {CONFIG_PATH} on the baseline is not in this clone", fix=_fetch_hint(baseline),
+                        row="history-missing")
     if config_blob is not None and raw is None:
         raise GateError(f"{CONFIG_PATH} on the baseline is not a regular file", fix="make it a plain YAML file",
                         row="config-invalid")
@@ -137,6 +140,10 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
                         fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
                         row="config-invalid") from exc
     list_bytes = repo.read_blob(baseline, config.properties.list)
+    list_oid = repo.tree_oid(baseline, config.properties.list) if list_bytes is None else None
+    if list_oid is not None and not repo.has_object(list_oid):
+        raise GateError(f"the blob of {config.properties.list} on the baseline is not in this clone",
+                        fix=_fetch_hint(baseline), row="history-missing")
     if list_bytes is None:
         raise GateError(f"{config.properties.list} is missing on the baseline {baseline[:12]}",
                         fix=f"commit {config.properties.list} to the base branch, one property node id per line",
@@ -155,6 +162,10 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     repo.toplevel()
     commits = resolve_commits(repo, opts.head, opts.base, opts.event)
     receipt["git"] = {"baseline": commits.baseline, "head": commits.head, "merge_base": commits.merge_base}
+    for commit in (commits.baseline, commits.head):
+        if not repo.has_object(f"{commit}^{{tree}}"):  # else every read below would look like an absent file
+            raise GateError(f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit),
+                            row="history-missing")
     config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
     receipt["properties"]["list_sha256"] = _sha256(list_bytes)
