@@ -188,6 +188,11 @@ class FakeGitHub:
             return 200, {}, answer
         if method == "GET" and m:
             return 200, {}, self._run_body(int(m.group(2)))
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/check-runs/(\d+)/annotations", path)
+        if method == "GET" and m:
+            return 200, {}, [{**a, "blob_href": "https://github.example/blob", "start_column": None,
+                              "end_column": None, "raw_details": a.get("raw_details"), "title": a.get("title")}
+                             for a in self.annotations[int(m.group(2))]]
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/check-runs", path)
         if method == "GET" and m:
             name = (query.get("check_name") or [None])[0]

@@ -93,6 +93,8 @@ class ChecksClient:
         self._sleep = sleep
         self._clock = clock
         self.requests = 0
+        # Annotations an earlier attempt already attached to a reused run: GitHub appends, never replaces.
+        self._already: set[tuple[str, int, str]] = set()
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """Run one API call with the retry schedule; raise ChecksForbidden/ChecksError when it gives up."""
@@ -137,6 +139,8 @@ class ChecksClient:
             run = self._repo.get_check_run(existing)
             self._call("update check run", lambda: run.edit(status="in_progress", started_at=started_at,
                                                             external_id=ext_id, output=output, **extra))
+            kept = self._call("list annotations", lambda: list(run.get_annotations()))
+            self._already = {(a.path, a.start_line, a.message) for a in kept}
             return existing
         created = self._call("create check run", lambda: self._repo.create_check_run(
             name=name, head_sha=check_sha, external_id=ext_id, status="in_progress", started_at=started_at,
@@ -145,8 +149,12 @@ class ChecksClient:
 
     def complete(self, run_id: int, conclusion: str, title: str, summary: str,
                  annotations: Sequence[Annotation], completed_at: datetime) -> int:
-        """Complete the run with the first 50 annotations, then append the rest 50 per update; returns requests."""
+        """Complete the run with the first 50 annotations, then append the rest 50 per update; returns requests.
+
+        Annotations a reused run already shows (from an earlier attempt of the same job) are not sent again.
+        """
         run = self._repo.get_check_run(run_id)
+        annotations = [a for a in annotations if (a.path, a.line, a.to_json()["message"]) not in self._already]
         batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
                    for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
         sent = 0

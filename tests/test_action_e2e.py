@@ -1,0 +1,161 @@
+"""`action.main` end to end: a real repository with a merge commit, a real event payload, fake GitHub and results
+service on 127.0.0.1; checks the check run, its annotations, the outputs, the summary and the uploaded receipt."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from action_env import FIXTURES, outputs, pull_request, runner_env
+from evidence_gate import action
+from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
+from fake_github import FakeGitHub, Scripted
+from fake_results_service import FakeResultsService, runtime_token
+from repo_builder import GitRepo
+
+
+@pytest.fixture
+def github(shared_dir: Path) -> Iterator[FakeGitHub]:
+    """A running fake GitHub API."""
+    fake = FakeGitHub(shared_dir).start()
+    yield fake
+    fake.stop()
+    assert fake.problems == [], fake.problems
+
+
+@pytest.fixture
+def results() -> Iterator[FakeResultsService]:
+    """A running fake results service."""
+    fake = FakeResultsService(runtime_token()).start()
+    yield fake
+    fake.stop()
+    assert fake.state.problems == [], fake.state.problems
+
+
+def run_action(env: dict[str, str]) -> tuple[int, str]:
+    """Run the action with recorded sleeps; return its exit code and what it printed."""
+    out = io.StringIO()
+    code = action.main(env, stdout=out, sleep=lambda _s: None)
+    return code, out.getvalue()
+
+
+def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
+        tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService) -> None:
+    """A PR rewriting 60 fixtures: failure on the PR head, 60 annotations in 2 updates, outputs, receipt uploaded."""
+    pr = pull_request(tmp_path, shared_dir)
+    env = runner_env(tmp_path, pr.repo.path, pr.event, github.url, artifact_name="gate-receipt")
+    env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url})
+    code, printed = run_action(env)
+    assert code == EXIT_FAIL, printed
+    (run_id, run), = github.runs.items()
+    assert run["head_sha"] == pr.head != pr.merge
+    assert (run["status"], run["conclusion"]) == ("completed", "failure")
+    assert run["output"]["title"] == "evidence-path-edited: Locked evidence touched"
+    assert "| Locked evidence | fail | 60 |" in run["output"]["summary"]
+    assert sorted(a["path"] for a in github.annotations[run_id]) == [f"fixtures/f{i:02}.txt" for i in range(FIXTURES)]
+    assert [len(p.body["output"].get("annotations", [])) for p in github.calls("PATCH")] == [50, 10]
+    assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"
+    receipt_path = pr.repo.path / "receipt.json"
+    assert outputs(tmp_path / "output") == {
+        "decision": "fail", "row": "evidence-path-edited", "ok": "false", "receipt-path": str(receipt_path),
+        "check-run-id": str(run_id), "artifact-id": "4242"}
+    blob = results.state.blobs["gate-receipt"]
+    with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
+        assert archive.read("receipt.json") == receipt_path.read_bytes()
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert "evidence-gate: FAIL" in summary and "fixtures/f00.txt" in summary
+    assert "::error" not in printed  # the check run carries the annotations; no duplicates in the log
+
+
+def test_rerun_updates_the_same_check_run(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """Running the same job twice leaves one check run, created once, reset and completed by the second run,
+    without appending the same annotations a second time."""
+    pr = pull_request(tmp_path, shared_dir)
+    env = runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false")
+    assert run_action(env)[0] == EXIT_FAIL
+    assert run_action(env)[0] == EXIT_FAIL
+    assert len(github.runs) == 1
+    assert len(github.calls("POST")) == 1
+    (run_id, run), = github.runs.items()
+    assert run["conclusion"] == "failure"
+    assert len(github.annotations[run_id]) == FIXTURES
+    assert [p.path for p in github.calls("PATCH")].count(f"/repos/octo/repo/check-runs/{run_id}") == 4
+    assert (tmp_path / "output").read_text().count(f"\n{run_id}\n") == 2
+
+
+def test_403_on_create_falls_back_to_workflow_commands(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """A read-only token: one warning saying so, ::error annotations per finding, summary written, exit code 10."""
+    github.fail("POST", Scripted(403, {}, {"message": "Resource not accessible by integration"}))
+    pr = pull_request(tmp_path, shared_dir)
+    code, printed = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url))
+    assert code == EXIT_FAIL
+    lines = printed.splitlines()
+    assert len([x for x in lines if x.startswith("::warning::") and "workflow commands" in x]) == 1
+    assert len([x for x in lines if x.startswith("::error file=fixtures/f")]) == FIXTURES
+    assert "::error file=fixtures/f07.txt,line=1,title=evidence-gate::" in printed
+    assert github.calls("PATCH") == []
+    assert outputs(tmp_path / "output")["check-run-id"] == ""
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert "Resource not accessible by integration" in summary and "| Locked evidence | fail | 60 |" in summary
+
+
+def test_human_patch_is_neutral_and_passes(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """A PR by a human is not scored: exit 0, the check run's conclusion is neutral."""
+    pr = pull_request(tmp_path, shared_dir, author="octocat")
+    code, _ = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_PASS
+    (run,) = github.runs.values()
+    assert (run["conclusion"], run["output"]["title"]) == ("neutral", "human-patch: Human patch: not scored")
+    assert outputs(tmp_path / "output")["ok"] == "true"
+
+
+def test_honest_agent_patch_succeeds(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """An agent PR that touches only code passes the static lanes: success, no annotations."""
+    pr = pull_request(tmp_path, shared_dir, tamper=False)
+    code, _ = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_PASS
+    (run_id, run), = github.runs.items()
+    assert run["conclusion"] == "success"
+    assert github.annotations[run_id] == []
+
+
+def shallow_checkout(pr_origin: Path, into: Path) -> GitRepo:
+    """What actions/checkout does by default: fetch the merge ref at depth 1 and detach on it."""
+    ws = GitRepo(into)
+    ws.git("remote", "add", "origin", f"file://{pr_origin}")
+    ws.git("fetch", "--depth=1", "origin", "refs/pull/7/merge")
+    ws.git("checkout", "-q", "--detach", "FETCH_HEAD")
+    return ws
+
+
+def test_shallow_checkout_fetches_exactly_the_parents(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """A depth-1 checkout of the merge ref is deepened by one level through origin and judged normally."""
+    pr = pull_request(tmp_path, shared_dir)
+    ws = shallow_checkout(pr.repo.path, tmp_path / "ws")
+    assert ws.git("rev-parse", "--is-shallow-repository") == "true"
+    code, printed = run_action(runner_env(tmp_path, ws.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_FAIL, printed
+    assert json.loads((ws.path / "receipt.json").read_text())["decision"]["row"] == "evidence-path-edited"
+    assert sorted(ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split()).count(
+        "commit") == 3
+    assert "fetched the commits compared" in (tmp_path / "summary.md").read_text()
+
+
+def test_shallow_checkout_without_origin_is_history_missing(tmp_path: Path, shared_dir: Path,
+                                                            github: FakeGitHub) -> None:
+    """When the parents cannot be fetched the gate stops with history-missing and names `fetch-depth: 0`."""
+    pr = pull_request(tmp_path, shared_dir)
+    ws = shallow_checkout(pr.repo.path, tmp_path / "ws")
+    ws.git("remote", "set-url", "origin", f"file://{tmp_path / 'gone'}")
+    code, printed = run_action(runner_env(tmp_path, ws.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_PRECONDITION, printed
+    receipt = json.loads((ws.path / "receipt.json").read_text())
+    assert receipt["decision"]["row"] == "history-missing"
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"
+    assert "fetch-depth: 0" in run["output"]["summary"]
