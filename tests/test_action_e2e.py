@@ -159,3 +159,26 @@ def test_shallow_checkout_without_origin_is_history_missing(tmp_path: Path, shar
     (run,) = github.runs.values()
     assert run["conclusion"] == "failure"
     assert "fetch-depth: 0" in run["output"]["summary"]
+
+
+def test_failed_completion_falls_back_and_keeps_the_verdict(tmp_path: Path, shared_dir: Path,
+                                                            github: FakeGitHub) -> None:
+    """If completing the check run keeps failing (5 x 500), findings are printed as ::error and the exit code stays."""
+    github.fail("PATCH", *[Scripted(500)] * 5)
+    pr = pull_request(tmp_path, shared_dir)
+    code, printed = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_FAIL
+    assert len([x for x in printed.splitlines() if x.startswith("::error file=fixtures/")]) == FIXTURES
+    assert "could not be completed" in printed
+    assert outputs(tmp_path / "output")["check-run-id"] == ""
+
+
+def test_without_artifact_service_the_receipt_stays(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """Without ACTIONS_RUNTIME_TOKEN/ACTIONS_RESULTS_URL the action warns once and leaves the receipt on disk."""
+    pr = pull_request(tmp_path, shared_dir, tamper=False)
+    code, printed = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, receipt_path="out/r.json"))
+    assert code == EXIT_PASS
+    warnings = [x for x in printed.splitlines() if x.startswith("::warning::artifact not uploaded")]
+    assert len(warnings) == 1 and "for actions/upload-artifact" in warnings[0]
+    assert json.loads((pr.repo.path / "out/r.json").read_text())["ok"] is True
+    assert outputs(tmp_path / "output")["artifact-id"] == ""

@@ -257,6 +257,8 @@ def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str
         run.warn_once(f"cannot create a check run ({exc}); {fallback}")
     except checks_api.ChecksError as exc:
         run.warn_once(f"the check run could not be created ({exc}); {fallback}")
+    except Exception as exc:  # noqa: BLE001 - a client bug must not cost the verdict; the exit code carries it
+        run.warn_once(f"the check run could not be created ({type(exc).__name__}: {exc}); {fallback}")
     return None, None
 
 
@@ -269,8 +271,9 @@ def _complete_check(run: _Run, checks: Any, run_id: int, receipt: dict[str, Any]
     try:
         checks.complete(run_id, conclusion_of(receipt), title, job_summary.truncate_chars(summary),
                         annotations_of(receipt), now())
-    except checks_api.ChecksError as exc:
-        run.warn_once(f"the check run {run_id} could not be completed ({exc}); annotations are printed as "
+    except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
+        what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"
+        run.warn_once(f"the check run {run_id} could not be completed ({what}); annotations are printed as "
                       "workflow commands and the verdict is this step's exit code")
         return None
     return run_id
@@ -287,7 +290,7 @@ def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
         run.warn_once(f"artifact not uploaded ({exc}); the receipt stays at {inputs.receipt_path} for "
                       "actions/upload-artifact")
         return ""
-    except artifact_upload.ArtifactError as exc:
+    except Exception as exc:  # noqa: BLE001 - ArtifactError or a client bug: the receipt is still on disk
         run.warn_once(f"artifact upload failed ({exc}); the receipt stays at {inputs.receipt_path}")
         return ""
     run.say(command("notice", f"receipt uploaded as artifact {inputs.artifact_name} ({done.size} bytes, "
