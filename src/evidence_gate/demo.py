@@ -123,6 +123,16 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
         b"    for item in items:\n"
         b'        item.add_marker(pytest.mark.skip(reason="flaky"))\n'
     )
+    producer = (
+        b"\n\ndef produce(record: dict[str, int]) -> list[int]:\n"
+        b'    """The fixture producer: a digest record\'s input to the output whose sha256 is recorded."""\n'
+        b'    return allocate(record["total"], record["parts"])\n'
+    )
+    refactor += producer
+    broken += producer
+    reformatted = files["src/alloc.py"].replace(b'    return allocate(record["total"], record["parts"])',
+                                                b'    return {"shares": allocate(record["total"], record["parts"])}')
+    deselect_all = b"[pytest]\naddopts = -k 'not allocate' -p no:hypothesis\n"
     prop = "properties/test_allocate_properties.py"
     return [
         Patch("honest-refactor", "rewrites allocate() with divmod; only code under test changes",
@@ -145,6 +155,13 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
               {"conftest.py": skip_all}, "evidence-path-edited"),
         Patch("broken-allocate", "rounds every share down; only running the properties can catch it",
               {"src/alloc.py": broken}, "property-failed", needs_run=True, expect_without_runner="run-integrity"),
+        Patch("pytest-ini-loosens", "the same broken allocate plus a pytest.ini that deselects every property; the "
+              "sealed run never reads the patch's pytest configuration",
+              {"src/alloc.py": broken, "pytest.ini": deselect_all}, "property-failed", needs_run=True,
+              expect_without_runner="run-integrity"),
+        Patch("producer-output-changed", "the fixture producer returns a new shape; properties still pass, the "
+              "digest records do not", {"src/alloc.py": reformatted}, "fixture-digest-mismatch", needs_run=True,
+              expect_without_runner="run-integrity"),
     ]
 
 

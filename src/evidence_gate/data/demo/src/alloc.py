@@ -12,3 +12,8 @@ def allocate(total: int, parts: int) -> list[int]:
         shares.append(share)
         remaining -= share
     return shares
+
+
+def produce(record: dict[str, int]) -> list[int]:
+    """The fixture producer: a digest record's input to the output whose sha256 is recorded."""
+    return allocate(record["total"], record["parts"])
