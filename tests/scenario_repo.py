@@ -57,6 +57,8 @@ def _apply(repo: GitRepo, files: dict[str, Any]) -> None:
         if "symlink" in spec:
             if target.is_symlink() or target.is_file():
                 target.unlink()
+            elif target.is_dir() and not any(target.iterdir()):
+                target.rmdir()  # a folder emptied earlier in the recipe, now replaced by a link
             target.parent.mkdir(parents=True, exist_ok=True)
             target.symlink_to(spec["symlink"])
         elif "gitlink" in spec:
@@ -67,6 +69,7 @@ def _apply(repo: GitRepo, files: dict[str, Any]) -> None:
         else:
             repo.write({path: spec.get("text", "")})
         if "mode" in spec:
+            target.chmod(0o755 if spec["mode"] == "100755" else 0o644)  # so the later `git add -A` keeps it
             repo.git("add", "--", path)
             repo.git("update-index", "--chmod=" + ("+x" if spec["mode"] == "100755" else "-x"), "--", path)
         repo.git("add", "--", path)

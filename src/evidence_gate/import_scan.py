@@ -112,6 +112,9 @@ def _under(path: str, folders: Iterable[str]) -> bool:
 def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str, ...]) -> ImportScan:
     """Follow imports from the `start` files (path → baseline bytes) to every repository module they reach."""
     pyroots = tuple(posixpath.normpath(p).strip("/").removeprefix(".") for p in pythonpath)
+    # A file below a pythonpath folder is code under test whichever sys.path entry finds it (`src.alloc` from
+    # the root is still `src/alloc.py`); the root itself as a pythonpath entry only frees modules found through it.
+    pyfolders = tuple(r for r in pyroots if r)
     locked: set[str] = set()
     shadows: set[tuple[str, str]] = set()
     seen: set[str] = set(start)
@@ -128,14 +131,14 @@ def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str,
                     for _ in range(ref.level - 1):
                         base = posixpath.dirname(base)
                     for cand in _candidates(base, ref.parts) if ref.parts else [_join(base, "__init__.py")]:
-                        wanted.setdefault(cand, not _under(cand, pyroots))
+                        wanted.setdefault(cand, not _under(cand, pyfolders))
                     continue
                 top = ref.parts[0]
                 for root in roots:
                     if root not in pyroots:
                         shadows.add((root, top))
                         for cand in _candidates(root, ref.parts):
-                            wanted.setdefault(cand, True)
+                            wanted.setdefault(cand, not _under(cand, pyfolders))
                 for root in pyroots:
                     for cand in _candidates(root, ref.parts):
                         wanted[cand] = False
