@@ -14,23 +14,17 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from action_runner import TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
-from evidence_gate import demo
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService, runtime_token
 
 pytestmark = pytest.mark.container
-
-TODAY = "2026-09-20"  # the demo's date: its freeze entries are unexpired then
-REPOSITORY = "octo-org/alloc"
-OWNER_UID = 4242  # the checkout belongs to someone else, as on a runner
-PR = {name: n for n, name in enumerate((p.name for p in demo.patches(demo.example_files())), start=1)}
 
 
 @pytest.fixture(scope="session")
@@ -54,52 +48,6 @@ def image(engine: Engine) -> str:
     return IMAGE
 
 
-@dataclass
-class Runner:
-    """The folders the Actions runner mounts into a container step, and the demo checkout in the workspace."""
-
-    root: Path
-    pr: int
-
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    def git(self, *args: str) -> str:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        return subprocess.run(["git", "-c", f"safe.directory={self.workspace}", "-C", str(self.workspace), *args],
-                              capture_output=True, text=True, check=True, env=env).stdout.strip()
-
-    def file(self, rel: str) -> Path:
-        return self.root / rel
-
-
-def _make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN) -> Runner:
-    files = demo.example_files()
-    prs = demo.patches(files)
-    runner = Runner(root, PR[pr_name])
-    demo.build_repository(runner.workspace, files, prs)
-    runner.git("checkout", "-q", "--detach", f"refs/pull/{runner.pr}/merge")
-    for sub in ("home", "workflow", "file_commands"):
-        (root / sub).mkdir()
-    payload = json.loads((Path(__file__).resolve().parents[2] / "shared" / "github-api" / "events" /
-                          "pull_request.opened.1.json").read_text(encoding="utf-8"))
-    pull = payload["pull_request"]
-    pull["number"] = payload["number"] = runner.pr
-    pull["base"]["sha"] = runner.git("rev-parse", "refs/heads/main")
-    pull["head"]["sha"] = runner.git("rev-parse", f"refs/pull/{runner.pr}/head")
-    pull["merge_commit_sha"] = runner.git("rev-parse", "HEAD")
-    pull["user"]["login"] = login
-    payload["repository"]["full_name"] = pull["base"]["repo"]["full_name"] = pull["head"]["repo"]["full_name"] = \
-        REPOSITORY
-    (root / "workflow" / "event.json").write_text(json.dumps(payload), encoding="utf-8")
-    (root / "file_commands" / "set_output").touch()
-    (root / "file_commands" / "step_summary").touch()
-    if os.geteuid() == 0:
-        subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
-    return runner
-
-
 @pytest.fixture
 def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
     """The fake check-runs API and results service, listening on 127.0.0.1."""
@@ -108,55 +56,6 @@ def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]
     yield github, results
     github.stop()
     results.stop()
-
-
-def _run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str], *args: str,
-                   entrypoint: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    argv = ["run", "--rm", "--network=host", "--workdir", "/github/workspace",
-            "-v", f"{runner.workspace}:/github/workspace", "-v", f"{runner.file('home')}:/github/home",
-            "-v", f"{runner.file('workflow')}:/github/workflow",
-            "-v", f"{runner.file('file_commands')}:/github/file_commands"]
-    for key, value in env.items():
-        argv += ["-e", f"{key}={value}"]
-    if entrypoint is not None:
-        argv += ["--entrypoint", entrypoint]
-    return engine.run(*argv, image, *args, check=False, timeout=600)
-
-
-def _action_env(github: FakeGitHub, results: FakeResultsService, run_properties: str = "false") -> dict[str, str]:
-    return {
-        "HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
-        "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": "/github/workflow/event.json", "GITHUB_REPOSITORY": REPOSITORY,
-        "GITHUB_OUTPUT": "/github/file_commands/set_output",
-        "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary",
-        "GITHUB_API_URL": github.url, "GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "7",
-        "ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url,
-        # The runner keeps the hyphen (INPUT_CHECK-NAME); the action also reads INPUT_CHECK_NAME.
-        "INPUT_GITHUB-TOKEN": "ghs_fake", "INPUT_CHECK-NAME": "evidence-gate", "INPUT_RUN-PROPERTIES": run_properties,
-        "INPUT_UPLOAD-ARTIFACT": "true", "INPUT_ARTIFACT-NAME": "evidence-gate-receipt",
-        "INPUT_RECEIPT-PATH": "receipt.json", "INPUT_TODAY": TODAY,
-    }
-
-
-def _outputs(path: Path) -> dict[str, str]:
-    """`$GITHUB_OUTPUT` parsed like the runner does: `name=value` lines and `name<<DELIM` heredocs."""
-    lines = path.read_text(encoding="utf-8").split("\n")
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delim = line.split("<<", 1)
-            end = lines.index(delim, i + 1)
-            out[name] = "\n".join(lines[i + 1:end])
-            i = end + 1
-            continue
-        if line:
-            name, _, value = line.partition("=")
-            out[name] = value
-        i += 1
-    return out
 
 
 def _host_check(runner: Runner, receipt: Path, *extra: str) -> dict[str, Any]:
@@ -178,8 +77,8 @@ def _freeze_line(runner: Runner, needle: str) -> int:
 
 def test_image_has_git_python_and_the_unprivileged_user(engine: Engine, image: str, tmp_path: Path) -> None:
     """The image runs the CLI, has `nobody` for the sealed run, and no pip; the workspace's owner matters to git."""
-    runner = _make_runner(tmp_path, "freeze-entry-added")
-    proc = _run_container(engine, image, runner, {}, "-c",
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, {}, "-c",
                           "evidence-gate --version && id -u nobody && git --version && "
                           "python3 -c 'import yaml, jsonschema, github, requests, pytest, hypothesis' && "
                           "! python3 -m pip --version 2>/dev/null", entrypoint="/bin/bash")
@@ -189,15 +88,15 @@ def test_image_has_git_python_and_the_unprivileged_user(engine: Engine, image: s
     assert "65534" in out.split()
     if os.geteuid() == 0:
         # Without the entrypoint's safe.directory line git refuses the checkout: the test layout is realistic.
-        bare = _run_container(engine, image, runner, {"HOME": "/github/home"}, "rev-parse", "HEAD", entrypoint="git")
+        bare = run_container(engine, image, runner, {"HOME": "/github/home"}, "rev-parse", "HEAD", entrypoint="git")
         assert bare.returncode != 0
         assert b"dubious ownership" in bare.stderr
 
 
 def test_cli_in_the_container_agrees_with_the_cli_on_the_host(engine: Engine, image: str, tmp_path: Path) -> None:
     """`check --no-run` through the entrypoint names the same row and violations as the host CLI on the same PR."""
-    runner = _make_runner(tmp_path, "freeze-entry-added")
-    proc = _run_container(engine, image, runner, {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
                           "check", "--no-run", "--event", "/github/workflow/event.json", "--today", TODAY,
                           "--receipt", "/github/home/receipt.json", "--format", "json")
     assert proc.returncode == 10, proc.stderr.decode(errors="replace")
@@ -213,8 +112,8 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """A tampering PR: failed check run on the PR head with the row and the annotation, outputs, summary, artifact."""
     github, results = servers
-    runner = _make_runner(tmp_path, "freeze-entry-added")
-    proc = _run_container(engine, image, runner, _action_env(github, results))
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, action_env(github, results))
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     assert proc.returncode == 10, log
     assert github.problems == [], github.problems
@@ -232,7 +131,7 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
                for a in notes), notes
     assert all(r.auth == "token ghs_fake" or (r.auth or "").endswith("ghs_fake") for r in github.requests)
 
-    outputs = _outputs(runner.file("file_commands/set_output"))
+    outputs = read_outputs(runner.file("file_commands/set_output"))
     assert outputs == {"decision": "fail", "row": "freeze-id-added", "ok": "false",
                        "receipt-path": "/github/workspace/receipt.json", "check-run-id": str(run_id),
                        "artifact-id": "4242"}
@@ -257,15 +156,15 @@ def test_fork_token_falls_back_to_workflow_commands(engine: Engine, image: str, 
     """A read-only token (403 on create): annotations as `::error` commands, no check-run id, exit code 10."""
     github, results = servers
     github.fail("POST", Scripted(403, body={"message": "Resource not accessible by integration"}))
-    runner = _make_runner(tmp_path, "freeze-entry-added")
-    proc = _run_container(engine, image, runner, _action_env(github, results))
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, action_env(github, results))
     out = proc.stdout.decode(errors="replace")
     assert proc.returncode == 10, out + proc.stderr.decode(errors="replace")
     assert github.runs == {}
     line = _freeze_line(runner, "id: alloc-three-ways-flaky")
     assert any(row.startswith("::error ") and "file=freeze.yaml" in row and f"line={line}" in row
                for row in out.splitlines()), out
-    outputs = _outputs(runner.file("file_commands/set_output"))
+    outputs = read_outputs(runner.file("file_commands/set_output"))
     assert (outputs["check-run-id"], outputs["row"]) == ("", "freeze-id-added")
 
 
@@ -273,8 +172,8 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
                                                     servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """The honest PR with the property lane on: the container reaches the same decision as the host CLI."""
     github, results = servers
-    runner = _make_runner(tmp_path, "honest-refactor")
-    proc = _run_container(engine, image, runner, _action_env(github, results, run_properties="true"))
+    runner = make_runner(tmp_path, "honest-refactor")
+    proc = run_container(engine, image, runner, action_env(github, results, run_properties="true"))
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     inside = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
     outside = _host_check(runner, tmp_path / "host.json")
