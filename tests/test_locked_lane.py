@@ -102,7 +102,8 @@ def test_honest_edit_passes_and_receipt_lists_locked_files(git_repo: GitRepo) ->
     assert result.receipt["imports"] == ["properties/strategies.py"]
     assert result.receipt["globs"] == ["fixtures/**", ".github/workflows/**"]
     fixtures_tree = git_repo.git("rev-parse", f"{base}:fixtures")
-    assert result.receipt["trees"]["fixtures"] == {"baseline": fixtures_tree, "head": fixtures_tree}
+    assert result.receipt["trees"] == {"fixtures": {"baseline": fixtures_tree, "head": fixtures_tree},
+                                       ".github/workflows": {"baseline": None, "head": None}}
 
 
 def test_helper_edit_fails_and_names_the_path(git_repo: GitRepo) -> None:

@@ -188,6 +188,18 @@ class Repo:
             pos += n + 1
         return result
 
+    def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:
+        """The object id each `rev:path` names (any type), None where absent; one `cat-file --batch-check`."""
+        keys = list(dict.fromkeys(specs))
+        if any("\n" in k for k in keys):
+            raise GateError(f"cannot look up an object named with a newline: {keys!r}")
+        if not keys:
+            return {}
+        stdin = b"".join(encode_path(k) + b"\n" for k in keys)
+        lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
+        return {k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
+                for k, line in zip(keys, lines, strict=True)}
+
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `commit:path` when it is a blob, else None."""
         return self.read_blobs([f"{commit}:{path}"])[f"{commit}:{path}"]

@@ -267,7 +267,8 @@ def _attr_message(verb: str, line: locked_paths.AttrLine, paths: list[str]) -> s
 
 def _trees(repo: Repo, baseline: str, head: str, globs: tuple[str, ...]) -> dict[str, dict[str, str | None]]:
     folders = sorted({f for g in globs if (f := locked_paths.locked_folder(g))})
-    return {f: {"baseline": repo.tree_oid(baseline, f), "head": repo.tree_oid(head, f)} for f in folders}
+    ids = repo.object_ids(f"{commit}:{f}" for f in folders for commit in (baseline, head))
+    return {f: {"baseline": ids[f"{baseline}:{f}"], "head": ids[f"{head}:{f}"]} for f in folders}
 
 
 def check(repo: Repo, baseline: str, head: str, config: Config, specs: tuple[PropertySpec, ...],
