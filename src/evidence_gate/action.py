@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -179,7 +180,12 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
         receipt_path = workspace / receipt_path
     repository = env.get("GITHUB_REPOSITORY") or event.repository or ""
 
-    checks, run_id = _start_check(run, inputs, event, repository, now)
+    # The check run is created beside the gate, not before it: loading PyGithub and the API round trips overlap
+    # with git's work instead of delaying the receipt. It is joined before anything is completed.
+    started: list[tuple[Any, int | None]] = []
+    starter = threading.Thread(target=lambda: started.append(_start_check(run, inputs, event, repository, now)),
+                               name="check-run-start", daemon=True)
+    starter.start()
 
     repo = Repo(workspace)
     try:
@@ -194,6 +200,8 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
                                  run=inputs.run)
         receipt, code = gate.evaluate(opts, receipt_path)
 
+    starter.join()
+    checks, run_id = started[0] if started else (None, None)
     data = receipt_path.read_bytes()
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     text = render_text(receipt)
@@ -243,22 +251,20 @@ def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str
     if not inputs.token or not repository:
         run.warn_once(f"no github-token or repository: no check run; {fallback}")
         return None, None
-    from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
-
     details = None
     if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
         details = f"{run.env['GITHUB_SERVER_URL']}/{repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
-    client = checks_api.ChecksClient(inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
-                                     repository, sleep=run.sleep)
-    ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
     try:
+        from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
+
+        client = checks_api.ChecksClient(inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
+                                         repository, sleep=run.sleep)
+        ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
         return client, client.start(inputs.check_name, event.check_sha, ext, now(), details)
-    except checks_api.ChecksForbidden as exc:
-        run.warn_once(f"cannot create a check run ({exc}); {fallback}")
-    except checks_api.ChecksError as exc:
-        run.warn_once(f"the check run could not be created ({exc}); {fallback}")
-    except Exception as exc:  # noqa: BLE001 - a client bug must not cost the verdict; the exit code carries it
-        run.warn_once(f"the check run could not be created ({type(exc).__name__}: {exc}); {fallback}")
+    except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
+        forbidden = type(exc).__name__ == "ChecksForbidden"
+        what = str(exc) if type(exc).__name__.startswith("Checks") else f"{type(exc).__name__}: {exc}"
+        run.warn_once(f"{'cannot create' if forbidden else 'could not create'} a check run ({what}); {fallback}")
     return None, None
 
 
