@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,3 +185,45 @@ def test_without_artifact_service_the_receipt_stays(tmp_path: Path, shared_dir: 
     assert len(warnings) == 1 and "for actions/upload-artifact" in warnings[0]
     assert json.loads((pr.repo.path / "out/r.json").read_text())["ok"] is True
     assert outputs(tmp_path / "output")["artifact-id"] == ""
+
+
+def test_shallow_merge_group_is_deepened_until_the_base(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    """A depth-1 checkout of a merge-queue commit 3 commits above its base is deepened until the base is reached."""
+    origin = GitRepo(tmp_path / "origin")
+    base = origin.commit("base", {"SCORE_PROPERTIES": "properties/test_p.py::test_x\n",
+                                  "properties/test_p.py": "def test_x():\n    assert True\n", "src/app.py": "x = 1\n"})
+    for i in range(3):
+        head = origin.commit(f"queued {i}", {"src/app.py": f"x = {i + 2}\n"})
+    origin.git("update-ref", "refs/heads/gh-readonly-queue/main/pr-7", head)
+    payload = json.loads((shared_dir / "github-api/events/merge_group.checks_requested.1.json").read_text("utf-8"))
+    payload["merge_group"]["base_sha"], payload["merge_group"]["head_sha"] = base, head
+    payload["repository"]["full_name"] = "octo/repo"
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload), encoding="utf-8")
+    ws = GitRepo(tmp_path / "ws")
+    ws.git("remote", "add", "origin", f"file://{origin.path}")
+    ws.git("fetch", "--depth=1", "origin", "refs/heads/gh-readonly-queue/main/pr-7")
+    ws.git("checkout", "-q", "--detach", "FETCH_HEAD")
+    env = runner_env(tmp_path, ws.path, event, github.url, upload_artifact="false")
+    env["GITHUB_EVENT_NAME"] = "merge_group"
+    code, printed = run_action(env)
+    assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert (run["head_sha"], run["conclusion"]) == (head, "success")
+    assert "git fetch --depth=16" in (tmp_path / "summary.md").read_text()
+
+
+def test_cli_action_subcommand_runs_the_action(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
+                                               results: FakeResultsService) -> None:
+    """`evidence-gate action` in a real subprocess reads the runner's environment like the container does."""
+    pr = pull_request(tmp_path, shared_dir)
+    env = runner_env(tmp_path, pr.repo.path, pr.event, github.url)
+    env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url,
+                "PATH": os.environ["PATH"], "INPUT_CHECK_NAME": "gate (static)"})
+    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "action"], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == EXIT_FAIL, proc.stdout + proc.stderr
+    (run,) = github.runs.values()
+    assert (run["name"], run["conclusion"]) == ("gate (static)", "failure")
+    assert outputs(tmp_path / "output")["artifact-id"] == "4242"
+    assert "FAIL: Locked evidence touched [evidence-path-edited]" in proc.stdout
