@@ -1,15 +1,34 @@
-"""The lanes that run code: sealed property runs, freeze replays, digest checks. STUB: being written."""
+"""The lanes that run code: sealed property runs on a seed plan, freeze replays, tautology checks, digest checks.
+
+`run` builds the sealed trees, fans the seed plan out over worker processes (one pytest session each, several
+seeds in-process), and turns the workers' event streams into seed ledgers and violations. Every expectation is
+checked against what the trusted process saw start and finish; nothing the test process prints is read.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import posixpath
+import secrets
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from evidence_gate.config import Config
+from evidence_gate import fixtures, sealed_tree, seed_ledger
+from evidence_gate.assertion_hash import matches
+from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
+from evidence_gate.pytest_plugin import matches_spec
 from evidence_gate.score_properties import PropertySpec
+from evidence_gate.sealed_run import WorkerResult, Workspace, limits, run_worker, runtime_missing
+
+INSTALL_HINT = "pip install 'evidence-gate[run]'"
+PLAN_KINDS = ("plan", "fresh")
 
 
 @dataclass(frozen=True)
@@ -31,6 +50,418 @@ class DynamicRequest:
     shard: tuple[int, int] | None = None
 
 
+@dataclass
+class Job:
+    """One sealed worker: which tree, which nodes, and the (seed, kind) runs per node."""
+
+    name: str
+    tree: str
+    runs: dict[str, list[list[Any]]] = field(default_factory=dict)
+
+    def add(self, node: str, seed: int, kind: str) -> None:
+        """Schedule one run of `node`."""
+        self.runs.setdefault(node, []).append([seed, kind])
+
+
+def plan_slice(seeds: tuple[int, ...], shard: tuple[int, int] | None) -> list[int]:
+    """The declared seeds this run owns: all of them, or every N-th starting at K for `--shard K/N`."""
+    if shard is None:
+        return list(seeds)
+    k, n = shard
+    return list(seeds)[k - 1::n]
+
+
+def draw_fresh(count: int, avoid: Iterable[int]) -> list[int]:
+    """Fresh seeds from the OS's randomness, distinct from the plan and each other."""
+    taken = set(avoid)
+    out: list[int] = []
+    while len(out) < count:
+        seed = secrets.randbits(31)
+        if seed not in taken:
+            taken.add(seed)
+            out.append(seed)
+    return out
+
+
+def sealed_locked_set(req: DynamicRequest) -> frozenset[str]:
+    """The locked lane's set plus what the property lane itself must take from the baseline."""
+    paths = set(req.locked_paths) | {CONFIG_PATH, req.config.properties.list}
+    for spec in req.specs:
+        paths.add(spec.file)
+        if spec.counterexample:
+            paths.add(spec.counterexample.split("::", 1)[0])
+        parts = spec.file.split("/")
+        for depth in range(len(parts)):
+            paths.add(posixpath.join(*parts[:depth], "conftest.py") if depth else "conftest.py")
+    paths.add(req.config.fixtures.dir.rstrip("/") + "/")
+    return frozenset(paths)
+
+
+class _Order:
+    """Arrival order of start events across workers: `attempted_seeds` is appended as each trial starts."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.starts: list[dict[str, Any]] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("ev") == "start":
+            with self.lock:
+                self.starts.append(event)
+
+
+def _paths(tree: Path, config: Config) -> list[str]:
+    return [str(tree)] + [str(tree / p) for p in config.properties.pythonpath]
+
+
+def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
+    problems = list(result.problems)
+    if result.timed_out:
+        problems.append(f"timed out after {timeout_s}s; the process group was killed")
+    finished = result.finished
+    if finished is None:
+        problems.append(f"the session did not complete (exit code {result.exit_code}, no session-finished marker)")
+    elif finished.get("exitstatus") == 5:
+        problems.append("pytest collected nothing (exit 5)")
+    elif result.exit_code not in (0, None) and not result.timed_out:
+        problems.append(f"pytest exited with code {result.exit_code}")
+    for event in result.events:
+        if event.get("tampered"):
+            problems.append(f"the code under test replaced {', '.join(map(str, event['tampered'][:5]))}")
+            break
+    return problems
+
+
+def _results(workers: list[WorkerResult]) -> list[dict[str, Any]]:
+    return [e for w in workers for e in w.events if e.get("ev") == "result"]
+
+
+def _collected(workers: list[WorkerResult]) -> list[str]:
+    nodes: list[str] = []
+    for w in workers:
+        for event in w.events:
+            if event.get("ev") == "collected" and isinstance(event.get("nodes"), list):
+                nodes += [str(n) for n in event["nodes"]]
+    return list(dict.fromkeys(nodes))
+
+
+def _run_issue(result: dict[str, Any], trials: int) -> str | None:
+    outcome = result.get("outcome")
+    if outcome in {"skipped", "xfailed", "xpassed", "error"}:
+        return f"{outcome} on seed {result.get('seed')}: {result.get('message', '')}".rstrip(": ")
+    if outcome == "passed" and result.get("examples") is not None and int(result["examples"]) < trials:
+        return f"ran {result['examples']} examples on seed {result.get('seed')}, fewer than the {trials} declared"
+    if outcome not in {"passed", "failed"}:
+        return f"unknown outcome {outcome!r} on seed {result.get('seed')}"
+    return None
+
+
 def run(req: DynamicRequest) -> LaneResult:
-    """Fail closed until the sealed runner exists."""
-    return LaneResult((Violation("run-integrity", "the sealed property runner is not available in this build"),))
+    """Run everything sealed and return ledgers, replays, digests and violations."""
+    missing = runtime_missing()
+    if missing:
+        return LaneResult((Violation("run-integrity", f"the gate's interpreter lacks {missing}, so no property can run "
+                                                      f"sealed; install the runner with `{INSTALL_HINT}`"),))
+    props = req.config.properties
+    if props.install:
+        return LaneResult((Violation("run-integrity", "properties.install is not supported by this build: the sealed "
+                                                      "run uses the gate's interpreter; install test dependencies "
+                                                      "next to the gate instead", CONFIG_PATH),))
+    ws = Workspace()
+    try:
+        return _run(req, ws)
+    finally:
+        ws.close()
+
+
+def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
+    props = req.config.properties
+    first_shard = req.shard is None or req.shard[0] == 1
+    plan = plan_slice(props.seeds, req.shard)
+    fresh = draw_fresh(props.fresh_seeds, props.seeds)
+    locked = sealed_locked_set(req)
+    head_tree = ws.root / "head"
+    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree)
+    needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
+    base_tree = ws.root / "base"
+    if needs_base:
+        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree)
+
+    jobs_n = props.jobs or (os.cpu_count() or 1)
+    seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
+    n_prop = max(1, min(jobs_n, len(seed_runs)))
+    jobs = [Job(f"head-{i}", str(head_tree)) for i in range(n_prop)]
+    for i, (seed, kind) in enumerate(seed_runs):
+        for spec in req.specs:
+            jobs[i % n_prop].add(spec.node, seed, kind)
+    replay_seed = plan[0] if plan else (props.seeds[0] if props.seeds else 0)
+    if first_shard:
+        for entry in req.removed:
+            for _ in range(req.config.freeze.removal_runs):
+                jobs[0].add(entry.test, replay_seed, "freeze-head")
+        for entry in req.expired:
+            jobs[0].add(entry.test, replay_seed, "freeze-expired")
+    if needs_base:
+        base_job = Job("base", str(base_tree))
+        for spec in req.specs:
+            if spec.counterexample:
+                base_job.add(spec.counterexample, replay_seed, "counterexample")
+        for entry in req.removed:
+            for _ in range(req.config.freeze.removal_runs):
+                base_job.add(entry.test, replay_seed, "freeze-base")
+        jobs.append(base_job)
+    jobs = [j for j in jobs if j.runs]
+
+    fixture_receipt = fixtures.check(req.repo, req.baseline, req.head, req.config).receipt
+    records: list[dict[str, Any]] = []
+    if first_shard and fixture_receipt.get("digests") and req.config.fixtures.producer:
+        data = req.repo.read_blob(req.baseline, req.config.fixtures.digests) or b""
+        raw = fixtures.parse_records(data, req.config.fixtures.dir, req.config.fixtures.digests)
+        records = fixtures.resolve_inputs(req.repo, req.baseline, req.config.fixtures.dir, raw)
+
+    order = _Order()
+    limit = limits(props.memory_mb, props.timeout_s)
+
+    def launch(job: Job) -> WorkerResult:
+        body = {"mode": "pytest", "tree": job.tree, "paths": _paths(Path(job.tree), req.config), "trials": props.trials,
+                "runs": job.runs, "args": sorted({n.split("[", 1)[0] for n in job.runs}), "limits": limit,
+                "shrink_reruns": 2}
+        return run_worker(ws, job.name, body, props.timeout_s, order)
+
+    def launch_digests() -> WorkerResult:
+        body = {"mode": "digest", "tree": str(head_tree), "paths": _paths(head_tree, req.config), "limits": limit,
+                "producer": req.config.fixtures.producer,
+                "records": [{"id": r["id"], "input": r["input"]} for r in records]}
+        return run_worker(ws, "digests", body, props.timeout_s, order)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs_n)) as pool:
+        futures = [pool.submit(launch, job) for job in jobs]
+        digest_future = pool.submit(launch_digests) if records else None
+        workers = [f.result() for f in futures]
+        digest_worker = digest_future.result() if digest_future else None
+
+    violations: list[Violation] = []
+    by_job = dict(zip([j.name for j in jobs], workers, strict=True))
+    ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_receipt), violations)
+    replays = _replays(req, jobs, by_job, violations) if first_shard else []
+    _tautologies(req, jobs, by_job, violations)
+    digests = _digests(records, digest_worker, fixture_receipt, head_tree, req, violations)
+
+    receipt: dict[str, Any] = {
+        "properties": {"ledgers": ledgers, "counts": seed_ledger.counts(ledgers), "plan": list(props.seeds),
+                       "shard": list(req.shard) if req.shard else None, "fresh_seeds": fresh,
+                       "trials": props.trials},
+        "sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
+                   "neutralised": [n.to_json() for n in neutralised],
+                   "workers": [{"name": w.name, "exit_code": w.exit_code, "timed_out": w.timed_out,
+                                "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}
+                               for w in [*workers, *([digest_worker] if digest_worker else [])]]},
+    }
+    if first_shard:
+        receipt["freeze"] = {"replays": replays}
+    if digests is not None:
+        receipt["fixtures"] = {"digests": digests}
+    return LaneResult(tuple(violations), receipt)
+
+
+def _job_results(jobs: list[Job], by_job: dict[str, WorkerResult], kinds: tuple[str, ...]
+                 ) -> list[tuple[Job, WorkerResult, dict[str, Any]]]:
+    out = []
+    for job in jobs:
+        worker = by_job[job.name]
+        for event in _results([worker]):
+            if str(event.get("kind")) in kinds:
+                out.append((job, worker, event))
+    return out
+
+
+def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[Job],
+             by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
+             violations: list[Violation]) -> list[dict[str, Any]]:
+    props = req.config.properties
+    head_jobs = [j for j in jobs if j.name.startswith("head-")]
+    workers = [by_job[j.name] for j in head_jobs]
+    collected = _collected(workers)
+    ledgers: list[dict[str, Any]] = []
+    for spec in req.specs:
+        nodes = [n for n in collected if matches_spec(n, spec.node)]
+        if not nodes:
+            violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run",
+                                        props.list, spec.line))
+            nodes = [spec.node]
+        for node in nodes:
+            ledgers.append(_ledger(req, spec, node, plan, fresh, head_jobs, by_job, order, fixture_hash, violations))
+    return ledgers
+
+
+def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int], fresh: list[int],
+            head_jobs: list[Job], by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
+            violations: list[Violation]) -> dict[str, Any]:
+    props = req.config.properties
+    ledger = seed_ledger.new(req.patch_id, node, plan, spec.oracle, fixture_hash)
+    ledger["fresh_seeds"] = list(fresh)
+    with order.lock:
+        starts = [e for e in order.starts if e.get("node") == node and e.get("kind") in PLAN_KINDS]
+    ledger["attempted_seeds"] = [int(e["seed"]) for e in starts if isinstance(e.get("seed"), int)]
+    results = [e for j in head_jobs for e in _results([by_job[j.name]]) if e.get("node") == node]
+    issues: list[str] = []
+    for job in head_jobs:
+        expected = [(int(s), str(k)) for s, k in job.runs.get(spec.node, []) if k in PLAN_KINDS]
+        got = {(e.get("seed"), e.get("kind")) for e in results if e.get("kind") in PLAN_KINDS}
+        worker = by_job[job.name]
+        lost = [s for s, k in expected if (s, k) not in got]
+        if lost:
+            ledger["stopped_early"] = True
+            why = "; ".join(_worker_problems(worker, props.timeout_s)) or "no result reported"
+            issues.append(f"no result for seed(s) {', '.join(map(str, lost))} ({why})")
+        elif _worker_problems(worker, props.timeout_s):
+            issues.append("; ".join(_worker_problems(worker, props.timeout_s)))
+    plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
+    for event in plan_results:
+        issue = _run_issue(event, props.trials)
+        if issue:
+            issues.append(issue)
+        if isinstance(event.get("examples"), int):
+            ledger["examples"][str(event["seed"])] = event["examples"]
+    failing = [e for e in plan_results if e.get("outcome") == "failed"]
+    failing.sort(key=lambda e: (e["kind"] != "plan", plan.index(e["seed"]) if e["seed"] in plan else 0))
+    ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
+    first = failing[0] if failing else None
+    excused_by = None
+    if first is not None:
+        seed = int(first["seed"])
+        ledger["failing_seed"] = seed
+        ledger["assertion_hash"] = first.get("assertion_hash")
+        ledger["falsifying"] = first.get("falsifying")
+        reruns = [e for e in results if e.get("seed") == seed and str(e.get("kind", "")).startswith("shrink")]
+        ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
+        ledger["shrink_stable"] = (len(reruns) >= 2 and all(r.get("outcome") == "failed" for r in reruns[:2])
+                                   and _minimal(reruns[0]) == _minimal(reruns[1]))
+        entry = next((e for e in req.active if e.test in {node, spec.node}), None)
+        if entry is not None and all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
+            excused_by = entry.id
+    ledger["excused_by"] = excused_by
+    ledger["status"] = seed_ledger.close(ledger)
+    for issue in dict.fromkeys(issues):
+        violations.append(Violation("run-integrity", f"{node}: {issue}", spec.file))
+    if ledger["status"] in seed_ledger.OPEN:
+        violations.append(Violation("seed-ledger-open", f"{node}: seed ledger did not close ({ledger['status']}): "
+                                    f"planned {plan}, attempted {ledger['attempted_seeds']}", spec.file))
+    if first is not None and excused_by is None:
+        planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
+        detail = _failure_detail(first)
+        if planned_fail:
+            violations.append(Violation("property-failed", f"{node} failed on planned seed(s) "
+                                        f"{', '.join(map(str, planned_fail))}{detail}", spec.file))
+        else:
+            violations.append(Violation("property-failed-fresh-seed", f"{node} passed the plan but failed on fresh "
+                                        f"seed {first['seed']}{detail}", spec.file))
+    return ledger
+
+
+def _minimal(event: dict[str, Any]) -> Any:
+    return event.get("falsifying") or event.get("assertion_hash")
+
+
+def _failure_detail(event: dict[str, Any]) -> str:
+    parts = []
+    if event.get("assertion_hash"):
+        parts.append(f"assertion hash {str(event['assertion_hash'])[:32]}")
+    if event.get("falsifying"):
+        parts.append(str(event["falsifying"]).splitlines()[0][:200])
+    elif event.get("message"):
+        parts.append(str(event["message"])[:200])
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str
+                  ) -> tuple[int, list[str], list[str]]:
+    expected = sum(1 for j in jobs for _n, runs in j.runs.items() if _n == node for _s, k in runs if k == kind)
+    got: list[str] = []
+    problems: list[str] = []
+    for job in jobs:
+        if not any(k == kind for _s, k in job.runs.get(node, [])):
+            continue
+        worker = by_job[job.name]
+        got += [str(e.get("outcome")) for e in _results([worker]) if e.get("kind") == kind
+                and matches_spec(str(e.get("node")), node)]
+        problems += _worker_problems(worker, req_timeout(job))
+    return expected, got, problems
+
+
+def req_timeout(job: Job) -> int:
+    """Timeouts are recorded per worker already; replays only need the problems' text."""
+    del job
+    return 0
+
+
+def _replays(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult],
+             violations: list[Violation]) -> list[dict[str, Any]]:
+    replays: list[dict[str, Any]] = []
+    freeze_file = req.config.freeze.file
+    for entry in req.removed:
+        record: dict[str, Any] = {"id": entry.id, "test": entry.test, "kind": "removed",
+                                  "runs": req.config.freeze.removal_runs}
+        bad = []
+        for tree, kind in (("baseline", "freeze-base"), ("head", "freeze-head")):
+            expected, got, problems = _outcomes_for(jobs, by_job, entry.test, kind)
+            record[tree] = got
+            if len(got) < expected or not got or any(o != "passed" for o in got):
+                bad.append(f"on the {tree} tree: {', '.join(got) or 'not run'}"
+                           + (f" ({'; '.join(dict.fromkeys(problems))})" if problems and len(got) < expected else ""))
+        record["ok"] = not bad
+        replays.append(record)
+        if bad:
+            violations.append(Violation("freeze-removed-still-failing", f"removed entry {entry.id!r}: {entry.test} "
+                                        f"did not pass {req.config.freeze.removal_runs} times "
+                                        f"{' and '.join(bad)}", freeze_file, entry.line))
+    for entry in req.expired:
+        expected, got, problems = _outcomes_for(jobs, by_job, entry.test, "freeze-expired")
+        ok = bool(got) and len(got) >= expected and all(o == "passed" for o in got)
+        replays.append({"id": entry.id, "test": entry.test, "kind": "expired", "head": got, "ok": ok})
+        if not ok:
+            violations.append(Violation("freeze-expired", f"entry {entry.id!r} expired on {entry.expires} and "
+                                        f"{entry.test} still {'fails' if got else 'could not be run'} "
+                                        f"({', '.join(got) or '; '.join(problems) or 'not collected'})",
+                                        freeze_file, entry.line))
+    return replays
+
+
+def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult],
+                 violations: list[Violation]) -> None:
+    for spec in req.specs:
+        if not spec.counterexample or not any(j.name == "base" for j in jobs):
+            continue
+        _expected, got, problems = _outcomes_for(jobs, by_job, spec.counterexample, "counterexample")
+        if got and all(o == "passed" for o in got):
+            violations.append(Violation("property-tautology", f"{spec.node} accepted its documented counterexample "
+                                        f"{spec.counterexample} on the baseline tree", req.config.properties.list,
+                                        spec.line))
+        elif not got or any(o not in {"passed", "failed"} for o in got):
+            violations.append(Violation("run-integrity", f"counterexample {spec.counterexample} did not run cleanly "
+                                        f"on the baseline tree ({', '.join(got) or '; '.join(problems) or 'missing'})",
+                                        req.config.properties.list, spec.line))
+
+
+def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, fixture_receipt: dict[str, Any],
+             head_tree: Path, req: DynamicRequest, violations: list[Violation]) -> list[dict[str, Any]] | None:
+    if not records:
+        return None
+    path = req.config.fixtures.digests
+    produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get("ev") == "digest"}
+    failure = next((e for e in (worker.events if worker else []) if e.get("ev") == "producer-missing"), None)
+    problems = _worker_problems(worker, req.config.properties.timeout_s) if worker else ["not run"]
+    out = []
+    for record in records:
+        event = produced.get(record["id"])
+        actual = event.get("sha256") if event else None
+        status = "match" if actual == record["output_sha256"] else "mismatch"
+        out.append({"id": record["id"], "input_sha256": record["input_sha256"],
+                    "output_sha256": record["output_sha256"], "produced_sha256": actual, "status": status})
+        if status == "mismatch":
+            why = (f"the producer returned sha256 {actual}" if actual else
+                   (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run")
+            violations.append(Violation("fixture-digest-mismatch", f"digest record {record['id']!r}: expected sha256 "
+                                        f"{record['output_sha256'][:16]}…, {why}", path))
+    del fixture_receipt, head_tree
+    return out

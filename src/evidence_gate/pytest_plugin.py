@@ -1,0 +1,194 @@
+"""The gate's own pytest plugin, loaded explicitly inside the sealed run.
+
+It runs each expected property once per seed in one pytest session (no repeated collection), applies the seed
+itself (Hypothesis' `ci` profile would otherwise derandomize), counts examples, re-runs a failure twice from
+scratch, and streams events to a pipe the trusted process owns. Standard library, pytest and Hypothesis only.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Generator
+from typing import Any
+
+import pytest
+
+from evidence_gate.assertion_hash import exception_hash
+
+MAX_TEXT = 2000
+# How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
+FALSIFYING = ("Falsifying", "Failing test case")
+# Modules whose functions a patch might swap at import time to fake a green run.
+WATCHED_MODULES = ("hypothesis", "hypothesis.strategies", "hypothesis.core", "pytest", "_pytest.runner",
+                   "_pytest.python", "_pytest.reports", "evidence_gate.pytest_plugin")
+
+
+def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, int]]:
+    """Identity of every public callable in the watched modules, taken before repository code loads."""
+    import sys  # noqa: PLC0415 - local: this module must stay importable without side effects
+
+    out: dict[str, dict[str, int]] = {}
+    for name in modules:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        out[name] = {k: id(v) for k, v in vars(module).items() if callable(v) and not k.startswith("__")}
+    return out
+
+
+def tampered(before: dict[str, dict[str, int]]) -> list[str]:
+    """Names whose object changed since `before`."""
+    now = snapshot(tuple(before))
+    return sorted(f"{m}.{k}" for m, attrs in before.items() for k, ident in attrs.items()
+                  if now.get(m, {}).get(k) != ident)
+
+
+def _text(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
+
+def matches_spec(nodeid: str, spec: str) -> bool:
+    """Whether a collected node id belongs to a SCORE_PROPERTIES entry (file, node, or parametrized node)."""
+    if "::" not in spec:
+        return nodeid.startswith(spec + "::")
+    return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
+
+
+class SealedPlugin:
+    """Runs the job's seeds per item and reports every start and result through `emit`."""
+
+    def __init__(self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None],
+                 baseline_snapshot: dict[str, dict[str, int]]) -> None:
+        self.job = job
+        self.emit = emit
+        self.trials = int(job["trials"])
+        self.reruns = int(job.get("shrink_reruns", 2))
+        self.runs: dict[str, list[list[Any]]] = job["runs"]
+        self.snapshot = baseline_snapshot
+        self.last_failure: dict[str, Any] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Hide PYTEST_CURRENT_TEST from the code under test: it must not know it is being tested."""
+        import _pytest.runner  # noqa: PLC0415 - pytest internals, imported only once pytest runs
+
+        def hidden(item: pytest.Item, when: str | None) -> None:
+            return None
+
+        _pytest.runner._update_current_test_var = hidden  # hide the variable pytest would export
+        self.snapshot.setdefault("_pytest.runner", {})["_update_current_test_var"] = id(hidden)
+        os.environ.pop("PYTEST_CURRENT_TEST", None)
+        self.emit({"ev": "configured", "plugins": sorted(str(n) for n, _ in config.pluginmanager.list_name_plugin())})
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Report what was collected, so a missing node is visible."""
+        self.emit({"ev": "collected", "nodes": [item.nodeid for item in session.items][:10000]})
+
+    def _specs_for(self, nodeid: str) -> list[str]:
+        return [spec for spec in self.runs if matches_spec(nodeid, spec)]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+        """Run the item once per planned seed; items outside the job are not run at all."""
+        for spec in self._specs_for(item.nodeid):
+            runs = self.runs[spec]
+            for index, (seed, kind) in enumerate(runs):
+                last = index == len(runs) - 1
+                result = self._run_once(item, spec, int(seed), str(kind), item if not last else nextitem)
+                if result["outcome"] == "failed" and kind in {"plan", "fresh"}:
+                    for rerun in range(self.reruns):
+                        self._run_once(item, spec, int(seed), f"shrink{rerun + 1}", item)
+        return True
+
+    def _run_once(self, item: pytest.Item, spec: str, seed: int, kind: str,
+                  nextitem: pytest.Item | None) -> dict[str, Any]:
+        from _pytest.runner import runtestprotocol  # noqa: PLC0415
+
+        changed = tampered(self.snapshot)
+        self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        counter = [0]
+        restore, is_hypothesis = self._apply_seed(item, seed, counter)
+        os.environ["PROPERTY_SEED"] = str(seed)
+        os.environ["PROPERTY_TRIALS"] = str(self.trials)
+        self.last_failure = {}
+        outcome = "passed"
+        message = ""
+        try:
+            reports = runtestprotocol(item, log=False, nextitem=nextitem)
+        except BaseException as exc:  # noqa: BLE001 - pytest.exit or similar from the code under test: record it
+            reports = []
+            outcome, message = "error", f"the run was interrupted: {type(exc).__name__}: {_text(exc)}"
+        finally:
+            restore()
+        for report in reports:
+            if report.passed and not hasattr(report, "wasxfail"):
+                continue
+            if hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            elif report.skipped:
+                outcome = "skipped"
+            elif report.when == "call":
+                outcome = "failed" if outcome == "passed" else outcome
+            else:
+                outcome = "error"
+            message = message or _text(report.longreprtext.splitlines()[-1] if report.longreprtext else "")
+            if outcome != "failed":
+                break
+        changed = changed or tampered(self.snapshot)
+        result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
+                  "message": message, "examples": counter[0] if is_hypothesis else None,
+                  "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
+                  "tampered": changed[:20]}
+        self.emit(result)
+        return result
+
+    def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int]) -> tuple[Callable[[], None], bool]:
+        obj = getattr(item, "obj", None)
+        target: Any = getattr(obj, "__func__", obj)
+        handle = getattr(target, "hypothesis", None)
+
+        def nothing() -> None:
+            return None
+
+        if not getattr(target, "is_hypothesis_test", False) or handle is None:
+            return nothing, False
+        from hypothesis import Phase, settings  # noqa: PLC0415
+
+        saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test)
+        inner = handle.inner_test
+
+        @functools.wraps(inner)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            value = inner(*args, **kwargs)
+            counter[0] += 1
+            return value
+
+        handle.inner_test = counted
+        target._hypothesis_internal_use_settings = settings(
+            saved[0], max_examples=self.trials, derandomize=False, database=None, deadline=None,
+            phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+        )
+        target._hypothesis_internal_use_seed = seed
+
+        def restore() -> None:
+            target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test = saved
+
+        return restore, True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        """Keep the failing assertion's hash and Hypothesis' falsifying example of a failed call."""
+        report = yield
+        if call.when == "call" and call.excinfo is not None:
+            exc = call.excinfo.value
+            notes = [str(n) for n in getattr(exc, "__notes__", ()) if str(n).startswith(FALSIFYING)]
+            self.last_failure = {"hash": exception_hash(exc), "example": _text("\n".join(notes)) if notes else None}
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """The marker that the session completed."""
+        self.emit({"ev": "finished", "exitstatus": int(exitstatus), "tampered": tampered(self.snapshot)[:20]})

@@ -1,0 +1,214 @@
+"""The trusted side of a sealed run: workspace, sandbox user, environment allow-list, limits, timeout, results.
+
+Each worker is `python -I -B -m evidence_gate.sealed_worker JOB FD` in its own process group, as an unprivileged
+user when the gate runs as root, with an environment built from an allow-list. Results come only through the pipe
+the trusted process created; stdout goes to a capped log that is never parsed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from evidence_gate.strict_parse import ParseError, load_json
+
+MAX_LINE = 64 * 1024
+MAX_EVENTS_BYTES = 32 * 1024 * 1024
+LOG_TAIL = 4000
+# Variables the test process may see; everything else (GITHUB_TOKEN, INPUT_*, ACTIONS_*, GITHUB_ENV...) is dropped.
+ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ")
+INI = "[pytest]\naddopts =\nxfail_strict = false\nfilterwarnings =\n"
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Who the sealed process runs as, and why."""
+
+    uid: int | None
+    gid: int | None
+    user: str
+    note: str = ""
+
+
+@cache
+def sandbox() -> Sandbox:
+    """`nobody` when the gate is root and that user can run the interpreter; else the current user, with a note."""
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    if os.geteuid() != 0:
+        return Sandbox(None, None, me, "the gate is not root, so the sealed run keeps the gate's user")
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return Sandbox(None, None, me, "no `nobody` user on this machine: the sealed run stays root")
+    try:
+        probe = subprocess.run([sys.executable, "-I", "-B", "-c", "import pytest, hypothesis, evidence_gate"],
+                               user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], capture_output=True,
+                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/", check=False, timeout=60)
+        works = probe.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        works = False
+    if not works:
+        return Sandbox(None, None, me, f"`nobody` cannot run {sys.executable} with the gate's packages "
+                                       "(install the gate in a world-readable location); the sealed run stays root")
+    return Sandbox(nobody.pw_uid, nobody.pw_gid, "nobody")
+
+
+def runtime_missing() -> str | None:
+    """Which of pytest and Hypothesis the gate's interpreter lacks, or None."""
+    import importlib.util  # noqa: PLC0415
+
+    missing = [m for m in ("pytest", "hypothesis") if importlib.util.find_spec(m) is None]
+    return ", ".join(missing) if missing else None
+
+
+class Workspace:
+    """A temporary folder tree for one gate run: trees (read-only to the sealed user), jobs, home and tmp."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="evidence-gate-sealed-"))
+        self.root.chmod(0o755)
+        self.sandbox = sandbox()
+        for name in ("jobs", "home", "tmp"):
+            (self.root / name).mkdir(mode=0o755)
+        for name in ("home", "tmp"):
+            folder = self.root / name
+            folder.chmod(0o700)
+            if self.sandbox.uid is not None:
+                os.chown(folder, self.sandbox.uid, self.sandbox.gid or -1)
+
+    def close(self) -> None:
+        """Remove everything (the sealed user's leftovers too)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def env(self) -> dict[str, str]:
+        """The test process's whole environment."""
+        env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        env.update({"HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp"), "TZ": "UTC",
+                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HYPOTHESIS_NO_PLUGINS": "1", "LANG": "C.UTF-8"})
+        return env
+
+
+@dataclass
+class WorkerResult:
+    """What one sealed worker produced."""
+
+    name: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    exit_code: int | None = None
+    timed_out: bool = False
+    problems: list[str] = field(default_factory=list)
+    log_tail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def finished(self) -> dict[str, Any] | None:
+        """The session-finished marker, if the session got that far."""
+        return next((e for e in self.events if e.get("ev") == "finished"), None)
+
+
+def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None]) -> None:
+    total = 0
+    buffer = b""
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        while True:
+            chunk = pipe.read(65536)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > MAX_EVENTS_BYTES:
+                result.problems.append(f"the result stream exceeded {MAX_EVENTS_BYTES} bytes")
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                _accept(line, result, on_event)
+            if len(buffer) > MAX_LINE:
+                result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
+                break
+    if buffer and not result.problems:
+        result.problems.append("the result stream ended mid-line")
+
+
+def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any]], None]) -> None:
+    if len(line) > MAX_LINE:
+        result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
+        return
+    try:
+        event = load_json(line)
+    except ParseError as exc:
+        result.problems.append(f"a result line is not acceptable JSON: {exc.message}")
+        return
+    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
+        result.problems.append("a result line is not an event object")
+        return
+    result.events.append(event)
+    on_event(event)
+
+
+def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
+               on_event: Callable[[dict[str, Any]], None]) -> WorkerResult:
+    """Run one sealed worker to completion or timeout; the whole process group is killed at the end."""
+    job_path = ws.root / "jobs" / f"{name}.json"
+    ini_path = ws.root / "jobs" / f"{name}.ini"
+    ini_path.write_text(INI, encoding="utf-8")
+    job = {**job, "ini": str(ini_path)}
+    job_path.write_text(json.dumps(job), encoding="utf-8")
+    for path in (job_path, ini_path):
+        path.chmod(0o644)
+    log_path = ws.root / "jobs" / f"{name}.log"
+    result = WorkerResult(name)
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    extra: dict[str, Any] = {}
+    if ws.sandbox.uid is not None:
+        extra = {"user": ws.sandbox.uid, "group": ws.sandbox.gid, "extra_groups": []}
+    with log_path.open("wb") as log:
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
+                cwd=job["tree"], env=ws.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), start_new_session=True, **extra,
+            )
+        finally:
+            os.close(write_fd)
+        reader = threading.Thread(target=_reader, args=(read_fd, result, on_event), daemon=True)
+        reader.start()
+        try:
+            result.exit_code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            result.timed_out = True
+        finally:
+            _kill_group(proc.pid)
+            if result.exit_code is None:
+                result.exit_code = proc.wait()
+        reader.join(timeout=10)
+    result.seconds = time.monotonic() - started
+    with log_path.open("rb") as handle:
+        handle.seek(max(0, log_path.stat().st_size - LOG_TAIL))
+        result.log_tail = handle.read().decode("utf-8", "replace")
+    return result
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def limits(memory_mb: int, timeout_s: int) -> dict[str, int]:
+    """The resource limits a worker applies to itself."""
+    return {"memory_mb": memory_mb, "cpu_s": max(1, timeout_s), "nproc": 512}

@@ -1,0 +1,173 @@
+"""The tree a sealed run executes: built from git objects, never from the working copy.
+
+Locked paths come from the baseline's blobs, everything else from the commit under test. Files that would let
+the patch steer pytest, the interpreter or the gate's own dependencies are left out and listed as neutralised.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from evidence_gate.git import Repo, TreeEntry
+
+PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
+                            "pyproject.toml"})
+# Modules the sealed interpreter relies on; a repository file with one of these names never reaches sys.path.
+_GATE_DEPS = frozenset({"pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin", "yaml", "_yaml",
+                        "iniconfig", "packaging", "sortedcontainers", "attr", "attrs", "exceptiongroup", "tomli",
+                        "evidence_gate", "jsonschema", "py", "sitecustomize", "usercustomize"})
+# Standard-library names that are also common folder names for tests; they stay.
+_STDLIB_ALLOWED = frozenset({"test", "this", "antigravity", "idlelib", "turtledemo"})
+PROTECTED = _GATE_DEPS | (frozenset(sys.stdlib_module_names) - _STDLIB_ALLOWED)
+_MAX_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class Neutralised:
+    """A path of the patch's tree that the sealed run left out, and why."""
+
+    path: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """The receipt's form."""
+        return {"path": self.path, "reason": self.reason}
+
+
+def _module_name(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def neutralise_reason(path: str, package_dirs: frozenset[str]) -> str | None:
+    """Why `path` must not take effect in a sealed run, or None when it may."""
+    parts = path.split("/")
+    base = parts[-1]
+    for part in parts[:-1]:
+        if part in {".pytest_cache", "__pycache__"}:
+            return f"{part} is never read from the repository"
+        if part.endswith((".dist-info", ".egg-info")):
+            return "installed-package metadata (entry points, plugins) in the repository is ignored"
+    if base in PYTEST_CONFIGS:
+        return "pytest configuration: the gate writes its own"
+    if base == "conftest.py":
+        return "conftest outside the locked set"
+    if base.endswith((".pyc", ".pyo")) or base in {".pytest_cache", "__pycache__"}:
+        return "bytecode and caches are never read from the repository"
+    if base.endswith(".pth"):
+        return "*.pth files run code at interpreter start-up"
+    if base.endswith((".dist-info", ".egg-info")):
+        return "installed-package metadata (entry points, plugins) in the repository is ignored"
+    for depth, part in enumerate(parts):
+        # Anything below a folder that is not a package may be imported by its top-level name.
+        if "/".join(parts[:depth]) in package_dirs:
+            continue
+        name = _module_name(part)
+        if name not in PROTECTED:
+            continue
+        is_file = depth == len(parts) - 1
+        if is_file and (part == name + ".py" or part.endswith((".so", ".pyd"))):
+            return f"{name!r} would shadow a module of the interpreter or the gate"
+        if not is_file and part == name and "/".join(parts[:depth + 1]) in package_dirs:
+            return f"package {name!r} would shadow a module of the interpreter or the gate"
+    return None
+
+
+def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable[str],
+              baseline_conftests: bool = True) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
+    """The entries of the sealed tree and the neutralised paths of `head`.
+
+    Locked paths take the baseline's entry (or are absent when the baseline has none); a conftest outside the
+    locked set takes the baseline's copy when `baseline_conftests`, so the patch's conftests never take effect.
+    """
+    locked_set = frozenset(locked)
+    base_by_path = {e.path: e for e in baseline}
+    chosen: dict[str, TreeEntry] = {}
+    neutralised: list[Neutralised] = []
+    for entry in head:
+        if entry.path in locked_set or _under_locked(entry.path, locked_set):
+            continue
+        chosen[entry.path] = entry
+    for path in locked_set:
+        if path in base_by_path:
+            chosen[path] = base_by_path[path]
+    for entry in baseline:
+        if _under_locked(entry.path, locked_set):
+            chosen[entry.path] = entry
+    trusted_conftests = {p: e for p, e in base_by_path.items() if posixpath.basename(p) == "conftest.py"}
+    package_dirs = frozenset(posixpath.dirname(p) for p in chosen if posixpath.basename(p) == "__init__.py")
+    result: dict[str, TreeEntry] = {}
+    for path, entry in sorted(chosen.items()):
+        if entry.type == "commit":
+            neutralised.append(Neutralised(path, "submodule (gitlink): not part of the sealed tree"))
+            continue
+        trusted = path in locked_set or _under_locked(path, locked_set)
+        reason = None if trusted else neutralise_reason(path, package_dirs)
+        if reason == "conftest outside the locked set" and baseline_conftests and path in trusted_conftests:
+            if trusted_conftests[path].oid != entry.oid:
+                neutralised.append(Neutralised(path, "the patch's conftest is replaced by the baseline's copy"))
+            result[path] = trusted_conftests[path]
+            continue
+        if reason is not None:
+            neutralised.append(Neutralised(path, reason))
+            continue
+        result[path] = entry
+    return result, neutralised
+
+
+def _under_locked(path: str, locked: frozenset[str]) -> bool:
+    return any(path.startswith(d.rstrip("/") + "/") for d in locked if d.endswith("/"))
+
+
+def _inside(path: str, target: str) -> bool:
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return not target.startswith("/") and joined != ".." and not joined.startswith("../")
+
+
+def materialise(repo: Repo, entries: dict[str, TreeEntry], dest: Path) -> list[Neutralised]:
+    """Write the entries under `dest` (world-readable, not writable by the sealed user); returns dropped symlinks."""
+    dropped: list[Neutralised] = []
+    dest.mkdir(parents=True, exist_ok=True)
+    dest.chmod(0o755)
+    items = sorted(entries.items())
+    for start in range(0, len(items), _MAX_BATCH):
+        chunk = items[start:start + _MAX_BATCH]
+        blobs = repo.read_blobs(e.oid for _, e in chunk)
+        for path, entry in chunk:
+            data = blobs.get(entry.oid)
+            if data is None:
+                continue
+            target = dest / path
+            _mkdirs(dest, target.parent)
+            if entry.mode == "120000":
+                link = os.fsdecode(data)
+                if _inside(path, link):
+                    target.symlink_to(link)
+                else:
+                    dropped.append(Neutralised(path, f"symlink leaves the tree ({link!r})"))
+                continue
+            target.write_bytes(data)
+            target.chmod(0o755 if entry.mode == "100755" else 0o644)
+    return dropped
+
+
+def _mkdirs(root: Path, folder: Path) -> None:
+    if folder.is_dir():
+        return
+    _mkdirs(root, folder.parent)
+    folder.mkdir(exist_ok=True)
+    folder.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+
+
+def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path) -> list[Neutralised]:
+    """Build the sealed tree of `commit` (locked paths from `baseline`) in `dest`; returns what was neutralised."""
+    head_entries = repo.ls_tree(commit, recursive=True)
+    base_entries = head_entries if baseline == commit else repo.ls_tree(baseline, recursive=True)
+    entries, neutralised = plan_tree(head_entries, base_entries, locked)
+    neutralised += materialise(repo, entries, dest)
+    return neutralised

@@ -1,0 +1,109 @@
+"""The first code the sealed interpreter runs: limits, then trusted imports, then the repository's paths.
+
+Started as `python -I -B -m evidence_gate.sealed_worker JOB FD` by the trusted process. It lowers its own resource
+limits, imports pytest, Hypothesis and the gate's plugin before any repository path is on `sys.path` (and appends,
+never prepends, those paths), then runs one pytest session or the fixture producer, streaming events to FD.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import sys
+from typing import Any
+
+MB = 1 << 20
+
+
+def _limit(which: int, value: int) -> None:
+    try:
+        resource.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        _soft, hard = resource.getrlimit(which)
+        if hard == resource.RLIM_INFINITY or value < hard:
+            resource.setrlimit(which, (min(value, hard) if hard != resource.RLIM_INFINITY else value, hard))
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Address space, CPU seconds, processes, file size and core dumps; lowered for good (hard limits too)."""
+    _limit(resource.RLIMIT_AS, limits["memory_mb"] * MB)
+    _limit(resource.RLIMIT_CPU, limits["cpu_s"])
+    _limit(resource.RLIMIT_FSIZE, 256 * MB)
+    _limit(resource.RLIMIT_CORE, 0)
+    if os.geteuid() != 0:
+        _limit(resource.RLIMIT_NPROC, limits["nproc"])
+
+
+class Emitter:
+    """JSON lines to the pipe the trusted process reads."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        data = (json.dumps(event, sort_keys=True, allow_nan=False, default=str) + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+
+def canonical_output(value: Any) -> bytes:
+    """The bytes a producer's return value is hashed as: bytes as is, text as UTF-8, anything else canonical JSON."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def run_digests(job: dict[str, Any], emit: Emitter) -> int:
+    """Call the configured producer on each record's input and report the sha256 of its output."""
+    import importlib  # noqa: PLC0415
+
+    module_name, _, func_name = str(job["producer"]).partition(":")
+    try:
+        producer = getattr(importlib.import_module(module_name), func_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported, never raised
+        emit({"ev": "producer-missing", "message": f"{type(exc).__name__}: {exc}"[:2000]})
+        emit({"ev": "finished", "exitstatus": 0})
+        return 0
+    for record in job["records"]:
+        try:
+            digest = hashlib.sha256(canonical_output(producer(record["input"]))).hexdigest()
+            emit({"ev": "digest", "id": record["id"], "sha256": digest})
+        except Exception as exc:  # noqa: BLE001 - a producer error is a mismatch, reported with its cause
+            emit({"ev": "digest", "id": record["id"], "sha256": None, "message": f"{type(exc).__name__}: {exc}"[:2000]})
+    emit({"ev": "finished", "exitstatus": 0})
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run one sealed job."""
+    with open(argv[0], encoding="utf-8") as handle:  # noqa: PTH123 - keep start-up imports minimal
+        job = json.load(handle)
+    apply_limits(job["limits"])
+    emit = Emitter(int(argv[1]))
+    os.chdir(job["tree"])
+    if job["mode"] == "digest":
+        sys.path.extend(job["paths"])
+        return run_digests(job, emit)
+    import _hypothesis_pytestplugin  # type: ignore[import-untyped]  # noqa: F401, PLC0415 - trusted imports first
+    import hypothesis  # noqa: PLC0415
+    import hypothesis.strategies  # noqa: F401, PLC0415
+    import pytest  # noqa: PLC0415
+
+    from evidence_gate import pytest_plugin  # noqa: PLC0415
+
+    before = pytest_plugin.snapshot()
+    sys.path.extend(job["paths"])
+    plugin = pytest_plugin.SealedPlugin(job, emit, before)
+    args = ["-c", job["ini"], "--rootdir", job["tree"], "--confcutdir", job["tree"], "-p", "no:cacheprovider",
+            "-p", "no:stepwise", "-p", "_hypothesis_pytestplugin", "--import-mode=append", "-q", "--no-header",
+            "-o", "console_output_style=classic", *job["args"]]
+    code = pytest.main(args, plugins=[plugin])
+    return int(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

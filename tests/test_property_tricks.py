@@ -1,0 +1,40 @@
+"""Each hostile trick on a repository whose property is red must not come out green; the controls pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from property_repo import judge, red_repo, rows
+from repo_builder import GitRepo
+
+CASES = Path(__file__).parent / "property_cases"
+
+
+def _cases() -> list[Path]:
+    return sorted(p for p in CASES.iterdir() if (p / "expect.json").is_file())
+
+
+def _patch_files(case: Path) -> dict[str, str | bytes | None]:
+    root = case / "patch"
+    return {str(p.relative_to(root))[: -len(".txt")]: p.read_bytes() for p in root.rglob("*.txt") if p.is_file()}
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda p: p.name)
+def test_trick_is_not_green(case: Path, git_repo: GitRepo, tmp_path: Path) -> None:
+    """The trick lands on one of the expected rows (controls: pass), never on a silent pass."""
+    expect = json.loads((case / "expect.json").read_text())
+    red_repo(git_repo, **expect.get("config", {}))
+    git_repo.commit(case.name, _patch_files(case))
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["state"] == "final", receipt["errors"]
+    found = rows(receipt)
+    if not expect["rows"]:
+        assert receipt["decision"]["row"] == "pass", receipt["violations"]
+        assert receipt["properties"]["counts"]["budget_passes"] == 1
+        return
+    assert receipt["ok"] is False
+    assert receipt["decision"]["row"] in expect["rows"], receipt["violations"]
+    assert set(found) & set(expect["rows"]), found
