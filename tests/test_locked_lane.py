@@ -56,6 +56,30 @@ def _head_with_raw_path(git_repo: GitRepo, base: str, raw_path: bytes, content: 
     return head
 
 
+def _head_with_tree_entry(git_repo: GitRepo, base: str, name: bytes, subpath: list[bytes]) -> str:
+    """A child of `base` with a new top-level folder `name` holding `subpath`, built with `mktree`, which (unlike
+    `git add`) does not refuse names such as `.GIT`."""
+    oid = git_repo.git("hash-object", "-w", "--stdin", input=b"#!/bin/sh\necho pwned\n")
+    entry = b"100755 blob " + oid.encode() + b"\t" + subpath[-1]
+    for folder in reversed(subpath[:-1]):
+        tree = git_repo.git("mktree", "-z", input=entry + b"\0")
+        entry = b"040000 tree " + tree.encode() + b"\t" + folder
+    sub = git_repo.git("mktree", "-z", input=entry + b"\0")
+    root = subprocess.run(["git", "ls-tree", "-z", base], cwd=git_repo.path, capture_output=True, check=True).stdout
+    tree = git_repo.git("mktree", "-z", input=root + b"040000 tree " + sub.encode() + b"\t" + name + b"\0")
+    return git_repo.git("commit-tree", tree, "-p", base, "-m", "alias")
+
+
+@pytest.mark.parametrize("name", [b".GIT", b".git.", b"GIT~1"])
+def test_git_dir_alias_is_a_violation(git_repo: GitRepo, name: bytes) -> None:
+    """A tree entry a checkout could take for `.git` (hooks!) fails, though `git add` would refuse to make it."""
+    base = _base(git_repo)
+    head = _head_with_tree_entry(git_repo, base, name, [b"hooks", b"post-checkout"])
+    (violation,) = _lane(git_repo.path, base, head).violations
+    assert violation.path == name.decode() + "/hooks/post-checkout"
+    assert "is the repository's own `.git` on some file systems" in violation.message
+
+
 def _lane(path: Path, base: str, head: str, config: Config | None = None) -> LaneResult:
     repo = Repo(path)
     config = config or Config()

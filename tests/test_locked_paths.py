@@ -125,6 +125,15 @@ def test_invalid_utf8_is_hostile() -> None:
     assert locked_paths.display_path(path) == "fixtures/\\xffa.json"
 
 
+@pytest.mark.parametrize(("path", "alias"), [
+    (".GIT/hooks/post-checkout", ".GIT"), ("sub/.git./config", ".git."), ("GIT~1/config", "GIT~1"),
+    (".git\u200c/hooks/x", ".git\u200c"), ("docs/.github/x", None), ("docs/git/x", None),
+])
+def test_git_dir_aliases(path: str, alias: str | None) -> None:
+    """Names a Windows or macOS checkout would treat as `.git` are recognised; `.github` is not one."""
+    assert locked_paths.git_dir_alias(path) == alias
+
+
 def test_plain_unicode_is_not_hostile() -> None:
     """Control: accented and non-Latin names are ordinary."""
     assert locked_paths.hostile_chars("docs/café/日本.md") == []
@@ -143,6 +152,7 @@ def test_symlink_escape_is_conservative(target_segs: list[str], depth: int) -> N
 @pytest.mark.parametrize(("link", "target", "escapes"), [
     ("docs/passwd", "../../etc/passwd", True), ("docs/x", "/etc/passwd", True), ("x", "C:\\windows", True),
     ("docs/x", "../src/alloc.py", False), ("a/b/c", "../../d", False), ("a/l", "b/../../..", True),
+    ("docs/x", "../.git/hooks/pre-commit", True), ("docs/x", "../.GIT./config", True),
 ])
 def test_symlink_escape_examples(link: str, target: str, escapes: bool) -> None:
     """Absolute targets and `..` above the root leave the repository; a sibling link does not."""

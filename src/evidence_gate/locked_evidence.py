@@ -154,6 +154,12 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
                                       "exist to mislead reviewers and tools; rename it using printable UTF-8 only",
                                  disp))
             continue
+        alias = locked_paths.git_dir_alias(e.path)
+        if alias is not None:
+            out.append(Violation(ROW, f"{disp} {change}, and its folder {display_path(alias)} is the repository's own "
+                                      "`.git` on some file systems (it could plant hooks or config); rename it",
+                                 disp))
+            continue
         if e.new_mode == SYMLINK:
             raw = targets.get(e.new_oid) or b""
             target = raw.decode("utf-8", "surrogateescape")

@@ -37,6 +37,16 @@ def hostile_chars(path: str) -> list[str]:
     return [_describe_char(ch) for ch in seen]
 
 
+def git_dir_alias(path: str) -> str | None:
+    """A segment that a checkout could treat as the repository's own `.git` (`.GIT`, `.git.`, `GIT~1`), else None.
+
+    Such a tree entry could plant hooks or config; git refuses it only when `core.protectNTFS`/`protectHFS` apply."""
+    for seg in path.split("/"):
+        if fold(seg) in {".git", "git~1"}:
+            return seg
+    return None
+
+
 def display_path(path: str) -> str:
     """`path` with hostile characters spelled out (`\\u200b`, `\\n`, `\\xff`), safe for logs, JSON and annotations."""
     out = []
@@ -155,6 +165,8 @@ def symlink_escapes(link_path: str, target: str) -> bool:
         return True
     depth = link_path.count("/")
     for seg in re.split(r"[/\\]", target):
+        if fold(seg) == ".git":
+            return True  # into the repository's own metadata: hooks and config live there
         if seg == "..":
             depth -= 1
             if depth < 0:
