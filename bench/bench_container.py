@@ -1,0 +1,184 @@
+"""Benchmark of the action's container: image size, build time, and container start to receipt vs the host CLI.
+
+    python bench/bench_container.py [--repeat N] [--no-cold-build]
+
+Uses the engine the container tests use (docker where a daemon answers, else podman on a debootstrap base; see
+tests/container_engine.py). Measured in one run: the image's size and the bytes its layers add over the base; the
+build time from a warm base without the layer cache (`--no-cache`: apt downloads and installs everything), and a
+rebuild after a source change (the apt layer cached); then, on the demo repository's tampering pull request and its
+honest one, the wall time from `run` to a written receipt, beside the same check by the CLI on the host. Wall times
+are medians of N runs. Results go to stdout as Markdown and to bench/out/container.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from action_runner import TODAY, Runner, action_env, make_runner, run_container  # noqa: E402 - needs tests/ on the path
+from container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
+from fake_github import FakeGitHub  # noqa: E402
+from fake_results_service import FakeResultsService, runtime_token  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+SHARED = ROOT.parent / "shared"
+
+
+def _median(fn: Callable[[], None], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _container_check(engine: Engine, runner: Runner, run: bool) -> Callable[[], None]:
+    args = ["check", "--event", "/github/workflow/event.json", "--today", TODAY, "--receipt",
+            "/github/home/receipt.json", "--format", "json", *([] if run else ["--no-run"])]
+
+    def go() -> None:
+        receipt = runner.file("home/receipt.json")
+        receipt.unlink(missing_ok=True)
+        proc = run_container(engine, IMAGE, runner, {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"},
+                             *args)
+        if not receipt.exists():
+            raise SystemExit(f"no receipt from the container: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return go
+
+
+def _host_check(runner: Runner, run: bool) -> Callable[[], None]:
+    receipt = runner.root / "host-receipt.json"
+    argv = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(runner.workspace), "--event",
+            str(runner.file("workflow/event.json")), "--today", TODAY, "--receipt", str(receipt), "--format", "json",
+            *([] if run else ["--no-run"])]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(runner.root), "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+
+    def go() -> None:
+        receipt.unlink(missing_ok=True)
+        proc = subprocess.run(argv, capture_output=True, env=env, check=False)
+        if not receipt.exists():
+            raise SystemExit(f"no receipt from the host CLI: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return go
+
+
+def _action_run(engine: Engine, runner: Runner) -> Callable[[], None]:
+    def go() -> None:
+        github = FakeGitHub(SHARED).start()
+        results = FakeResultsService(runtime_token()).start()
+        try:
+            for name in ("set_output", "step_summary"):
+                runner.file(f"file_commands/{name}").write_text("", encoding="utf-8")
+            proc = run_container(engine, IMAGE, runner, action_env(github, results))
+            if proc.returncode != 10 or len(github.runs) != 1 or not results.state.finalized:
+                raise SystemExit(f"the action did not post its verdict: {proc.stdout.decode(errors='replace')}")
+        finally:
+            github.stop()
+            results.stop()
+    return go
+
+
+def main() -> int:
+    """Measure and print."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-cold-build", action="store_true", help="skip the --no-cache build")
+    args = parser.parse_args()
+    engine = find_engine()
+    if engine is None:
+        raise SystemExit("neither docker nor podman is installed")
+    base = ensure_base(engine) or "debian:trixie-slim (pinned digest)"
+    results: dict[str, object] = {"engine": engine.name, "base": base, "machine": platform.machine(),
+                                  "cpus": os.cpu_count(), "repeat": args.repeat}
+    results["build_cached_s"] = build_image(engine)
+    if not args.no_cold_build:
+        results["build_no_cache_s"] = build_image_no_cache(engine, base)
+    results["rebuild_after_source_change_s"] = rebuild_after_touch(engine)
+    size = image_size(engine, IMAGE)
+    base_size = image_size(engine, LOCAL_BASE if engine.name == "podman" else base.split()[0])
+    results.update(image_bytes=size, base_bytes=base_size, added_bytes=size - base_size)
+
+    timings: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="evidence-gate-bench-") as tmp:
+        for pr, run in (("freeze-entry-added", False), ("honest-refactor", True)):
+            runner = make_runner(Path(tmp) / pr, pr)
+            label = f"{pr} ({'properties run' if run else '--no-run'})"
+            host = _median(_host_check(runner, run), args.repeat)
+            inside = _median(_container_check(engine, runner, run), args.repeat)
+            timings[label] = {"host_cli_s": host, "container_s": inside, "overhead_s": inside - host}
+        runner = make_runner(Path(tmp) / "action", "freeze-entry-added")
+        timings["freeze-entry-added (full action: check run, annotations, artifact)"] = {
+            "container_s": _median(_action_run(engine, runner), args.repeat)}
+    results["timings"] = timings
+    OUT.mkdir(exist_ok=True)
+    (OUT / "container.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(render(results))
+    return 0
+
+
+def build_image_no_cache(engine: Engine, base: str) -> float:
+    """A build from the warm base with no layer cache: every apt package downloaded and installed."""
+    args = ["build", "--no-cache", "-t", IMAGE, "--network=host"]
+    if engine.name == "podman":
+        args += ["--pull=never", "--build-arg", f"BASE={base}"]
+    start = time.perf_counter()
+    engine.run(*args, str(ROOT), timeout=1800)
+    return time.perf_counter() - start
+
+
+def rebuild_after_touch(engine: Engine) -> float:
+    """A rebuild after a source change (in a copy of the build context): the apt layer is reused, COPY misses."""
+    with tempfile.TemporaryDirectory(prefix="evidence-gate-context-") as tmp:
+        context = Path(tmp)
+        for name in ("Dockerfile", "entrypoint", ".dockerignore"):
+            shutil.copy2(ROOT / name, context / name)
+        shutil.copytree(ROOT / "src" / "evidence_gate", context / "src" / "evidence_gate",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        with (context / "src" / "evidence_gate" / "__init__.py").open("a", encoding="utf-8") as handle:
+            handle.write(f"# bench {time.time_ns()}\n")
+        seconds = build_image(engine, tag="localhost/evidence-gate:bench-rebuild", context=context)
+    engine.run("rmi", "localhost/evidence-gate:bench-rebuild", check=False)
+    return seconds
+
+
+def render(results: dict[str, object]) -> str:
+    """The README table."""
+    mb = 1e6
+    lines = [
+        f"Engine {results['engine']}, {results['cpus']} cores, medians of {results['repeat']} runs "
+        "(`python bench/bench_container.py`).",
+        "",
+        "| image | |",
+        "|---|---|",
+        f"| size | {int(results['image_bytes']) / mb:.0f} MB (base {int(results['base_bytes']) / mb:.0f} MB) |",
+        f"| added over the base | {int(results['added_bytes']) / mb:.0f} MB |",
+    ]
+    if "build_no_cache_s" in results:
+        lines.append(f"| build from a warm base, no layer cache | {results['build_no_cache_s']:.1f} s |")
+    lines.append(f"| rebuild after a source change | {results['rebuild_after_source_change_s']:.1f} s |")
+    lines += ["", "| demo pull request | host CLI | container | overhead |", "|---|---|---|---|"]
+    for label, t in results["timings"].items():
+        if "host_cli_s" in t:
+            lines.append(f"| {label} | {t['host_cli_s']:.2f} s | {t['container_s']:.2f} s | "
+                         f"{t['overhead_s']:+.2f} s |")
+        else:
+            lines.append(f"| {label} | | {t['container_s']:.2f} s | |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
