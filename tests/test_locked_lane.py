@@ -115,6 +115,23 @@ def test_hostile_path_receipt_is_written_and_printable(git_repo: GitRepo, tmp_pa
     assert on_disk["violations"][0]["path"] == "docs/evil\\n::error::ok.md"
 
 
+@pytest.mark.parametrize(("target", "fragment"), [
+    (b"../../etc/passwd", "which leaves the repository"),
+    (b"../.git/hooks/pre-commit", "enters .git"),
+    (b"ok\n../../x", "whose target contains U+000A"),
+])
+def test_symlink_targets_are_checked_anywhere(git_repo: GitRepo, target: bytes, fragment: str) -> None:
+    """A new symlink outside locked folders still fails when its target escapes or hides characters."""
+    base = _base(git_repo)
+    oid = git_repo.git("hash-object", "-w", "--stdin", input=target)
+    git_repo.git("read-tree", base)
+    git_repo.git("update-index", "--add", "--cacheinfo", f"120000,{oid},docs/link")
+    head = git_repo.git("commit-tree", git_repo.git("write-tree"), "-p", base, "-m", "link")
+    git_repo.git("read-tree", base)
+    (violation,) = _lane(git_repo.path, base, head).violations
+    assert violation.path == "docs/link" and fragment in violation.message
+
+
 def test_honest_edit_passes_and_receipt_lists_locked_files(git_repo: GitRepo) -> None:
     """Control: a code edit under pythonpath touches nothing locked; the receipt names the baseline's locked files."""
     base = _base(git_repo)

@@ -163,10 +163,12 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
         if e.new_mode == SYMLINK:
             raw = targets.get(e.new_oid) or b""
             target = raw.decode("utf-8", "surrogateescape")
-            if locked_paths.symlink_escapes(e.path, target) or locked_paths.hostile_chars(target):
-                out.append(Violation(ROW, f"{disp} {change}: a symlink to {display_path(target)}, which leaves the "
-                                          "repository; commit a regular file, or a link that stays inside the "
-                                          "repository", disp))
+            bad_target = locked_paths.hostile_chars(target)
+            if bad_target or locked_paths.symlink_escapes(e.path, target):
+                where = (f"whose target contains {', '.join(bad_target)}" if bad_target else
+                         "which leaves the repository (or enters .git)")
+                out.append(Violation(ROW, f"{disp} {change}: a symlink to {display_path(target)}, {where}; commit a "
+                                          "regular file, or a link that stays inside the repository", disp))
                 continue
         why = locked.classify(e.path)
         if why is not None:
