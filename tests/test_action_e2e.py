@@ -227,3 +227,19 @@ def test_cli_action_subcommand_runs_the_action(tmp_path: Path, shared_dir: Path,
     assert (run["name"], run["conclusion"]) == ("gate (static)", "failure")
     assert outputs(tmp_path / "output")["artifact-id"] == "4242"
     assert "FAIL: Locked evidence touched [evidence-path-edited]" in proc.stdout
+
+
+def test_shallow_checkout_of_the_head_branch_is_not_deepened(tmp_path: Path, shared_dir: Path,
+                                                             github: FakeGitHub) -> None:
+    """A shallow checkout of the PR's head instead of the merge ref fetches nothing; the gate's precondition stands."""
+    pr = pull_request(tmp_path, shared_dir)
+    ws = GitRepo(tmp_path / "ws")
+    ws.git("remote", "add", "origin", f"file://{pr.repo.path}")
+    ws.git("fetch", "--depth=1", "origin", "refs/heads/pr")
+    ws.git("checkout", "-q", "--detach", "FETCH_HEAD")
+    code, printed = run_action(runner_env(tmp_path, ws.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_PRECONDITION, printed
+    assert json.loads((ws.path / "receipt.json").read_text())["decision"]["row"] in {"history-missing",
+                                                                                    "event-mismatch"}
+    assert "fetched" not in (tmp_path / "summary.md").read_text()
+    assert ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split().count("commit") == 1

@@ -102,13 +102,18 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
     if head is None or not repo.is_shallow():
         return []
     if event.event_name == "merge_group":
+        if head != event.head_sha:
+            return []  # not the group's commit: the gate says event-mismatch, a fetch would not help
+
         def complete() -> bool:
             return repo.has_object(event.base_sha) and repo.merge_base(event.base_sha, head) == event.base_sha
         depths: tuple[int, ...] = _MERGE_GROUP_DEPTHS
     else:
+        if len(repo.parents(head)) < 2:
+            return []  # not the merge ref: the gate says event-mismatch, a fetch would not help
+
         def complete() -> bool:
-            parents = repo.parents(head)
-            return len(parents) >= 2 and all(repo.resolve(p) is not None for p in parents)
+            return all(repo.resolve(p) is not None for p in repo.parents(head))
         depths = (2,)
     if complete():
         return []
@@ -120,7 +125,9 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
         if complete():
             return [f"shallow checkout: fetched the commits compared (`git fetch --depth={depth} origin {head[:12]}`)"]
     raise GateError(
-        f"the shallow checkout lacks the commits compared (the parents of {head[:12]})"
+        "the shallow checkout lacks the commits compared ("
+        + (f"the merge group's base {event.base_sha[:12]}" if event.event_name == "merge_group"
+           else f"the parents of the merge commit {head[:12]}") + ")"
         + (f" and fetching them failed: {error}" if error else ""),
         fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
 
