@@ -43,6 +43,8 @@ def test_scenario(folder: Path, tmp_path: Path) -> None:
         assert any(_subset(wanted, v) for v in receipt["violations"]), f"{wanted} not in {receipt['violations']}"
     for fragment in expect.get("stdout_contains", []):
         assert fragment in proc.stdout, context
+    for section, wanted in expect.get("receipt", {}).items():  # e.g. receipt: {freeze: {added: [x]}}
+        assert _subset(wanted, receipt[section]), f"{section}: {wanted} not in {receipt[section]}"
 
 
 def test_scenarios_exist() -> None:
