@@ -109,6 +109,15 @@ def test_rate_limit_403_waits_for_the_reset(github: FakeGitHub) -> None:
     assert [r.status for r in github.calls("POST")] == [403, 201]
 
 
+def test_secondary_rate_limit_403_waits_a_minute(github: FakeGitHub) -> None:
+    """A secondary rate-limit 403 without headers is retried after 60 s, not taken for a missing permission."""
+    github.fail("POST", Scripted(403, {}, {"message": "You have exceeded a secondary rate limit. Please wait."}))
+    sleeps: list[float] = []
+    client(github, sleeps).start("evidence-gate", SHA, "ext", WHEN, None)
+    assert sleeps == [60.0]
+    assert [r.status for r in github.calls("POST")] == [403, 201]
+
+
 def test_422_is_never_retried(github: FakeGitHub) -> None:
     """A 422 fails at once with one request and no sleep."""
     github.fail("POST", Scripted(422, {}, {"message": "Validation Failed"}))

@@ -59,13 +59,18 @@ def external_id(repository: str, check_sha: str, check_name: str) -> str:
     return f"evidence-gate:{digest}"
 
 
-def _is_rate_limited(status: int, headers: dict[str, str]) -> bool:
+def _is_rate_limited(status: int, headers: dict[str, str], message: str) -> bool:
+    """429, or a 403 that is a primary or secondary rate limit rather than a missing permission."""
     lower = {k.lower(): v for k, v in headers.items()}
-    return status == 429 or (status == 403 and (lower.get("x-ratelimit-remaining") == "0" or "retry-after" in lower))
+    if status == 429:
+        return True
+    return status == 403 and (lower.get("x-ratelimit-remaining") == "0" or "retry-after" in lower
+                              or "rate limit" in message.lower())
 
 
-def _wait_for(headers: dict[str, str], attempt: int, now: float) -> float:
-    """Seconds to wait: `Retry-After`, else the rate-limit reset, else exponential backoff 1, 2, 4, 8 s."""
+def _wait_for(headers: dict[str, str], attempt: int, now: float, message: str) -> float:
+    """Seconds to wait: `Retry-After`, else the rate-limit reset, else a minute for a secondary rate limit (GitHub's
+    advice), else exponential backoff 1, 2, 4, 8 s."""
     lower = {k.lower(): v for k, v in headers.items()}
     retry_after = lower.get("retry-after", "")
     if retry_after.strip().isdigit():
@@ -73,6 +78,8 @@ def _wait_for(headers: dict[str, str], attempt: int, now: float) -> float:
     reset = lower.get("x-ratelimit-reset", "")
     if lower.get("x-ratelimit-remaining") == "0" and reset.isdigit():
         return min(max(float(reset) - now, 1.0), MAX_WAIT_S)
+    if "secondary rate limit" in message.lower():
+        return MAX_WAIT_S
     return float(2 ** (attempt - 1))
 
 
@@ -105,12 +112,13 @@ class ChecksClient:
             except GithubException as exc:
                 headers = dict(exc.headers or {})
                 status = exc.status
-                retryable = status >= 500 or _is_rate_limited(status, headers)
-                if not retryable or attempt == MAX_ATTEMPTS:
-                    detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
-                    cls = ChecksForbidden if status == 403 and not _is_rate_limited(status, headers) else ChecksError
-                    raise cls(f"{what}: HTTP {status}: {detail}", status) from exc
-                wait = _wait_for(headers, attempt, self._clock())
+                detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+                message = str(detail or "")
+                limited = _is_rate_limited(status, headers, message)
+                if not (status >= 500 or limited) or attempt == MAX_ATTEMPTS:
+                    cls = ChecksForbidden if status == 403 and not limited else ChecksError
+                    raise cls(f"{what}: HTTP {status}: {message}", status) from exc
+                wait = _wait_for(headers, attempt, self._clock(), message)
             except requests.RequestException as exc:
                 if attempt == MAX_ATTEMPTS:
                     raise ChecksError(f"{what}: {type(exc).__name__}: {exc}", 0) from exc
