@@ -55,3 +55,21 @@ def judge(repo: GitRepo, tmp: Path, **kw: Any) -> dict[str, Any]:
 def rows(receipt: dict[str, Any]) -> list[str]:
     """Rows of all violations."""
     return [v["row"] for v in receipt["violations"]]
+
+
+def base_files(**properties: Any) -> dict[str, str | bytes | None]:
+    """The red baseline's files, for tests that want to change a few of them before committing."""
+    return {
+        ".evidence-gate.yml": config(**properties),
+        "SCORE_PROPERTIES": "properties/test_double.py::test_double\n",
+        "properties/test_double.py": PROPERTY,
+        "src/calc.py": RED,
+        "README.md": "demo\n",
+    }
+
+
+def ledger(receipt: dict[str, Any], node: str = "properties/test_double.py::test_double") -> dict[str, Any]:
+    """The seed ledger of one property."""
+    found = [x for x in receipt["properties"]["ledgers"] if x["property_id"] == node]
+    assert len(found) == 1, receipt["properties"]["ledgers"]
+    return found[0]

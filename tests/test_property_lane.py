@@ -1,0 +1,233 @@
+"""The property lane end to end: seed plans, ledgers, replays, tautologies, freezes and digests, on real runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from evidence_gate.assertion_hash import statement_hash
+from property_repo import base_files, judge, ledger, red_repo, rows
+from repo_builder import GitRepo
+
+SEED_PROPERTY = '''\
+import os
+
+
+def test_seeded():
+    assert int(os.environ["PROPERTY_SEED"]) != 12
+    assert int(os.environ["PROPERTY_TRIALS"]) == 25
+'''
+
+
+def test_early_stop_example_attempts_every_planned_seed(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Plan of four, failure at the second: all four are attempted and the ledger names the failing seed."""
+    files = base_files(fresh_seeds=0)
+    files.update({"SCORE_PROPERTIES": "properties/test_seeded.py::test_seeded\n",
+                  "properties/test_seeded.py": SEED_PROPERTY, "fixtures/a.txt": "x\n"})
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("noop", {"README.md": "changed\n"})
+    receipt = judge(git_repo, tmp_path)
+    found = ledger(receipt, "properties/test_seeded.py::test_seeded")
+    assert sorted(found["attempted_seeds"]) == [11, 12, 13, 14]
+    assert found["failing_seed"] == 12
+    assert found["stopped_early"] is False
+    assert found["reproduced"] is True
+    assert found["shrink_stable"] is True
+    assert found["status"] == "freeze_eligible"
+    assert receipt["decision"]["row"] == "property-failed"
+    assert receipt["properties"]["counts"] == {"open": 0, "closed_failures": 1, "budget_passes": 0}
+
+
+def _inputs_for(seed: int, trials: int) -> list[int]:
+    """The inputs the sealed run generates for one seed (same settings as the gate's plugin applies)."""
+    seen: list[int] = []
+
+    @settings(max_examples=trials, derandomize=False, database=None, deadline=None,
+              phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink))
+    @given(st.integers(-10**6, 10**6))
+    def probe(x: int) -> None:
+        seen.append(x)
+
+    probe._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    probe()
+    return seen
+
+
+def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An implementation correct only on the planned seeds' inputs is caught by the fresh seeds."""
+    red_repo(git_repo, fresh_seeds=2)
+    key = sorted({x for seed in (11, 12, 13, 14) for x in _inputs_for(seed, 25)})
+    git_repo.commit("answer key", {"src/calc.py": f"KEY = set({key!r})\n\n\ndef double(x):\n"
+                                                  "    return x * 2 if x in KEY else x\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "property-failed-fresh-seed", receipt["violations"]
+    assert ledger(receipt)["failing_seed"] in receipt["properties"]["fresh_seeds"]
+
+
+def test_counterexample_accepted_is_a_tautology(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A documented counterexample that passes on the baseline tree makes the property a tautology."""
+    files = base_files(fresh_seeds=0)
+    files.update({
+        "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
+        "properties/test_cx.py": "def test_cx():\n    assert True\n",
+    })
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "property-tautology", receipt["violations"]
+
+
+def test_counterexample_rejected_passes(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A counterexample that fails on the baseline tree is what a real property looks like."""
+    files = base_files(fresh_seeds=0)
+    files.update({
+        "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
+        "properties/test_cx.py": "def test_cx():\n    assert 2 * 1000 == 1000\n",
+    })
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+
+
+FREEZE = '''\
+version: 1
+entries:
+{entries}'''
+ENTRY = '''\
+  - id: {id}
+    test: {test}
+    assertion_hash: "{hash}"
+    added_at: "{added}"
+    expires: "{expires}"
+    owner: humans
+    reason: timing
+'''
+FLAKY = "def test_flaky():\n    assert {cond}\n"
+
+
+def _freeze_repo(git_repo: GitRepo, cond_base: str, cond_head: str, entry_hash: str = "0" * 64,
+                 expires: str = "2026-09-20") -> None:
+    files = base_files(fresh_seeds=0, removal_runs=2)
+    entry = ENTRY.format(id="flaky", test="tests/test_flaky.py::test_flaky", hash=entry_hash, added="2026-09-10",
+                         expires=expires)
+    files.update({"src/calc.py": "def double(x):\n    return x * 2\n", "freeze.yaml": FREEZE.format(entries=entry),
+                  "tests/test_flaky.py": FLAKY.format(cond=cond_base)})
+    config = json.loads(files[".evidence-gate.yml"])  # type: ignore[arg-type]
+    config["freeze"] = {"removal_runs": config["properties"].pop("removal_runs")}
+    files[".evidence-gate.yml"] = json.dumps(config)
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("head", {"tests/test_flaky.py": FLAKY.format(cond=cond_head)})
+
+
+def test_removal_verified_by_replays_shrinks_the_ledger(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A removed entry whose test passes on both trees every time gives pass-freeze-shrank."""
+    _freeze_repo(git_repo, "True", "True")
+    git_repo.commit("remove", {"freeze.yaml": FREEZE.format(entries="  []\n").replace("entries:\n  []", "entries: []")})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
+    assert receipt["decision"]["row"] == "pass-freeze-shrank", receipt["violations"]
+    replay = receipt["freeze"]["replays"][0]
+    assert replay["baseline"] == ["passed", "passed"] and replay["head"] == ["passed", "passed"]
+
+
+def test_removal_of_a_still_failing_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A removed entry whose test still fails on the head tree is freeze-removed-still-failing."""
+    _freeze_repo(git_repo, "True", "False")
+    git_repo.commit("remove", {"freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n")})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
+    assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
+
+
+def test_expired_entry_whose_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An expired entry's test runs unfrozen; its failure is freeze-expired."""
+    _freeze_repo(git_repo, "False", "False", expires="2026-09-11")
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 20))
+    assert receipt["decision"]["row"] == "freeze-expired", receipt["violations"]
+
+
+def _property_hash() -> str:
+    source = base_files()["properties/test_double.py"]
+    assert isinstance(source, str)
+    digest = statement_hash(source, 8)
+    assert digest is not None
+    return digest
+
+
+@pytest.mark.parametrize(("entry_hash", "row"), [("match", "pass"), ("f" * 64, "property-failed")])
+def test_active_freeze_excuses_only_the_same_assertion(git_repo: GitRepo, tmp_path: Path, entry_hash: str,
+                                                      row: str) -> None:
+    """A frozen property's failure is excused only when the failing assertion's hash matches the entry."""
+    files = base_files(fresh_seeds=0)
+    digest = _property_hash()[:32] if entry_hash == "match" else entry_hash
+    files["freeze.yaml"] = FREEZE.format(entries=ENTRY.format(
+        id="double", test="properties/test_double.py::test_double", hash=digest, added="2026-09-10",
+        expires="2026-09-20"))
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("noop", {"README.md": "x\n"})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
+    assert receipt["decision"]["row"] == row, receipt["violations"]
+
+
+def test_missing_node_is_run_integrity(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A listed property that is not collected is run-integrity, never a pass."""
+    red_repo(git_repo, extra={"SCORE_PROPERTIES": "properties/test_double.py::test_gone\n"}, fresh_seeds=0)
+    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+
+
+def test_too_few_examples_is_run_integrity(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A property that cannot reach the declared number of examples did not run cleanly."""
+    prop = "from hypothesis import given, strategies as st\n\n\n@given(st.booleans())\ndef test_double(b):\n" \
+           "    assert b in (True, False)\n"
+    red_repo(git_repo, extra={"properties/test_double.py": prop}, fresh_seeds=0)
+    git_repo.commit("noop", {"README.md": "x\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert "fewer than the 25 declared" in receipt["violations"][0]["message"]
+
+
+def test_secrets_and_ci_do_not_reach_the_test(git_repo: GitRepo, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """GITHUB_TOKEN, INPUT_* and CI stay outside; with CI=true the seeds still differ between runs."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
+    monkeypatch.setenv("INPUT_TOKEN", "secret")
+    monkeypatch.setenv("CI", "true")
+    prop = ("import os\n\n\ndef test_double():\n"
+            "    assert not {k for k in os.environ if k.startswith(('GITHUB', 'INPUT_', 'ACTIONS_', 'CI'))}\n")
+    red_repo(git_repo, extra={"properties/test_double.py": prop}, fresh_seeds=0)
+    git_repo.commit("noop", {"README.md": "x\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+
+
+DIGEST_PRODUCER = "import json\n\n\ndef produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
+
+
+@pytest.mark.parametrize(("producer", "row"), [(DIGEST_PRODUCER, "pass"),
+                                               (DIGEST_PRODUCER.replace("x * 2", "x + 2"), "fixture-digest-mismatch")])
+def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str, row: str) -> None:
+    """Digest records are checked in the sealed run by the configured producer."""
+    expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()
+    digests = {"version": 1, "records": [{"id": "two", "input": [1, 2], "output_sha256": expected}]}
+    files = base_files(fresh_seeds=0)
+    config = json.loads(files[".evidence-gate.yml"])  # type: ignore[arg-type]
+    config["fixtures"] = {"producer": "calc:produce"}
+    files.update({".evidence-gate.yml": json.dumps(config), "fixtures/digests.json": json.dumps(digests),
+                  "src/calc.py": "def double(x):\n    return x * 2\n\n\n" + DIGEST_PRODUCER})
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("producer", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == row, receipt["violations"]
+    assert receipt["fixtures"]["digests"][0]["status"] == ("match" if row == "pass" else "mismatch")
