@@ -147,6 +147,11 @@ INVALID_YAML: dict[str, tuple[bytes, str, int]] = {
     "duplicate-ids": (render([yaml_entry("a"), yaml_entry("a")], BUDGET), "repeats", 14),
     "case-duplicate-ids": (render([yaml_entry("a"), yaml_entry("A")], BUDGET), "differs only by case", 14),
     "not-utf8": (b"version: 1\nentries: []\n# \xff\n", "UTF-8", 1),
+    "tag-directive": (b"%TAG !e! tag:yaml.org,2002:\n---\nversion: !e!int 1\nentries: []\n", "tags", 3),
+    "complex-key": (b"version: 1\n? [entries]\n: []\n", "keys must be strings", 2),
+    "flow-duplicate": (_yaml_with(ENTRY_A, "{max_entries: 12, max_entries: 99}"), "duplicate key", 2),
+    "look-alike-key": (_yaml_with(ENTRY_A.replace("expires:", '"expires\u00a0":')), "Additional properties", 4),
+    "deep-nesting": (b"version: 1\nentries: " + b"[" * 40 + b"]" * 40 + b"\n", "nesting", 2),
 }
 
 
@@ -184,6 +189,10 @@ INVALID_JSON: dict[str, tuple[bytes, str, int]] = {
     "list-ledger": (b'[{"id": "tests/test_a.py::test_a"}]', "is not of type 'object'", 1),
     "datetime": (_json_with(json_entry("tests/test_a.py::test_a", expires="2026-09-29T00:00:00Z")),
                  "does not match", 3),
+    "nul-in-id": (_json_with('{"id": "tests/test_a.py::test_a\\u0000", "expires": "2026-09-29", "owner": "h", '
+                             '"added": "2026-09-15"}'), "control", 3),
+    "lone-surrogate": (_json_with('{"id": "tests/test_a.py::test_\\ud800", "expires": "2026-09-29", "owner": "h", '
+                                  '"added": "2026-09-15"}'), "non-ASCII", 3),
 }
 
 
