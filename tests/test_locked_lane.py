@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evidence_gate import locked_evidence
-from evidence_gate.config import Config, FreezeConfig, PropertiesConfig
+from evidence_gate.config import Config, FixturesConfig, FreezeConfig, PropertiesConfig
 from evidence_gate.gate import CheckOptions, evaluate
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult
@@ -181,6 +181,16 @@ def test_freeze_ledger_locked_only_in_locked_mode(git_repo: GitRepo) -> None:
     assert _lane(git_repo.path, base, head).violations == ()
     locked_mode = Config(freeze=FreezeConfig(mode="locked"))
     assert [v.path for v in _lane(git_repo.path, base, head, locked_mode).violations] == ["freeze.yaml"]
+
+
+def test_configured_paths_are_normalised(git_repo: GitRepo) -> None:
+    """`fixtures.dir: ./data/` and `locked: ["./tools/**"]` lock `data/**` and `tools/**` as git spells them."""
+    base = _base(git_repo, {"data/golden.json": "{}\n", "tools/run.sh": "true\n"})
+    head = git_repo.commit("tamper", {"data/golden.json": "[]\n", "tools/run.sh": "false\n"})
+    config = Config(fixtures=FixturesConfig(dir="./data/"), locked=("./tools/**",))
+    result = _lane(git_repo.path, base, head, config)
+    assert [v.path for v in result.violations] == ["data/golden.json", "tools/run.sh"]
+    assert result.receipt["globs"] == ["data/**", ".github/workflows/**", "tools/**"]
 
 
 def test_pythonpath_decides_what_is_code_under_test(git_repo: GitRepo) -> None:

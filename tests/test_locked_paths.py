@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-import unicodedata
 
 import pytest
 from hypothesis import given
@@ -15,7 +14,8 @@ from evidence_gate.locked_paths import AttrLine, fold, glob_matches
 
 SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
 REL_PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
-HOSTILE = st.characters(categories=["Cc", "Cf", "Zl", "Zp"])
+HOSTILE = st.characters(categories=["Cc", "Cf", "Zl", "Zp"]) | st.sampled_from(
+    sorted(chr(c) for c in locked_paths.INVISIBLE))
 
 
 def _locked(paths: dict[str, str] | None = None, globs: tuple[str, ...] = ("fixtures/**",)) -> LockedSet:
@@ -115,7 +115,8 @@ def test_hostile_characters_are_found_and_escaped(before: str, bad: str, after: 
     path = before + bad + after
     assert locked_paths.hostile_chars(path)
     shown = locked_paths.display_path(path)
-    assert not any(unicodedata.category(c) in locked_paths.HOSTILE_CATEGORIES for c in shown)
+    assert not any(locked_paths.is_hostile(c) for c in shown)
+    assert shown.isprintable()
 
 
 def test_invalid_utf8_is_hostile() -> None:
@@ -135,8 +136,13 @@ def test_git_dir_aliases(path: str, alias: str | None) -> None:
 
 
 def test_plain_unicode_is_not_hostile() -> None:
-    """Control: accented and non-Latin names are ordinary."""
-    assert locked_paths.hostile_chars("docs/café/日本.md") == []
+    """Control: accented, combining and non-Latin names are ordinary."""
+    assert locked_paths.hostile_chars("docs/café/cafe\u0301/日本/한국어.md") == []
+
+
+def test_hangul_filler_is_invisible() -> None:
+    """A default-ignorable letter (U+3164) is hostile even though its category is Lo."""
+    assert locked_paths.hostile_chars("fixtures\u3164/a") == ["U+3164 HANGUL FILLER (invisible character)"]
 
 
 @given(st.lists(st.sampled_from(["a", "b", "..", "."]), max_size=6), st.integers(0, 3))

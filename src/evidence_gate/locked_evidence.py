@@ -88,12 +88,20 @@ def _dirs_up(path: str) -> list[str]:
     return [*locked_paths.ancestors(path), ""]
 
 
+def _norm(path: str) -> str:
+    """A configured path as git spells it (`./fixtures/` → `fixtures`; `.` → ``)."""
+    norm = posixpath.normpath(path.strip().lstrip("/"))
+    return "" if norm == "." else norm
+
+
 def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertySpec, ...]) -> LockedSet:
     """The built-in locked set plus `locked:` globs, with every baseline blob it needs read in batches."""
-    paths: dict[str, str] = {CONFIG_PATH: "the gate's configuration", config.properties.list: "the property list"}
+    paths: dict[str, str] = {CONFIG_PATH: "the gate's configuration",
+                             _norm(config.properties.list): "the property list"}
     if config.freeze.mode == "locked":
-        paths[config.freeze.file] = "the freeze ledger (freeze.mode: locked)"
-    named = {s.file for s in specs} | {s.counterexample.split("::", 1)[0] for s in specs if s.counterexample}
+        paths[_norm(config.freeze.file)] = "the freeze ledger (freeze.mode: locked)"
+    named = {_norm(s.file) for s in specs} | {_norm(s.counterexample.split("::", 1)[0])
+                                              for s in specs if s.counterexample}
     for file in sorted(named):
         paths.setdefault(file, f"named in {config.properties.list}")
         for folder in _dirs_up(file):
@@ -112,7 +120,9 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
     for module in sorted(scan.files):
         paths.setdefault(module, "a module imported by a locked property file")
     existing = frozenset({p for p, data in content.items() if data is not None} | scan.files)
-    globs = tuple(dict.fromkeys((f"{config.fixtures.dir.strip('/')}/**", *BUILTIN_GLOBS, *config.locked)))
+    fixtures = _norm(config.fixtures.dir)
+    configured = (g.removeprefix("./") for g in config.locked)
+    globs = tuple(dict.fromkeys((f"{fixtures}/**" if fixtures else "**", *BUILTIN_GLOBS, *configured)))
     return LockedSet(paths, globs, scan, existing)
 
 

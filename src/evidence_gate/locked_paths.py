@@ -19,6 +19,10 @@ from functools import cache
 # Code point categories that have no business in a file name: controls (newline, ESC), invisible format characters
 # (U+200B, U+202E, U+FEFF), lone surrogates (bytes that were not UTF-8), and the line/paragraph separators.
 HOSTILE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Default-ignorable code points outside Cf that render as nothing (Hangul fillers, variation selectors, the
+# combining grapheme joiner, Khmer inherent vowels).
+INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
+                       *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
 FIX_LOCKED = "locked evidence may only change in a human-reviewed PR to the base branch"
 
 
@@ -27,13 +31,19 @@ def _describe_char(ch: str) -> str:
     if 0xDC80 <= code <= 0xDCFF:
         return f"byte 0x{code - 0xDC00:02X} that is not valid UTF-8"
     name = unicodedata.name(ch, "")
-    kind = {"Cc": "control", "Cf": "invisible format", "Cs": "surrogate"}.get(unicodedata.category(ch), "separator")
+    kind = {"Cc": "control", "Cf": "invisible format", "Cs": "surrogate", "Zl": "separator", "Zp": "separator"}.get(
+        unicodedata.category(ch), "invisible")
     return f"U+{code:04X} {name} ({kind} character)".replace("  ", " ")
+
+
+def is_hostile(ch: str) -> bool:
+    """Whether one character has no business in a file name (see HOSTILE_CATEGORIES and INVISIBLE)."""
+    return unicodedata.category(ch) in HOSTILE_CATEGORIES or ord(ch) in INVISIBLE
 
 
 def hostile_chars(path: str) -> list[str]:
     """Descriptions of every distinct hostile character in `path`, in order of first appearance."""
-    seen = dict.fromkeys(ch for ch in path if unicodedata.category(ch) in HOSTILE_CATEGORIES)
+    seen = dict.fromkeys(ch for ch in path if is_hostile(ch))
     return [_describe_char(ch) for ch in seen]
 
 
@@ -52,7 +62,7 @@ def display_path(path: str) -> str:
     out = []
     for ch in path:
         code = ord(ch)
-        if unicodedata.category(ch) not in HOSTILE_CATEGORIES:
+        if not is_hostile(ch):
             out.append(ch)
         elif 0xDC80 <= code <= 0xDCFF:
             out.append(f"\\x{code - 0xDC00:02x}")
@@ -71,7 +81,7 @@ def fold(path: str) -> str:
     """The name a case-insensitive, normalising file system sees: NFKC case fold, no invisible characters, no
     trailing dots or spaces on a segment (Windows drops them), so `Fixtures/`, `ﬁxtures/` and `fixtures./` meet."""
     text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", path).casefold())
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and ord(ch) not in INVISIBLE)
     return "/".join(seg.rstrip(". ") or seg for seg in text.split("/"))
 
 
