@@ -139,3 +139,17 @@ def test_check_summary_is_cut_to_65535_characters() -> None:
     assert len(md) > 65535 >= len(cut)
     assert cut.endswith(job_summary.TRUNCATED_MARKER)
     assert job_summary._open_fence(cut) == ""
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("ab`\n|é:%"), max_size=80), max_size=40),
+       st.integers(min_value=200, max_value=3000))
+def test_truncation_never_exceeds_the_limit_or_leaves_a_fence_open(messages: list[str], limit: int) -> None:
+    """For any findings and limit, the cut report fits, keeps whole lines, and closes every fence it opened."""
+    md = job_summary.render(receipt_with(messages), "sha256:x")
+    for cut, size in ((job_summary.truncate_bytes(md, limit), lambda s: len(s.encode())),
+                      (job_summary.truncate_chars(md, limit), len)):
+        assert size(cut) <= limit
+        if cut != md:
+            assert cut.endswith(job_summary.TRUNCATED_MARKER)
+            assert job_summary._open_fence(cut) == ""
+            assert cut.split("\n", 1)[0] == md.split("\n", 1)[0]

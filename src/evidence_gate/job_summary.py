@@ -129,6 +129,8 @@ def truncate_chars(text: str, limit: int = CHECK_SUMMARY_LIMIT) -> str:
 
 
 def _cut(text: str, size: Callable[[str], int], limit: int) -> str:
+    if limit < size(TRUNCATED_MARKER):
+        raise ValueError(f"a limit of {limit} leaves no room for the truncation marker")
     budget = limit - size(TRUNCATED_MARKER)
     while True:
         head = text.encode("utf-8")[: max(budget, 0)].decode("utf-8", "ignore")
