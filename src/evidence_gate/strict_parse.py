@@ -177,6 +177,8 @@ def load_json(data: bytes) -> Any:
                 json_lines(data)
             except ParseError as located:
                 raise located from exc
+            except (IndexError, ValueError):  # the scanner gave up: keep the error without a line
+                pass
         raise
     except RecursionError as exc:
         raise ParseError("nesting too deep") from exc
