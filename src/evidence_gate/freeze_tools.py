@@ -1,12 +1,116 @@
-"""`evidence-gate freeze hash|propose`. STUB: being written."""
+"""`evidence-gate freeze hash NODE` and `evidence-gate freeze propose --receipt R --test NODE`.
+
+`hash` runs the test sealed on the checkout's HEAD commit and prints the sha256 of its failing assertion, the value
+a ledger entry's `assertion_hash` must carry. `propose` prints a ready entry only for a `freeze_eligible` ledger.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from evidence_gate import sealed_tree
+from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
+from evidence_gate.errors import GateError
+from evidence_gate.git import Repo
+from evidence_gate.pytest_plugin import matches_spec
+from evidence_gate.sealed_run import Workspace, limits, run_worker
+from evidence_gate.strict_parse import ParseError, load_json
+
+DEFAULT_TTL_DAYS = 14
+# What each non-eligible status means for a person who wants to freeze the test.
+WHY = {
+    "incomplete_fields": "the ledger is missing fields, so the run cannot be trusted",
+    "empty_plan": "no seed was planned, so nothing was measured",
+    "early_stop_incomplete": "the run stopped before every planned seed was attempted",
+    "seed_gap": "a planned seed was not attempted exactly once",
+    "budget_pass_no_freeze": "the property passed every seed; there is nothing to freeze",
+    "seed_mismatch": "the failing seed is not among the attempts, or did not fail again on replay (a flake)",
+    "oracle_unreviewed": "the property's oracle is a model draft; a human must review it first",
+    "shrink_unstable": "two shrink passes gave different minimal examples",
+    "fixture_unbound": "the ledger is not bound to a fixture hash",
+}
+
+
+def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
+    """Run `node` sealed on HEAD (each planned seed until one fails); the assertion hash and the failing result."""
+    head = repo.resolve("HEAD")
+    if head is None:
+        raise GateError(f"{repo.path} has no HEAD commit", fix="commit the test first", usage=True)
+    try:
+        config = parse_config(repo.read_blob(head, CONFIG_PATH))
+    except ConfigInvalid as exc:
+        raise GateError(exc.message, fix=f"correct {CONFIG_PATH}", row="config-invalid") from exc
+    props = config.properties
+    ws = Workspace()
+    try:
+        tree = ws.root / "head"
+        sealed_tree.build(repo, head, head, frozenset(), tree)
+        job = {"mode": "pytest", "tree": str(tree), "trials": props.trials, "shrink_reruns": 0,
+               "paths": [str(tree)] + [str(tree / p) for p in props.pythonpath],
+               "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]}, "args": [node.split("[", 1)[0]],
+               "limits": limits(props.memory_mb, props.timeout_s)}
+        result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
+    finally:
+        ws.close()
+    for event in result.events:
+        if event.get("ev") == "result" and matches_spec(str(event.get("node")), node) and \
+                event.get("outcome") == "failed" and event.get("assertion_hash"):
+            return str(event["assertion_hash"]), event
+    outcomes = [str(e.get("outcome")) for e in result.events if e.get("ev") == "result"]
+    raise GateError(f"{node} did not fail on HEAD ({', '.join(outcomes) or 'not collected'}), so there is no "
+                    "assertion to hash", fix="run it on the commit where it fails")
+
+
+def _slug(node: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", node.rsplit("::", maxsplit=1)[-1]).strip("-")[:100] or "frozen-test"
+
+
+def propose(receipt: dict[str, Any], node: str, today: date) -> str:
+    """A ledger entry (YAML) for `node`, or GateError naming the status that blocks it."""
+    ledgers = [x for x in receipt.get("properties", {}).get("ledgers", [])
+               if x.get("property_id") == node or matches_spec(str(x.get("property_id")), node)]
+    if not ledgers:
+        raise GateError(f"the receipt has no seed ledger for {node}", fix="pass the property's node id as listed "
+                        "in the receipt's properties.ledgers", usage=True)
+    blocked = [x for x in ledgers if x.get("status") != "freeze_eligible"]
+    if blocked:
+        status = str(blocked[0].get("status"))
+        raise GateError(f"{node} is not freeze_eligible: its seed ledger closed as {status} "
+                        f"({WHY.get(status, 'unknown status')})", fix="no freeze can be proposed for it")
+    ledger = ledgers[0]
+    digest = str(ledger.get("assertion_hash") or "")
+    if len(digest) < 32:
+        raise GateError(f"{node}'s ledger carries no assertion hash", fix="re-run the gate with this version")
+    expires = today + timedelta(days=DEFAULT_TTL_DAYS)
+    return (f"  - id: {_slug(ledger['property_id'])}\n"
+            f"    test: {ledger['property_id']}\n"
+            f"    assertion_hash: \"{digest}\"\n"
+            f"    added_at: \"{today.isoformat()}\"\n"
+            f"    expires: \"{expires.isoformat()}\"\n"
+            f"    owner: humans\n"
+            f"    reason: timing   # one of timing | network | order | infra\n")
 
 
 def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
     """Dispatch the freeze helpers."""
-    raise NotImplementedError
+    if args.freeze_command == "hash":
+        digest, event = failing_hash(Repo(args.repo), args.node)
+        sys.stdout.write(f"{digest}\n")
+        if event.get("falsifying"):
+            sys.stderr.write(f"{event['falsifying']}\n")
+        return 0
+    try:
+        receipt = load_json(Path(args.receipt).read_bytes())
+    except (OSError, ParseError) as exc:
+        raise GateError(f"cannot read {args.receipt}: {exc}", fix="pass the receipt.json of a gate run",
+                        usage=True) from exc
+    if not isinstance(receipt, dict):
+        raise GateError(f"{args.receipt} is not a receipt", usage=True)
+    sys.stdout.write(propose(receipt, args.test, args.today or today()))
+    return 0

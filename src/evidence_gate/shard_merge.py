@@ -1,10 +1,122 @@
-"""`evidence-gate merge`. STUB: being written."""
+"""`evidence-gate merge`: close seed ledgers over the receipts of `--shard K/N` runs.
+
+Every shard must judge the same commits, configuration and list; together they must cover shards 1..N once each,
+and every planned seed must have been attempted exactly once across them. The merged receipt re-decides.
+"""
 
 from __future__ import annotations
 
+import copy
+import sys
 from pathlib import Path
+from typing import Any
+
+from evidence_gate import decision, seed_ledger
+from evidence_gate.errors import GateError
+from evidence_gate.model import Violation
+from evidence_gate.receipt import sha256_of, write_receipt
+from evidence_gate.report import render_json, render_text, violations_of
+from evidence_gate.strict_parse import ParseError, load_json
+
+MAX_RECEIPT = 1 << 20
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+        value = load_json(data)
+    except (OSError, ParseError) as exc:
+        raise GateError(f"cannot read shard receipt {path}: {exc}", fix="pass the receipt.json of each --shard run",
+                        usage=True) from exc
+    if not isinstance(value, dict) or value.get("state") != "final":
+        raise GateError(f"{path} is not a final receipt", fix="merge only receipts of completed --shard runs",
+                        usage=True)
+    return value
+
+
+def _identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+    props = receipt.get("properties", {})
+    return (receipt.get("git", {}).get("baseline"), receipt.get("git", {}).get("head"),
+            receipt.get("config", {}).get("blob"), props.get("list_sha256"), tuple(props.get("plan") or ()))
+
+
+def _merge_ledgers(parts: list[dict[str, Any]], plan: list[int]) -> dict[str, Any]:
+    merged = copy.deepcopy(parts[0])
+    merged["planned_seeds"] = [s for p in parts for s in p["planned_seeds"]]
+    merged["attempted_seeds"] = [s for p in parts for s in p["attempted_seeds"]]
+    merged["fresh_seeds"] = [s for p in parts for s in p.get("fresh_seeds", [])]
+    merged["failing_seeds"] = [s for p in parts for s in p.get("failing_seeds", [])]
+    merged["stopped_early"] = any(p["stopped_early"] for p in parts)
+    merged["examples"] = {k: v for p in parts for k, v in p.get("examples", {}).items()}
+    failing = [p for p in parts if p.get("failing_seed") is not None]
+    failing.sort(key=lambda p: plan.index(p["failing_seed"]) if p["failing_seed"] in plan else len(plan))
+    source = failing[0] if failing else parts[0]
+    for key in ("failing_seed", "shrink_stable", "reproduced", "assertion_hash", "falsifying", "excused_by"):
+        merged[key] = source.get(key)
+    if sorted(merged["planned_seeds"]) != sorted(plan):
+        # The shards' slices must partition the declared plan; otherwise the ledger shows a gap.
+        merged["planned_seeds"] = list(plan)
+    merged["status"] = seed_ledger.close(merged)
+    return merged
+
+
+def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """The merged receipt of shard receipts (pure)."""
+    shards = [r.get("mode", {}).get("shard") for r in receipts]
+    if any(not (isinstance(s, list) and len(s) == 2) for s in shards):
+        raise GateError("every receipt must come from a `check --shard K/N` run", fix="re-run with --shard",
+                        usage=True)
+    total = {s[1] for s in shards}
+    if len(total) != 1 or sorted(s[0] for s in shards) != list(range(1, next(iter(total)) + 1)):
+        raise GateError(f"the receipts cover shards {sorted(tuple(s) for s in shards)}, not 1..N exactly once",
+                        fix="pass one receipt per shard of the same matrix", usage=True)
+    if len({_identity(r) for r in receipts}) != 1:
+        raise GateError("the shard receipts judge different commits, configurations or property lists",
+                        fix="merge only the shards of one workflow run", usage=True)
+    ordered = [r for _, r in sorted(zip([s[0] for s in shards], receipts, strict=True), key=lambda p: p[0])]
+    out = copy.deepcopy(ordered[0])
+    plan = list(out["properties"].get("plan") or [])
+    by_property: dict[str, list[dict[str, Any]]] = {}
+    for receipt in ordered:
+        for ledger in receipt["properties"].get("ledgers", []):
+            by_property.setdefault(ledger["property_id"], []).append(ledger)
+    ledgers = [_merge_ledgers(parts, plan) for parts in by_property.values()]
+    violations: list[Violation] = []
+    seen: set[tuple[Any, ...]] = set()
+    for receipt in ordered:
+        for v in violations_of(receipt):
+            key = (v.row, v.path, v.line, v.message)
+            if v.row != "seed-ledger-open" and key not in seen:
+                seen.add(key)
+                violations.append(v)
+    for ledger in ledgers:
+        if ledger["status"] in seed_ledger.OPEN:
+            violations.append(Violation("seed-ledger-open", f"{ledger['property_id']}: seed ledger did not close over "
+                                        f"the shards ({ledger['status']}): planned {plan}, attempted "
+                                        f"{ledger['attempted_seeds']}"))
+    facts: set[str] = set()
+    if any(not r.get("mode", {}).get("scored", True) for r in ordered):
+        facts.add(decision.FACT_HUMAN)
+    first = ordered[0]
+    if first.get("freeze", {}).get("removed") and not any(v.row.startswith("freeze-") for v in violations):
+        facts.add(decision.FACT_FREEZE_SHRANK)
+    result = decision.decide(violations, frozenset(facts))
+    out["properties"]["ledgers"] = ledgers
+    out["properties"]["counts"] = seed_ledger.counts(ledgers)
+    out["properties"]["shard"] = None
+    out["properties"]["fresh_seeds"] = [s for r in ordered for s in r["properties"].get("fresh_seeds", [])]
+    out["mode"]["shard"] = None
+    out["merged_from"] = [{"receipt": n, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
+                          for n, r in zip(names, receipts, strict=True)]
+    out["violations"] = [v.to_json() for v in violations]
+    out["decision"] = result.to_json()
+    out["ok"] = result.ok
+    return out
 
 
 def main(receipts: list[Path], out: Path, fmt: str) -> int:
-    """Close seed ledgers over shard receipts."""
-    raise NotImplementedError
+    """Merge the shard receipts, write the merged receipt, print it, and exit with its decision's code."""
+    merged = merge([_load(p) for p in receipts], [str(p) for p in receipts])
+    write_receipt(out, merged)
+    sys.stdout.write(render_json(merged) if fmt == "json" else render_text(merged))
+    return int(merged["decision"]["exit_code"])

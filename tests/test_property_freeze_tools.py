@@ -1,0 +1,49 @@
+"""`evidence-gate freeze hash` and `freeze propose`."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from evidence_gate import cli
+from evidence_gate.assertion_hash import statement_hash
+from evidence_gate.errors import GateError
+from evidence_gate.freeze_tools import failing_hash, propose
+from evidence_gate.git import Repo
+from property_repo import PROPERTY, judge, red_repo
+from repo_builder import GitRepo
+
+
+def test_freeze_hash_prints_the_failing_assertions_hash(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hash printed is the normalized failing assert of the property, as the gate computes it."""
+    red_repo(git_repo)
+    code = cli.main(["freeze", "hash", "properties/test_double.py::test_double", "--repo", str(git_repo.path)])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == statement_hash(PROPERTY, 8)
+
+
+def test_freeze_hash_refuses_a_passing_test(git_repo: GitRepo) -> None:
+    """No failure, nothing to hash."""
+    red_repo(git_repo)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    with pytest.raises(GateError, match="did not fail"):
+        failing_hash(Repo(git_repo.path), "properties/test_double.py::test_double")
+
+
+def test_propose_only_for_freeze_eligible(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A red property bound to fixtures is freeze_eligible and gets an entry; a passing one is refused."""
+    red_repo(git_repo, extra={"fixtures/a.txt": "x\n"}, fresh_seeds=0)
+    git_repo.commit("noop", {"README.md": "x\n"})
+    receipt = judge(git_repo, tmp_path)
+    entry = propose(receipt, "properties/test_double.py::test_double", date(2026, 9, 1))
+    assert 'expires: "2026-09-15"' in entry and receipt["properties"]["ledgers"][0]["assertion_hash"] in entry
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    passing = judge(git_repo, tmp_path)
+    with pytest.raises(GateError, match="budget_pass_no_freeze"):
+        propose(passing, "properties/test_double.py::test_double", date(2026, 9, 1))
+    (tmp_path / "r.json").write_text(json.dumps(passing))
+    assert cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test",
+                     "properties/test_double.py::test_double"]) != 0
