@@ -194,12 +194,14 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
                                name="check-run-start", daemon=True)
     starter.start()
 
-    repo = Repo(workspace)
+    missing: GateError | None = None
     try:
-        run.notes += ensure_history(repo, event)
+        run.notes += ensure_history(Repo(workspace), event)
     except GateError as exc:
+        missing = exc if exc.row else None  # without a row (git absent) the gate's own run reports it
+    if missing is not None:
         receipt = empty_receipt()
-        gate.precondition(receipt, exc)
+        gate.precondition(receipt, missing)
         write_receipt(receipt_path, receipt)
         code = EXIT_PRECONDITION
     else:
