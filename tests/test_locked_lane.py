@@ -202,6 +202,16 @@ def test_pythonpath_decides_what_is_code_under_test(git_repo: GitRepo) -> None:
     assert [v.path for v in _lane(git_repo.path, base, head, config).violations] == ["src/alloc.py"]
 
 
+def test_tree_id_moved_without_diff_entry_fails_closed(git_repo: GitRepo) -> None:
+    """If the diff handed to the lane misses a change inside a locked folder, the tree ids still catch it."""
+    base = _base(git_repo)
+    head = git_repo.commit("tamper", {"fixtures/golden.json": "[]\n"})
+    repo = Repo(git_repo.path)
+    specs = parse_properties(repo.read_blob(base, "SCORE_PROPERTIES") or b"")
+    (violation,) = locked_evidence.check(repo, base, head, Config(), specs, []).violations
+    assert violation.path == "fixtures" and "the diff did not show how" in violation.message
+
+
 def test_many_touched_fixtures_are_capped(git_repo: GitRepo) -> None:
     """Thousands of touched locked files give a bounded list plus a summary, never an unbounded receipt."""
     count = locked_evidence.MAX_VIOLATIONS + 5
