@@ -64,7 +64,8 @@ def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] 
     git = receipt.get("git", {})
     out += ["| commit | id |", "|---|---|"]
     for key in ("baseline", "head", "merge_base"):
-        out.append(f"| {key} | {code_span(str(git.get(key)))} |")
+        value = git.get(key)
+        out.append(f"| {key} | {'-' if value is None else code_span(str(value))} |")
     out.append("")
     violations = receipt.get("violations", [])
     counts: dict[str, int] = {}
