@@ -146,9 +146,18 @@ def build_image(engine: Engine, tag: str = IMAGE, context: Path = ROOT) -> float
     if base is not None:
         args += ["--build-arg", f"BASE={base}"]
     with locked("build"):
+        previous = _image_id(engine, tag)
         start = time.perf_counter()
         engine.run(*args, str(context), timeout=1800)
-        return time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        if previous and previous != _image_id(engine, tag):
+            engine.run("rmi", previous, check=False)  # the replaced build; keeps repeated runs from piling up
+        return seconds
+
+
+def _image_id(engine: Engine, ref: str) -> str | None:
+    proc = engine.run("image", "inspect", "--format", "{{.Id}}", ref, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
 def image_size(engine: Engine, ref: str) -> int:
