@@ -243,3 +243,29 @@ def test_shallow_checkout_of_the_head_branch_is_not_deepened(tmp_path: Path, sha
                                                                                     "event-mismatch"}
     assert "fetched" not in (tmp_path / "summary.md").read_text()
     assert ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split().count("commit") == 1
+
+
+def test_hostile_paths_cannot_forge_commands_in_the_fallback(tmp_path: Path, shared_dir: Path,
+                                                             github: FakeGitHub) -> None:
+    """A PR adding locked files named like workflow commands: the log holds only the action's own commands."""
+    from test_action_escaping import runner_commands
+
+    hostile = ["fixtures/a\n::stop-commands::tok", "fixtures/b%0A::error file=x::forged", "fixtures/c,line=9:d"]
+    pr = pull_request(tmp_path, shared_dir, tamper=False)
+    pr.repo.checkout("pr")
+    head = pr.repo.commit("hostile", dict.fromkeys(hostile, "x\n"))
+    pr.repo.checkout(pr.base)
+    payload = json.loads(pr.event.read_text())
+    payload["pull_request"]["head"]["sha"] = head
+    pr.event.write_text(json.dumps(payload))
+    pr.repo.merge_ref(pr.base, head)
+    github.fail("POST", Scripted(403, {}, {"message": "Resource not accessible by integration"}))
+    code, printed = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
+    assert code == EXIT_FAIL, printed
+    commands = runner_commands(printed)
+    assert {name for name, _, _ in commands} == {"warning", "error"}
+    receipt = json.loads((pr.repo.path / "receipt.json").read_text())
+    expected = sorted(v["path"] for v in receipt["violations"] if v["path"])
+    assert len(expected) >= len(hostile)
+    assert sorted(props["file"] for name, props, _ in commands if name == "error" and "file" in props) == expected
+    assert all(props.get("line") == "1" for name, props, _ in commands if name == "error")
