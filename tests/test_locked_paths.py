@@ -92,7 +92,17 @@ def test_look_alikes_are_locked(path: str) -> None:
     assert _locked().classify(path) is not None
 
 
-@pytest.mark.parametrize("path", ["src/alloc.py", "fixtures_old/a.json", "docs/fixtures.md", "properties/other.py",
+@pytest.mark.parametrize("path", [
+    "properties/__pycache__/test_p.cpython-311.pyc", "__pycache__/alloc.cpython-312.pyc",
+    "properties/__pycache__/hypothesis.cpython-311.pyc",
+])
+def test_compiled_copies_of_locked_modules_are_locked(path: str) -> None:
+    """A committed .pyc (unchecked-hash pycs are loaded without looking at the source) is locked like its source."""
+    assert "compiled copy" in (_locked().classify(path) or "")
+
+
+@pytest.mark.parametrize("path", ["src/alloc.py", "fixtures_old/a.json", "src/__pycache__/alloc.cpython-311.pyc",
+                                  "docs/fixtures.md", "properties/other.py",
                                   "tests/test_x.py", "prop/test_p.py"])
 def test_ordinary_paths_are_not_locked(path: str) -> None:
     """Controls: paths that only resemble locked ones in part stay editable."""

@@ -64,6 +64,9 @@ class LockedSet:
         name = self.imports.shadowed(path)
         if name is not None:
             return f"it would shadow the module `{name}` that a locked property file imports"
+        cached = self._compiled_source(path)
+        if cached is not None:
+            return f"a compiled copy that Python may load in place of locked {cached} (unchecked-hash .pyc)"
         anc = self._ancestors
         if path in anc:
             return f"it stands where the folder holding locked `{anc[path]}` is"
@@ -80,6 +83,19 @@ class LockedSet:
         if folded in fanc:
             return (f"it differs only in letter case or Unicode form from the folder holding locked `{fanc[folded]}`, "
                     "so it stands in for it on case-insensitive file systems")
+        return None
+
+
+    def _compiled_source(self, path: str) -> str | None:
+        """The locked or shadow-guarded module a `__pycache__/NAME.*.pyc` file stands for, else None."""
+        cache_dir, base = posixpath.split(path)
+        folder, cache = posixpath.split(cache_dir)
+        stem, dot, _ = base.partition(".")
+        if cache != "__pycache__" or not dot or not base.endswith(".pyc"):
+            return None
+        source = posixpath.join(folder, stem + ".py")
+        if source in self.paths or (folder, stem) in self.imports.shadows:
+            return source
         return None
 
 
