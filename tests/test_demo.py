@@ -6,9 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
-
-import pytest
 
 from evidence_gate import demo
 
@@ -65,7 +64,7 @@ def test_demo_refuses_a_used_workdir(tmp_path: Path) -> None:
     assert "already exists" in proc.stderr
 
 
-def test_demo_exit_code_reports_a_wrong_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_exit_code_reports_a_wrong_row(tmp_path: Path) -> None:
     """A patch whose expectation is wrong makes the demo exit 1: the demo is itself a check."""
     files = demo.example_files()
     prs = demo.patches(files)[:1]
@@ -85,6 +84,15 @@ def test_example_project_ships_in_the_package() -> None:
                  "properties/test_allocate_properties.py"):
         assert path in files, path
     assert not any("__pycache__" in p for p in files)
+
+
+def test_example_tests_are_not_collected_by_this_project() -> None:
+    """The example's `test_*.py` files are package data: pytest's testpaths keep them out of this suite."""
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8"))
+    testpaths = pyproject["tool"]["pytest"]["ini_options"]["testpaths"]
+    assert testpaths == ["tests"]
+    data = Path(demo.__file__).parent / "data"
+    assert not any(data.resolve().is_relative_to((Path(__file__).parents[1] / p).resolve()) for p in testpaths)
 
 
 def test_demo_with_run(tmp_path: Path) -> None:
