@@ -241,6 +241,9 @@ def judge(repo_path: Path, receipts: Path, prs: list[Patch], run: bool) -> list[
             notes.append("the sealed runner is a fail-closed stub in this build")
         if receipt.get("state") != "final":
             notes.extend(str(e).splitlines()[0] for e in receipt.get("errors", [])[:1])
+        elif receipt["decision"]["row"] != expected:  # say why, e.g. the runner's dependencies are missing
+            notes.extend([str(v.get("message"))[:200] for v in receipt.get("violations", [])
+                          if v.get("row") == receipt["decision"]["row"]][:1])
         outcomes.append(Outcome(pr, expected, str(receipt["decision"]["row"]), bool(receipt["ok"]), code,
                                 receipt_path, notes))
     return outcomes
