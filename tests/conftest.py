@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from repo_builder import GitRepo  # noqa: E402
+from repo_builder import GitRepo
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

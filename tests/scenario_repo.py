@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from repo_builder import GitRepo
 
 DEFAULT_BASE: dict[str, Any] = {

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import scenario_repo
 
 SCENARIOS = Path(__file__).parent / "scenarios"
