@@ -24,12 +24,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from action_runner import TODAY, Runner, action_env, make_runner, run_container  # noqa: E402 - needs tests/ on the path
-from container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
+from container_engine import IMAGE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 from fake_results_service import FakeResultsService, runtime_token  # noqa: E402
 
@@ -37,13 +38,22 @@ OUT = ROOT / "bench" / "out"
 SHARED = ROOT.parent / "shared"
 
 
+def _timed(fn: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def _median(fn: Callable[[], None], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(_timed(fn) for _ in range(repeat))
+
+
+def _paired(host: Callable[[], None], container: Callable[[], None], repeat: int) -> dict[str, float]:
+    """Host and container runs alternated, so both see the same machine load; overhead is the median pair gap."""
+    pairs = [(_timed(host), _timed(container)) for _ in range(repeat)]
+    return {"host_cli_s": statistics.median(h for h, _ in pairs),
+            "container_s": statistics.median(c for _, c in pairs),
+            "overhead_s": statistics.median(c - h for h, c in pairs)}
 
 
 def _container_check(engine: Engine, runner: Runner, run: bool) -> Callable[[], None]:
@@ -101,15 +111,17 @@ def main() -> int:
     engine = find_engine()
     if engine is None:
         raise SystemExit("neither docker nor podman is installed")
-    base = ensure_base(engine) or "debian:trixie-slim (pinned digest)"
-    results: dict[str, object] = {"engine": engine.name, "base": base, "machine": platform.machine(),
-                                  "cpus": os.cpu_count(), "repeat": args.repeat}
+    pinned = next(line.split("=", 1)[1] for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+                  if line.startswith("ARG BASE="))
+    base = ensure_base(engine) or pinned
+    results: dict[str, Any] = {"load_average_before": os.getloadavg(), "engine": engine.name, "base": base,
+                               "machine": platform.machine(), "cpus": os.cpu_count(), "repeat": args.repeat}
     results["build_cached_s"] = build_image(engine)
     if not args.no_cold_build:
         results["build_no_cache_s"] = build_image_no_cache(engine, base)
     results["rebuild_after_source_change_s"] = rebuild_after_touch(engine)
     size = image_size(engine, IMAGE)
-    base_size = image_size(engine, LOCAL_BASE if engine.name == "podman" else base.split()[0])
+    base_size = image_size(engine, base)
     results.update(image_bytes=size, base_bytes=base_size, added_bytes=size - base_size)
 
     timings: dict[str, dict[str, float]] = {}
@@ -117,13 +129,12 @@ def main() -> int:
         for pr, run in (("freeze-entry-added", False), ("honest-refactor", True)):
             runner = make_runner(Path(tmp) / pr, pr)
             label = f"{pr} ({'properties run' if run else '--no-run'})"
-            host = _median(_host_check(runner, run), args.repeat)
-            inside = _median(_container_check(engine, runner, run), args.repeat)
-            timings[label] = {"host_cli_s": host, "container_s": inside, "overhead_s": inside - host}
+            timings[label] = _paired(_host_check(runner, run), _container_check(engine, runner, run), args.repeat)
         runner = make_runner(Path(tmp) / "action", "freeze-entry-added")
         timings["freeze-entry-added (full action: check run, annotations, artifact)"] = {
             "container_s": _median(_action_run(engine, runner), args.repeat)}
     results["timings"] = timings
+    results["load_average_after"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
     (OUT / "container.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(render(results))
@@ -155,12 +166,14 @@ def rebuild_after_touch(engine: Engine) -> float:
     return seconds
 
 
-def render(results: dict[str, object]) -> str:
+def render(results: dict[str, Any]) -> str:
     """The README table."""
     mb = 1e6
     lines = [
-        f"Engine {results['engine']}, {results['cpus']} cores, medians of {results['repeat']} runs "
-        "(`python bench/bench_container.py`).",
+        f"Engine {results['engine']}, {results['cpus']} cores, medians of {results['repeat']} runs, host and "
+        "container runs alternated; overhead is the median of the paired differences "
+        f"(load average {results['load_average_before'][0]:.1f} before, "
+        f"{results['load_average_after'][0]:.1f} after; `python bench/bench_container.py`).",
         "",
         "| image | |",
         "|---|---|",
