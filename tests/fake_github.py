@@ -56,7 +56,8 @@ class Scripted:
 class FakeGitHub:
     """Check runs for any repository; start() before use, stop() after."""
 
-    def __init__(self, shared_dir: Path) -> None:
+    def __init__(self, shared_dir: Path, prefix: str = "") -> None:
+        self.prefix = prefix  # e.g. "/api/v3", as on GitHub Enterprise Server
         spec = json.loads((shared_dir / "github-api" / "check-runs.json").read_text(encoding="utf-8"))
         self._validators = {
             "create": jsonschema.Draft7Validator(spec["create_check_run"]["request"]),
@@ -79,7 +80,7 @@ class FakeGitHub:
     def url(self) -> str:
         """The API base URL (what GITHUB_API_URL would be)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host}:{port}{self.prefix}"
 
     def start(self) -> FakeGitHub:
         """Serve in a background thread."""
@@ -216,14 +217,19 @@ class FakeGitHub:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 split = urlsplit(self.path)
+                path = split.path
+                if fake.prefix:
+                    if not path.startswith(fake.prefix + "/"):
+                        fake.problems.append(f"request outside the API prefix: {path}")
+                    path = path.removeprefix(fake.prefix)
                 with fake._lock:
                     queue = fake.script.get(self.command) or []
                     if queue:
                         answer = queue.pop(0)
                         status, headers, out = answer.status, answer.headers, answer.body or {"message": "scripted"}
                     else:
-                        status, headers, out = fake._route(self.command, split.path, parse_qs(split.query), body)
-                    fake.requests.append(Recorded(self.command, split.path, parse_qs(split.query), body, status,
+                        status, headers, out = fake._route(self.command, path, parse_qs(split.query), body)
+                    fake.requests.append(Recorded(self.command, path, parse_qs(split.query), body, status,
                                                   self.headers.get("Authorization")))
                 data = json.dumps(out).encode()
                 self.send_response(status)

@@ -148,3 +148,18 @@ def test_persistent_5xx_gives_up_after_the_schedule(github: FakeGitHub) -> None:
         client(github, sleeps).start("evidence-gate", SHA, "ext", WHEN, None)
     assert info.value.status == 503
     assert sleeps == [1.0, 2.0, 4.0, 8.0]
+
+
+def test_enterprise_api_url_with_a_path_prefix(shared_dir: Path) -> None:
+    """Against GITHUB_API_URL=https://host/api/v3 (GHES) every request, including the listing, keeps the prefix."""
+    fake = FakeGitHub(shared_dir, prefix="/api/v3").start()
+    try:
+        c = ChecksClient("t0ken", fake.url, "octo/repo", sleep=lambda _s: None)
+        run_id = c.start("evidence-gate", SHA, "ext", WHEN, None)
+        c.complete(run_id, "success", "pass: All clear", "ok", [Annotation("a.py", 1, "m", "t")], WHEN)
+        assert c.start("evidence-gate", SHA, "ext", WHEN, None) == run_id
+        assert [r.method for r in fake.requests].count("POST") == 1
+        assert len(fake.calls("PATCH")) == 2
+    finally:
+        fake.stop()
+    assert fake.problems == []
