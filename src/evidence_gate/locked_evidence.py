@@ -26,6 +26,7 @@ MAX_VIOLATIONS = 200
 MODE_NAMES = {"100644": "a regular file", "100755": "an executable file", "120000": "a symlink",
               "160000": "a submodule (gitlink)", "040000": "a folder", "000000": "nothing"}
 SYMLINK, GITLINK = "120000", "160000"
+STARTUP_MODULES = ("sitecustomize", "usercustomize")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class LockedSet:
                 return f"locked by `{g}`"
         name = self.imports.shadowed(path)
         if name is not None:
-            return f"it would shadow the module `{name}` that a locked property file imports"
+            return f"it would shadow the module `{name}` that the property run imports"
         cached = self._compiled_source(path)
         if cached is not None:
             return f"a compiled copy that Python may load in place of locked {cached} (unchecked-hash .pyc)"
@@ -133,6 +134,9 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
         return {p: got[f"{baseline}:{p}"] for p in wanted}
 
     scan = import_scan.scan(read, start, config.properties.pythonpath)
+    # Python imports these at start-up from any sys.path folder, before a single test runs.
+    roots = {"", *(_norm(p) for p in config.properties.pythonpath), *(posixpath.dirname(f) for f in named)}
+    scan = import_scan.ImportScan(scan.files, scan.shadows | {(r, n) for r in roots for n in STARTUP_MODULES})
     for module in sorted(scan.files):
         paths.setdefault(module, "a module imported by a locked property file")
     existing = frozenset({p for p, data in content.items() if data is not None} | scan.files)
