@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
+import re
 
 import pytest
 from hypothesis import given
@@ -23,6 +25,17 @@ def _locked(paths: dict[str, str] | None = None, globs: tuple[str, ...] = ("fixt
     paths = paths if paths is not None else {"SCORE_PROPERTIES": "the property list",
                                              "properties/test_p.py": "named"}
     return LockedSet(paths, globs, scan, frozenset(paths))
+
+
+@given(st.lists(st.text(alphabet="ab*?", min_size=1, max_size=4), min_size=1, max_size=3),
+       st.lists(st.text(alphabet="ab", min_size=1, max_size=4), min_size=1, max_size=3))
+def test_single_star_never_crosses_a_folder(pattern_segs: list[str], path_segs: list[str]) -> None:
+    """Without `**`, a glob matches exactly when it has as many segments and each matches like fnmatch."""
+    segs = [re.sub(r"\*+", "*", s) for s in pattern_segs]
+    pattern = "/".join(segs)
+    expected = len(segs) == len(path_segs) and all(fnmatch.fnmatchcase(p, g) for g, p in zip(segs, path_segs,
+                                                                                              strict=False))
+    assert glob_matches(pattern, "/".join(path_segs)) is expected
 
 
 @pytest.mark.parametrize(("pattern", "path", "expected"), [
@@ -241,6 +254,14 @@ def test_import_scan_with_root_on_pythonpath_still_locks_property_helpers() -> N
     files = {"p/test.py": "import strategies\nimport alloc\n", "p/strategies.py": "", "alloc.py": ""}
     scan = import_scan.scan(_reader(files), {"p/test.py": files["p/test.py"].encode()}, (".",))
     assert scan.files == {"p/strategies.py"}
+
+
+def test_import_scan_reads_dot_folders_on_pythonpath() -> None:
+    """A pythonpath entry such as `./.lib/` is the folder `.lib`, not `lib`."""
+    files = {"p/test.py": "import alloc\nimport helper\n", ".lib/alloc.py": "", "lib/helper.py": ""}
+    scan = import_scan.scan(_reader(files), {"p/test.py": files["p/test.py"].encode()}, ("./.lib/",))
+    assert scan.files == frozenset()
+    assert scan.shadowed("alloc.py") == "alloc" and scan.shadowed(".lib/alloc.py") is None
 
 
 def test_import_scan_ignores_files_that_do_not_parse() -> None:

@@ -111,7 +111,7 @@ def _under(path: str, folders: Iterable[str]) -> bool:
 
 def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str, ...]) -> ImportScan:
     """Follow imports from the `start` files (path → baseline bytes) to every repository module they reach."""
-    pyroots = tuple(posixpath.normpath(p).strip("/").removeprefix(".") for p in pythonpath)
+    pyroots = tuple("" if (n := posixpath.normpath(p).strip("/")) == "." else n for p in pythonpath)
     # A file below a pythonpath folder is code under test whichever sys.path entry finds it (`src.alloc` from
     # the root is still `src/alloc.py`); the root itself as a pythonpath entry only frees modules found through it.
     pyfolders = tuple(r for r in pyroots if r)
