@@ -140,9 +140,10 @@ def ensure_base(engine: Engine) -> str | None:
 def build_image(engine: Engine, tag: str = IMAGE, context: Path = ROOT) -> float:
     """Build the action's image from the Dockerfile; return the seconds the build took."""
     base = ensure_base(engine)
-    args = ["build", "-t", tag, "--network=host"]
+    args = ["build", "-t", tag]
     if engine.name == "podman":
-        args.append("--pull=never")
+        # The base exists only locally; apt in the build reaches the mirror like the host does (CONTAINERS.md).
+        args += ["--pull=never", "--network=host"]
     if base is not None:
         args += ["--build-arg", f"BASE={base}"]
     with locked("build"):
