@@ -103,6 +103,15 @@ def test_hostile_byte_paths_anywhere_are_violations(git_repo: GitRepo, raw: byte
     assert result.violations[0].message.endswith("rename it using printable UTF-8 only")
 
 
+def test_deleting_a_hostile_path_is_a_clean_up(git_repo: GitRepo) -> None:
+    """Removing a file whose name the baseline already carried (U+200B) is not held against the patch."""
+    first = _base(git_repo)
+    base = _head_with_raw_path(git_repo, first, b"docs/a\xe2\x80\x8b.md")
+    git_repo.git("read-tree", first)
+    head = git_repo.git("commit-tree", git_repo.git("write-tree"), "-p", base, "-m", "clean up")
+    assert _lane(git_repo.path, base, head).violations == ()
+
+
 def test_hostile_path_receipt_is_written_and_printable(git_repo: GitRepo, tmp_path: Path) -> None:
     """Through the whole gate, a newline path yields a valid receipt whose violation path is one escaped line."""
     base = _base(git_repo)

@@ -178,13 +178,14 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
     for e in diff:
         disp = display_path(e.path)
         change = _describe(e, moved_to)
-        hostile = locked_paths.hostile_chars(e.path)
+        # Deleting a badly named file is a clean-up; every other change to one is a violation.
+        hostile = locked_paths.hostile_chars(e.path) if e.status != "D" else []
         if hostile:
             out.append(Violation(ROW, f"{disp} {change}, and its name contains {', '.join(hostile)}; such names "
                                       "exist to mislead reviewers and tools; rename it using printable UTF-8 only",
                                  disp))
             continue
-        alias = locked_paths.git_dir_alias(e.path)
+        alias = locked_paths.git_dir_alias(e.path) if e.status != "D" else None
         if alias is not None:
             out.append(Violation(ROW, f"{disp} {change}, and its folder {display_path(alias)} is the repository's own "
                                       "`.git` on some file systems (it could plant hooks or config); rename it",
