@@ -36,6 +36,7 @@ class Runner:
 
     root: Path
     pr: int
+    origin: Path | None = None  # the repository a shallow workspace was cloned from, mounted at the same path
 
     @property
     def workspace(self) -> Path:
@@ -44,33 +45,64 @@ class Runner:
 
     def git(self, *args: str) -> str:
         """git in the checkout (which may belong to another uid); stdout."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        return subprocess.run(["git", "-c", f"safe.directory={self.workspace}", "-C", str(self.workspace), *args],
-                              capture_output=True, text=True, check=True, env=env).stdout.strip()
+        return _git(self.workspace, *args)
 
     def file(self, rel: str) -> Path:
         """A path under the runner's folders, e.g. `file_commands/set_output`."""
         return self.root / rel
 
 
-def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN) -> Runner:
-    """The demo repository on the merge commit of pull request `pr_name`, and a pull_request event naming it."""
+def _git(path: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", "-c", f"safe.directory={path}", "-C", str(path), *args], capture_output=True,
+                          text=True, check=True, env=env).stdout.strip()
+
+
+def _shallow_checkout(origin: Path, workspace: Path, ref: str) -> None:
+    """What actions/checkout does by default: fetch one commit, depth 1, and detach on it."""
+    workspace.mkdir()
+    _git(workspace, "init", "-q")
+    _git(workspace, "remote", "add", "origin", origin.as_uri())
+    local = f"refs/remotes/{ref.removeprefix('refs/')}"
+    _git(workspace, "fetch", "-q", "--no-tags", "--depth=1", "origin", f"+{ref}:{local}")
+    _git(workspace, "checkout", "-q", "--detach", local)
+
+
+def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, event: str = "pull_request",
+                shallow: bool = False) -> Runner:
+    """The demo repository on the merge commit of pull request `pr_name`, and an event (pull_request or
+    merge_group) naming it; `shallow` checks it out like actions/checkout's default depth of 1."""
     files = demo.example_files()
     prs = demo.patches(files)
     runner = Runner(root, pr_number(pr_name))
-    demo.build_repository(runner.workspace, files, prs)
-    runner.git("checkout", "-q", "--detach", f"refs/pull/{runner.pr}/merge")
+    merge_ref = f"refs/pull/{runner.pr}/merge"
+    if shallow:
+        runner.origin = root / "origin"
+        demo.build_repository(runner.origin, files, prs)
+        _shallow_checkout(runner.origin, runner.workspace, merge_ref)
+        source = runner.origin
+    else:
+        demo.build_repository(runner.workspace, files, prs)
+        runner.git("checkout", "-q", "--detach", merge_ref)
+        source = runner.workspace
     for sub in ("home", "workflow", "file_commands"):
         (root / sub).mkdir()
-    payload = json.loads((EVENTS / "pull_request.opened.1.json").read_text(encoding="utf-8"))
-    pull = payload["pull_request"]
-    pull["number"] = payload["number"] = runner.pr
-    pull["base"]["sha"] = runner.git("rev-parse", "refs/heads/main")
-    pull["head"]["sha"] = runner.git("rev-parse", f"refs/pull/{runner.pr}/head")
-    pull["merge_commit_sha"] = runner.git("rev-parse", "HEAD")
-    pull["user"]["login"] = login
-    payload["repository"]["full_name"] = pull["base"]["repo"]["full_name"] = pull["head"]["repo"]["full_name"] = \
-        REPOSITORY
+    base_sha = _git(source, "rev-parse", "refs/heads/main")
+    merge_sha = _git(source, "rev-parse", merge_ref)
+    if event == "merge_group":
+        payload = json.loads((EVENTS / "merge_group.checks_requested.1.json").read_text(encoding="utf-8"))
+        payload["merge_group"].update(head_sha=merge_sha, base_sha=base_sha)
+        payload["merge_group"]["head_commit"]["id"] = merge_sha
+    else:
+        payload = json.loads((EVENTS / "pull_request.opened.1.json").read_text(encoding="utf-8"))
+        pull = payload["pull_request"]
+        pull["number"] = payload["number"] = runner.pr
+        pull["base"]["sha"] = base_sha
+        pull["head"]["sha"] = _git(source, "rev-parse", f"refs/pull/{runner.pr}/head")
+        pull["merge_commit_sha"] = merge_sha
+        pull["user"]["login"] = login
+        pull["base"]["repo"]["full_name"] = pull["head"]["repo"]["full_name"] = REPOSITORY
+    payload["repository"]["full_name"] = REPOSITORY
     (root / "workflow" / "event.json").write_text(json.dumps(payload), encoding="utf-8")
     (root / "file_commands" / "set_output").touch()
     (root / "file_commands" / "step_summary").touch()
@@ -86,6 +118,8 @@ def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str
             "-v", f"{runner.workspace}:/github/workspace", "-v", f"{runner.file('home')}:/github/home",
             "-v", f"{runner.file('workflow')}:/github/workflow",
             "-v", f"{runner.file('file_commands')}:/github/file_commands"]
+    if runner.origin is not None:
+        argv += ["-v", f"{runner.origin}:{runner.origin}:ro"]
     for key, value in env.items():
         argv += ["-e", f"{key}={value}"]
     if entrypoint is not None:
@@ -93,11 +127,12 @@ def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str
     return engine.run(*argv, image, *args, check=False, timeout=600)
 
 
-def action_env(github: FakeGitHub, results: FakeResultsService, run_properties: str = "false") -> dict[str, str]:
+def action_env(github: FakeGitHub, results: FakeResultsService, run_properties: str = "false",
+               event: str = "pull_request") -> dict[str, str]:
     """The variables the runner sets for a container step, pointed at the fakes."""
     return {
         "HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
-        "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_EVENT_NAME": event,
         "GITHUB_EVENT_PATH": "/github/workflow/event.json", "GITHUB_REPOSITORY": REPOSITORY,
         "GITHUB_OUTPUT": "/github/file_commands/set_output",
         "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary",

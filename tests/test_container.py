@@ -182,3 +182,30 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
     assert proc.returncode == 0
     (run,) = github.runs.values()
     assert run["conclusion"] == "success"
+
+
+def test_merge_group_is_gated_on_the_group_commit(engine: Engine, image: str, tmp_path: Path,
+                                                  servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """A merge_group event: the same verdict, posted on the group's head commit, so a merge queue's check is met."""
+    github, results = servers
+    runner = make_runner(tmp_path, "freeze-entry-added", event="merge_group")
+    proc = run_container(engine, image, runner, action_env(github, results, event="merge_group"))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert proc.returncode == 10, log
+    (run,) = github.runs.values()
+    assert run["head_sha"] == runner.git("rev-parse", "HEAD")
+    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "freeze-id-added")
+
+
+def test_shallow_checkout_fetches_the_parents_it_needs(engine: Engine, image: str, tmp_path: Path,
+                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """checkout's default depth 1: the action fetches the merge commit's parents from origin and still decides."""
+    github, results = servers
+    runner = make_runner(tmp_path, "freeze-entry-added", shallow=True)
+    assert runner.git("rev-parse", "--is-shallow-repository") == "true"
+    proc = run_container(engine, image, runner, action_env(github, results))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert proc.returncode == 10, log
+    assert read_outputs(runner.file("file_commands/set_output"))["row"] == "freeze-id-added"
+    (run,) = github.runs.values()
+    assert "fetched the commits compared" in run["output"]["summary"], run["output"]["summary"]
