@@ -31,7 +31,7 @@ def _patch_files(case: Path) -> dict[str, str | bytes | None]:
 def test_trick_is_not_green(case: Path, git_repo: GitRepo, tmp_path: Path) -> None:
     """The trick lands on one of the expected rows (controls: pass), never on a silent pass."""
     expect = json.loads((case / "expect.json").read_text())
-    red_repo(git_repo, **expect.get("config", {}))
+    red_repo(git_repo, extra=expect.get("baseline"), **expect.get("config", {}))
     git_repo.commit(case.name, _patch_files(case))
     receipt = judge(git_repo, tmp_path)
     assert receipt["state"] == "final", receipt["errors"]

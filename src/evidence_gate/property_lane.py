@@ -92,7 +92,9 @@ def sealed_locked_set(req: DynamicRequest) -> frozenset[str]:
             paths.add(spec.counterexample.split("::", 1)[0])
         parts = spec.file.split("/")
         for depth in range(len(parts)):
-            paths.add(posixpath.join(*parts[:depth], "conftest.py") if depth else "conftest.py")
+            # The conftest chain and the package __init__ files run before the property does.
+            for name in ("conftest.py", "__init__.py"):
+                paths.add(posixpath.join(*parts[:depth], name) if depth else name)
     paths.add(req.config.fixtures.dir.rstrip("/") + "/")
     return frozenset(paths)
 
@@ -196,11 +198,14 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
             jobs[i % n_prop].add(spec.node, seed, kind)
     replay_seed = plan[0] if plan else (props.seeds[0] if props.seeds else 0)
     if first_shard:
+        # Frozen tests run in their own worker: a test file the patch deleted must not take the properties down.
+        freeze_job = Job("freeze-head", str(head_tree))
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
-                jobs[0].add(entry.test, replay_seed, "freeze-head")
+                freeze_job.add(entry.test, replay_seed, "freeze-head")
         for entry in req.expired:
-            jobs[0].add(entry.test, replay_seed, "freeze-expired")
+            freeze_job.add(entry.test, replay_seed, "freeze-expired")
+        jobs.append(freeze_job)
     if needs_base:
         base_job = Job("base", str(base_tree))
         for spec in req.specs:
@@ -241,6 +246,9 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         digest_worker = digest_future.result() if digest_future else None
 
     violations: list[Violation] = []
+    for path in sealed_tree.changed_files(req.repo, req.baseline, req.config.fixtures.dir, head_tree):
+        violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
+                                    "fixtures are read-only evidence", path))
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_receipt), violations)
     replays = _replays(req, jobs, by_job, violations) if first_shard else []

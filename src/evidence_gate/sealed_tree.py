@@ -6,6 +6,7 @@ the patch steer pytest, the interpreter or the gate's own dependencies are left 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import stat
@@ -171,3 +172,20 @@ def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: P
     entries, neutralised = plan_tree(head_entries, base_entries, locked)
     neutralised += materialise(repo, entries, dest)
     return neutralised
+
+
+def changed_files(repo: Repo, commit: str, folder: str, dest: Path) -> list[str]:
+    """Files of `commit:folder` whose bytes under `dest` no longer match their blob (changed during a run)."""
+    changed = []
+    for entry in repo.ls_tree(commit, [folder], recursive=True):
+        if entry.type != "blob" or entry.mode == "120000" or len(entry.oid) != 40:
+            continue
+        target = dest / entry.path
+        try:
+            data = target.read_bytes() if not target.is_symlink() else None
+        except OSError:
+            data = None
+        header = f"blob {len(data)}\0".encode() if data is not None else b""
+        if data is None or hashlib.sha1(header + data, usedforsecurity=False).hexdigest() != entry.oid:
+            changed.append(entry.path)
+    return changed
