@@ -176,3 +176,15 @@ def test_python_defaults_match_action_yml() -> None:
 
     expected = {name: default for name, default in INPUTS.items() if name != "github-token"}
     assert {k: v for k, v in action.DEFAULTS.items() if k != "github-token"} == expected
+
+
+def test_entrypoint_is_bash_because_sh_drops_hyphenated_inputs() -> None:
+    """The runner's `INPUT_CHECK-NAME` survives bash but not dash, so the entrypoint must be a bash script."""
+    assert (ROOT / "entrypoint").read_text(encoding="utf-8").startswith("#!/bin/bash\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "INPUT_CHECK-NAME": "kept"}
+    through_bash = subprocess.run(["bash", "-c", "exec env"], capture_output=True, text=True, env=env, check=True)
+    assert "INPUT_CHECK-NAME=kept" in through_bash.stdout.splitlines()
+    if Path("/bin/dash").exists():
+        through_dash = subprocess.run(["/bin/dash", "-c", "exec env"], capture_output=True, text=True, env=env,
+                                      check=True)
+        assert "INPUT_CHECK-NAME=kept" not in through_dash.stdout.splitlines()
