@@ -188,3 +188,22 @@ def test_entrypoint_is_bash_because_sh_drops_hyphenated_inputs() -> None:
         through_dash = subprocess.run(["/bin/dash", "-c", "exec env"], capture_output=True, text=True, env=env,
                                       check=True)
         assert "INPUT_CHECK-NAME=kept" not in through_dash.stdout.splitlines()
+
+
+def test_readme_workflow_is_valid_and_its_only_zizmor_finding_is_the_tag_pin(tmp_path: Path) -> None:
+    """The README's copy-paste workflow passes the workflow schema; zizmor flags only the `@v1` tag of the action."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- section:action -->", 1)[1].split("<!-- /section:action -->", 1)[0]
+    snippet = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    workflow = tmp_path / ".github" / "workflows" / "evidence-gate.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(snippet, encoding="utf-8")
+    proc = _check_jsonschema("vendor.github-workflows", workflow)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jobs = yaml.safe_load(snippet)["jobs"]
+    (job,) = jobs.values()
+    assert job["permissions"] == {"checks": "write", "contents": "read"}
+    assert job["steps"][0]["with"]["fetch-depth"] == 0
+    _, findings = _zizmor(workflow)
+    assert {f.get("ident") for f in findings} == {"unpinned-uses"}
+    assert "OWNER/evidence-gate@v1" in json.dumps(findings)
