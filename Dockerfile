@@ -1,7 +1,9 @@
 # The image of the evidence-gate GitHub Action: Debian's Python and packages, no pip download at build time.
-# BASE is the multi-arch index digest of debian:trixie-slim; tests pass a locally built base with --build-arg.
-# Refresh it with: docker buildx imagetools inspect debian:trixie-slim
-ARG BASE=debian:trixie-slim@sha256:a29215f6a35e51e22adffa17f89e9d2ef06214e64a2bad10d765c46aea49f11f
+# The base is debian:trixie-slim pinned by its multi-arch index digest, written as a stage of its own so Dependabot
+# (which does not resolve ARG in FROM) keeps the digest current. Tests substitute a locally built base with
+# --build-arg BASE=...; the pinned stage is then never used, and BuildKit and buildah skip it.
+ARG BASE=pinned-base
+FROM debian:trixie-slim@sha256:a29215f6a35e51e22adffa17f89e9d2ef06214e64a2bad10d765c46aea49f11f AS pinned-base
 FROM ${BASE}
 
 # One layer: install without docs, man pages and translations (what debian:*-slim's dpkg config also drops), then

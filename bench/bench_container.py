@@ -111,8 +111,8 @@ def main() -> int:
     engine = find_engine()
     if engine is None:
         raise SystemExit("neither docker nor podman is installed")
-    pinned = next(line.split("=", 1)[1] for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
-                  if line.startswith("ARG BASE="))
+    pinned = next(line.split()[1] for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+                  if line.startswith("FROM ") and line.endswith(" AS pinned-base"))
     base = ensure_base(engine) or pinned
     results: dict[str, Any] = {"load_average_before": os.getloadavg(), "engine": engine.name, "base": base,
                                "machine": platform.machine(), "cpus": os.cpu_count(), "repeat": args.repeat}

@@ -207,3 +207,15 @@ def test_readme_workflow_is_valid_and_its_only_zizmor_finding_is_the_tag_pin(tmp
     _, findings = _zizmor(workflow)
     assert {f.get("ident") for f in findings} == {"unpinned-uses"}
     assert "OWNER/evidence-gate@v1" in json.dumps(findings)
+
+
+def test_dockerfile_pins_the_base_by_digest_where_dependabot_sees_it() -> None:
+    """The base is debian:trixie-slim@sha256:<64 hex> on a literal FROM line; the build argument only redirects it."""
+    lines = (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+    froms = [line.split() for line in lines if line.startswith("FROM ")]
+    assert froms[-1] == ["FROM", "${BASE}"]
+    assert "ARG BASE=pinned-base" in lines
+    (pinned,) = [f for f in froms if f[-2:] == ["AS", "pinned-base"]]
+    name, _, digest = pinned[1].partition("@sha256:")
+    assert name == "debian:trixie-slim"
+    assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
