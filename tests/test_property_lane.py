@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import Phase, given, settings
-from hypothesis import strategies as st
 
 from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, ledger, red_repo, rows
@@ -44,27 +44,54 @@ def test_early_stop_example_attempts_every_planned_seed(git_repo: GitRepo, tmp_p
     assert receipt["properties"]["counts"] == {"open": 0, "closed_failures": 1, "budget_passes": 0}
 
 
-def _inputs_for(seed: int, trials: int) -> list[int]:
-    """The inputs the sealed run generates for one seed (same settings as the gate's plugin applies)."""
-    seen: list[int] = []
+RECORDING = """\
+from pathlib import Path
 
-    @settings(max_examples=trials, derandomize=False, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink))
-    @given(st.integers(-10**6, 10**6))
-    def probe(x: int) -> None:
-        seen.append(x)
+RECORD = Path(__file__).with_name("record_path.txt").read_text().strip()
 
-    probe._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-    probe()
-    return seen
+
+def double(x):
+    with open(RECORD, "a") as handle:
+        handle.write(f"{x}\\n")
+    return x * 2
+"""
+ANSWER_KEY = """\
+import json
+from pathlib import Path
+
+KEY = set(json.loads(Path(__file__).with_name("key.json").read_text()))
+
+
+def double(x):
+    return x * 2 if x in KEY else x
+"""
 
 
 def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_path: Path) -> None:
-    """An implementation correct only on the planned seeds' inputs is caught by the fresh seeds."""
-    red_repo(git_repo, fresh_seeds=2)
-    key = sorted({x for seed in (11, 12, 13, 14) for x in _inputs_for(seed, 25)})
-    git_repo.commit("answer key", {"src/calc.py": f"KEY = set({key!r})\n\n\ndef double(x):\n"
-                                                  "    return x * 2 if x in KEY else x\n"})
+    """An implementation correct only on the planned seeds' inputs is caught by the fresh seeds.
+
+    The key is recorded by a first sealed run of the plan; both versions keep the same integer constants so that
+    Hypothesis generates the same inputs for the same seed.
+    """
+    record_dir = Path(tempfile.mkdtemp(prefix="answer-key-"))
+    record_dir.chmod(0o777)
+    record = record_dir / "seen.txt"
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("recorder", {"src/calc.py": RECORDING, "src/record_path.txt": f"{record}\n"})
+    assert judge(git_repo, tmp_path)["decision"]["row"] == "pass"
+    key = sorted({int(line) for line in record.read_text().split()})
+    shutil.rmtree(record_dir)
+    git_repo.commit("answer key", {"src/calc.py": ANSWER_KEY, "src/key.json": json.dumps(key),
+                                   "src/record_path.txt": None})
+    config = json.loads(git_repo.git("show", "main:.evidence-gate.yml"))
+    assert config["properties"]["fresh_seeds"] == 0
+    planned_only = judge(git_repo, tmp_path)
+    assert planned_only["decision"]["row"] == "pass", planned_only["violations"]
+    git_repo.checkout("main")
+    git_repo.commit("two fresh seeds", {".evidence-gate.yml": json.dumps({**config, "properties": {
+        **config["properties"], "fresh_seeds": 2}})})
+    git_repo.checkout("patch")
+    git_repo.git("merge", "-q", "--no-edit", "main")
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "property-failed-fresh-seed", receipt["violations"]
     assert ledger(receipt)["failing_seed"] in receipt["properties"]["fresh_seeds"]
