@@ -162,18 +162,26 @@ def run(req: DynamicRequest) -> LaneResult:
     """Run everything sealed and return ledgers, replays, digests and violations."""
     missing = runtime_missing()
     if missing:
-        return LaneResult((Violation("run-integrity", f"the gate's interpreter lacks {missing}, so no property can run "
-                                                      f"sealed; install the runner with `{INSTALL_HINT}`"),))
-    props = req.config.properties
-    if props.install:
-        return LaneResult((Violation("run-integrity", "properties.install is not supported by this build: the sealed "
-                                                      "run uses the gate's interpreter; install test dependencies "
-                                                      "next to the gate instead", CONFIG_PATH),))
+        return _not_run(req, Violation("run-integrity", f"the gate's interpreter lacks {missing}, so no property can "
+                                                        f"run sealed; install the runner with `{INSTALL_HINT}`"))
+    if req.config.properties.install:
+        return _not_run(req, Violation("run-integrity", "properties.install is not supported by this build: the "
+                                                        "sealed run uses the gate's interpreter; install test "
+                                                        "dependencies next to the gate instead", CONFIG_PATH))
     ws = Workspace()
     try:
         return _run(req, ws)
     finally:
         ws.close()
+
+
+def _not_run(req: DynamicRequest, why: Violation) -> LaneResult:
+    """Nothing could run: the reason, plus every removal and expired entry left unverified."""
+    file = req.config.freeze.file
+    return LaneResult((why, *[Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test could "
+                                        "not be replayed (no sealed runner)", file, e.line) for e in req.removed],
+                       *[Violation("freeze-expired", f"entry {e.id!r} expired on {e.expires} and its test could not "
+                                   "be run (no sealed runner)", file, e.line) for e in req.expired]))
 
 
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
