@@ -137,10 +137,10 @@ def ensure_base(engine: Engine) -> str | None:
     return LOCAL_BASE
 
 
-def build_image(engine: Engine, tag: str = IMAGE, context: Path = ROOT) -> float:
+def build_image(engine: Engine, tag: str = IMAGE, context: Path = ROOT, *, no_cache: bool = False) -> float:
     """Build the action's image from the Dockerfile; return the seconds the build took."""
     base = ensure_base(engine)
-    args = ["build", "-t", tag]
+    args = ["build", "-t", tag, *(["--no-cache"] if no_cache else [])]
     if engine.name == "podman":
         # The base exists only locally; apt in the build reaches the mirror like the host does (CONTAINERS.md).
         args += ["--pull=never", "--network=host"]
