@@ -1,0 +1,42 @@
+"""The trusted side's result channel: hostile event streams are rejected, never trusted or crashing."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from evidence_gate.sealed_run import MAX_LINE, WorkerResult, _reader
+
+
+def _read(payload: bytes) -> WorkerResult:
+    read_fd, write_fd = os.pipe()
+    result = WorkerResult("w")
+    thread = threading.Thread(target=_reader, args=(read_fd, result, lambda _e: None))
+    thread.start()
+    with os.fdopen(write_fd, "wb") as pipe:
+        pipe.write(payload)
+    thread.join(timeout=10)
+    return result
+
+
+def test_good_events_are_read() -> None:
+    """Well-formed JSON lines become events."""
+    result = _read(b'{"ev": "start", "seed": 1}\n{"ev": "finished", "exitstatus": 0}\n')
+    assert [e["ev"] for e in result.events] == ["start", "finished"] and not result.problems
+
+
+@pytest.mark.parametrize(("payload", "problem"), [
+    (b'{"ev": "result", "examples": NaN}\n', "not acceptable JSON"),
+    (b'{"ev": "finished", "ev": "finished"}\n', "not acceptable JSON"),
+    (b"[" * 5000 + b"]" * 5000 + b"\n", "not acceptable JSON"),
+    (b'["ev"]\n', "not an event object"),
+    (b'{"ev": "x", "pad": "' + b"a" * (MAX_LINE + 10) + b'"}\n', "exceeded"),
+    (b'{"ev": "finished"', "ended mid-line"),
+])
+def test_hostile_streams_are_problems(payload: bytes, problem: str) -> None:
+    """NaN, duplicate keys, deep nesting, non-objects, huge lines and torn lines are recorded as problems."""
+    result = _read(payload)
+    assert any(problem in p for p in result.problems), result.problems
+    assert result.finished is None
