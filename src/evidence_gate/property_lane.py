@@ -131,7 +131,7 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
         if event.get("tampered"):
             problems.append(f"the code under test replaced {', '.join(map(str, event['tampered'][:5]))}")
             break
-    return problems
+    return list(dict.fromkeys(problems))
 
 
 def _results(workers: list[WorkerResult]) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ MAX_TEXT = 2000
 FALSIFYING = ("Falsifying", "Failing test case")
 # Modules whose functions a patch might swap at import time to fake a green run.
 WATCHED_MODULES = ("hypothesis", "hypothesis.strategies", "hypothesis.core", "pytest", "_pytest.runner",
-                   "_pytest.python", "_pytest.reports", "evidence_gate.pytest_plugin")
+                   "_pytest.python", "_pytest.reports", "evidence_gate.pytest_plugin", "evidence_gate.assertion_hash",
+                   "__main__")
 
 
 def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, int]]:
@@ -33,7 +34,12 @@ def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, 
         module = sys.modules.get(name)
         if module is None:
             continue
-        out[name] = {k: id(v) for k, v in vars(module).items() if callable(v) and not k.startswith("__")}
+        attrs = {k: id(v) for k, v in vars(module).items() if callable(v) and not k.startswith("__")}
+        for k, v in vars(module).items():
+            # Methods of the module's own classes too: swapping `Class.method` keeps the class's identity.
+            if isinstance(v, type) and v.__module__ == module.__name__:
+                attrs.update({f"{k}.{m}": id(f) for m, f in vars(v).items() if callable(f)})
+        out[name] = attrs
     return out
 
 

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from evidence_gate.strict_parse import ParseError, load_json
 MAX_LINE = 64 * 1024
 MAX_EVENTS_BYTES = 32 * 1024 * 1024
 LOG_TAIL = 4000
+MAX_PROBLEMS = 20
 # Variables the test process may see; everything else (GITHUB_TOKEN, INPUT_*, ACTIONS_*, GITHUB_ENV...) is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ")
 INI = "[pytest]\naddopts =\nxfail_strict = false\nfilterwarnings =\n"
@@ -121,7 +123,7 @@ class WorkerResult:
         return next((e for e in self.events if e.get("ev") == "finished"), None)
 
 
-def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None]) -> None:
+def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], token: str = "") -> None:
     total = 0
     buffer = b""
     with os.fdopen(fd, "rb", buffering=0) as pipe:
@@ -136,7 +138,7 @@ def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], 
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                _accept(line, result, on_event)
+                _accept(line, result, on_event, token)
             if len(buffer) > MAX_LINE:
                 result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
                 break
@@ -144,7 +146,9 @@ def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], 
         result.problems.append("the result stream ended mid-line")
 
 
-def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any]], None]) -> None:
+def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], token: str) -> None:
+    if len(result.problems) >= MAX_PROBLEMS:
+        return
     if len(line) > MAX_LINE:
         result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
         return
@@ -155,6 +159,9 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
         return
     if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
         result.problems.append("a result line is not an event object")
+        return
+    if token and event.pop("tok", None) != token:
+        result.problems.append("a result line without the run's token (written by something other than the plugin)")
         return
     result.events.append(event)
     on_event(event)
@@ -173,6 +180,7 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     log_path = ws.root / "jobs" / f"{name}.log"
     result = WorkerResult(name)
     read_fd, write_fd = os.pipe()
+    token = secrets.token_hex(16)
     started = time.monotonic()
     extra: dict[str, Any] = {}
     if ws.sandbox.uid is not None:
@@ -181,13 +189,17 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
-                cwd=job["tree"], env=ws.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True, **extra,
             )
         finally:
             os.close(write_fd)
-        reader = threading.Thread(target=_reader, args=(read_fd, result, on_event), daemon=True)
+        reader = threading.Thread(target=_reader, args=(read_fd, result, on_event, token), daemon=True)
         reader.start()
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(f"{token}\n".encode())
+        proc.stdin.close()
         try:
             result.exit_code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:

@@ -37,13 +37,15 @@ def apply_limits(limits: dict[str, int]) -> None:
 
 
 class Emitter:
-    """JSON lines to the pipe the trusted process reads."""
+    """JSON lines to the pipe the trusted process reads, each carrying the run's token."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, token: str) -> None:
         self.fd = fd
+        self.token = token
 
     def __call__(self, event: dict[str, Any]) -> None:
-        data = (json.dumps(event, sort_keys=True, allow_nan=False, default=str) + "\n").encode()
+        data = (json.dumps({**event, "tok": self.token}, sort_keys=True, allow_nan=False, default=str)
+                + "\n").encode()
         while data:
             data = data[os.write(self.fd, data):]
 
@@ -83,7 +85,12 @@ def main(argv: list[str]) -> int:
     with open(argv[0], encoding="utf-8") as handle:  # noqa: PTH123 - keep start-up imports minimal
         job = json.load(handle)
     apply_limits(job["limits"])
-    emit = Emitter(int(argv[1]))
+    # The token arrives on stdin, not argv or the environment, so a stray write to the pipe cannot pass as ours.
+    token = sys.stdin.readline().strip()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    emit = Emitter(int(argv[1]), token)
     os.chdir(job["tree"])
     if job["mode"] == "digest":
         sys.path.extend(job["paths"])
