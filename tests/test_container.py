@@ -209,3 +209,18 @@ def test_shallow_checkout_fetches_the_parents_it_needs(engine: Engine, image: st
     assert read_outputs(runner.file("file_commands/set_output"))["row"] == "freeze-id-added"
     (run,) = github.runs.values()
     assert "fetched the commits compared" in run["output"]["summary"], run["output"]["summary"]
+
+
+def test_rerun_in_the_same_job_reuses_the_check_run(engine: Engine, image: str, tmp_path: Path,
+                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """A re-run with the same home and head updates its check run and adds no second safe.directory line."""
+    github, results = servers
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    for _ in range(2):
+        proc = run_container(engine, image, runner, action_env(github, results))
+        assert proc.returncode == 10, proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert len(github.runs) == 1
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"
+    gitconfig = runner.file("home/.gitconfig").read_text(encoding="utf-8")
+    assert gitconfig.count("directory = /github/workspace") == 1, gitconfig
