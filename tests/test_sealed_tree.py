@@ -51,3 +51,9 @@ def test_assertion_hash_ignores_layout_not_meaning() -> None:
     three = statement_hash("def t():\n    assert f(x) == 3\n", 2)
     assert one == two != three
     assert one is not None and matches(one[:32], one) and not matches(one[:31], one)
+
+
+def test_module_named_like_a_locked_test_is_neutralised() -> None:
+    """A repository module with a locked test file's name would be imported in its place; it is left out."""
+    assert neutralise_reason("src/test_double.py", frozenset(), frozenset({"test_double"})) is not None
+    assert neutralise_reason("src/mypkg/test_double.py", frozenset({"src/mypkg"}), frozenset({"test_double"})) is None

@@ -191,11 +191,13 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     fresh = draw_fresh(props.fresh_seeds, props.seeds)
     locked = sealed_locked_set(req)
     head_tree = ws.root / "head"
-    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree)
+    test_files = [s.file for s in req.specs] + [s.counterexample.split("::", 1)[0] for s in req.specs
+                                                 if s.counterexample]
+    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files)
     needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
     base_tree = ws.root / "base"
     if needs_base:
-        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree)
+        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files)
 
     jobs_n = props.jobs or (os.cpu_count() or 1)
     seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]

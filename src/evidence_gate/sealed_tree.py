@@ -45,8 +45,12 @@ def _module_name(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def neutralise_reason(path: str, package_dirs: frozenset[str]) -> str | None:
-    """Why `path` must not take effect in a sealed run, or None when it may."""
+def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset()) -> str | None:
+    """Why `path` must not take effect in a sealed run, or None when it may.
+
+    `reserved` are module names of locked test files: a repository module of the same top-level name would be
+    imported in their place.
+    """
     parts = path.split("/")
     base = parts[-1]
     for part in parts[:-1]:
@@ -69,18 +73,20 @@ def neutralise_reason(path: str, package_dirs: frozenset[str]) -> str | None:
         if "/".join(parts[:depth]) in package_dirs:
             continue
         name = _module_name(part)
-        if name not in PROTECTED:
+        if name not in PROTECTED and name not in reserved:
             continue
         is_file = depth == len(parts) - 1
+        what = "a locked test module" if name in reserved else "a module of the interpreter or the gate"
         if is_file and (part == name + ".py" or part.endswith((".so", ".pyd"))):
-            return f"{name!r} would shadow a module of the interpreter or the gate"
+            return f"{name!r} would shadow {what}"
         if not is_file and part == name and "/".join(parts[:depth + 1]) in package_dirs:
-            return f"package {name!r} would shadow a module of the interpreter or the gate"
+            return f"package {name!r} would shadow {what}"
     return None
 
 
 def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable[str],
-              baseline_conftests: bool = True) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
+              baseline_conftests: bool = True, reserved: frozenset[str] = frozenset()
+              ) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
     """The entries of the sealed tree and the neutralised paths of `head`.
 
     Locked paths take the baseline's entry (or are absent when the baseline has none); a conftest outside the
@@ -108,7 +114,7 @@ def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable
             neutralised.append(Neutralised(path, "submodule (gitlink): not part of the sealed tree"))
             continue
         trusted = path in locked_set or _under_locked(path, locked_set)
-        reason = None if trusted else neutralise_reason(path, package_dirs)
+        reason = None if trusted else neutralise_reason(path, package_dirs, reserved)
         if reason == "conftest outside the locked set" and baseline_conftests and path in trusted_conftests:
             if trusted_conftests[path].oid != entry.oid:
                 neutralised.append(Neutralised(path, "the patch's conftest is replaced by the baseline's copy"))
@@ -165,11 +171,13 @@ def _mkdirs(root: Path, folder: Path) -> None:
     folder.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
 
 
-def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path) -> list[Neutralised]:
+def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path,
+          test_files: Iterable[str] = ()) -> list[Neutralised]:
     """Build the sealed tree of `commit` (locked paths from `baseline`) in `dest`; returns what was neutralised."""
     head_entries = repo.ls_tree(commit, recursive=True)
     base_entries = head_entries if baseline == commit else repo.ls_tree(baseline, recursive=True)
-    entries, neutralised = plan_tree(head_entries, base_entries, locked)
+    reserved = frozenset(posixpath.basename(f).removesuffix(".py") for f in test_files)
+    entries, neutralised = plan_tree(head_entries, base_entries, locked, reserved=reserved)
     neutralised += materialise(repo, entries, dest)
     return neutralised
 
