@@ -133,7 +133,7 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
 
     outputs = read_outputs(runner.file("file_commands/set_output"))
     assert outputs == {"decision": "fail", "row": "freeze-id-added", "ok": "false",
-                       "receipt-path": "/github/workspace/receipt.json", "check-run-id": str(run_id),
+                       "receipt-path": "receipt.json", "check-run-id": str(run_id),
                        "artifact-id": "4242"}
     assert "freeze-id-added" in runner.file("file_commands/step_summary").read_text(encoding="utf-8")
 

@@ -236,7 +236,8 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
         "decision": str(receipt["decision"].get("gate", "fail")) if receipt.get("state") == "final" else "fail",
         "row": str(receipt["decision"].get("row")),
         "ok": "true" if receipt.get("ok") is True else "false",
-        "receipt-path": str(receipt_path),
+        # As given: a relative path means the same file to later steps outside the container.
+        "receipt-path": inputs.receipt_path,
         "check-run-id": "" if run_id is None else str(run_id),
         "artifact-id": artifact_id,
     }
