@@ -81,9 +81,9 @@ class Workspace:
     """A temporary folder tree for one gate run: trees (read-only to the sealed user), jobs, home and tmp."""
 
     def __init__(self) -> None:
+        self.sandbox = sandbox()  # before mkdtemp, so a failing probe leaves nothing behind
         self.root = Path(tempfile.mkdtemp(prefix="evidence-gate-sealed-"))
         self.root.chmod(0o755)
-        self.sandbox = sandbox()
         for name in ("jobs", "home", "tmp"):
             (self.root / name).mkdir(mode=0o755)
         for name in ("home", "tmp"):
