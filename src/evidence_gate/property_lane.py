@@ -249,10 +249,14 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                 "records": [{"id": r["id"], "input": r["input"]} for r in records]}
         return run_worker(ws, "digests", body, props.timeout_s, order)
 
+    # The baseline replays run first and alone: once the patch's code has run, it may have rewritten any tree the
+    # sealed user can write to (the gate's own user when it cannot drop root), the baseline tree included.
+    first = {j.name: launch(j) for j in jobs if j.name == "base"}
     with ThreadPoolExecutor(max_workers=max(1, jobs_n)) as pool:
-        futures = [pool.submit(launch, job) for job in jobs]
+        futures = [pool.submit(launch, job) for job in jobs if job.name not in first]
         digest_future = pool.submit(launch_digests) if records else None
-        workers = [f.result() for f in futures]
+        rest = iter([f.result() for f in futures])
+        workers = [first[j.name] if j.name in first else next(rest) for j in jobs]
         digest_worker = digest_future.result() if digest_future else None
 
     violations: list[Violation] = []

@@ -1,0 +1,55 @@
+"""Red-team tricks against the sealed run that need more than one patch commit or a special environment."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+from property_repo import base_files, judge, rows
+from repo_builder import GitRepo
+
+FREEZE = "version: 1\nentries:\n{entries}"
+ENTRY = '''\
+  - id: flaky
+    test: tests/test_flaky.py::test_flaky
+    assertion_hash: "{digest}"
+    added_at: "2026-09-10"
+    expires: "2026-09-20"
+    owner: humans
+    reason: timing
+'''
+# Production code of the patch that, at import in a head worker, rewrites the baseline tree's copy of the frozen
+# test before the baseline replay imports it.
+REWRITE_BASE = '''\
+import os
+from pathlib import Path
+
+target = Path(os.getcwd()).parent / "base" / "tests" / "test_flaky.py"
+try:
+    target.write_text("def test_flaky():\\n    assert True\\n")
+except OSError:
+    pass
+
+
+def double(x):
+    return x * 2
+'''
+
+
+def test_head_code_cannot_rewrite_the_baseline_replay_tree(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A removal whose test fails on the baseline stays red even when head code rewrites the baseline tree."""
+    files = base_files(fresh_seeds=0)
+    files.update({"src/calc.py": "def double(x):\n    return x * 2\n",
+                  "freeze.yaml": FREEZE.format(entries=ENTRY.format(digest="0" * 64)),
+                  "tests/test_flaky.py": "def test_flaky():\n    assert False\n"})
+    config = json.loads(str(files[".evidence-gate.yml"]))
+    config["freeze"] = {"removal_runs": 1}
+    files[".evidence-gate.yml"] = json.dumps(config)
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("remove the entry", {"freeze.yaml": "version: 1\nentries: []\n", "src/calc.py": REWRITE_BASE,
+                                         "tests/test_flaky.py": "def test_flaky():\n    assert True\n"})
+    receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
+    assert receipt["decision"]["row"] != "pass-freeze-shrank", receipt["freeze"]
+    assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
