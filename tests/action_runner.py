@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import shared_data
 from container_engine import Engine
 from evidence_gate import demo
 from fake_github import FakeGitHub
@@ -21,7 +22,7 @@ from fake_results_service import FakeResultsService
 TODAY = "2026-09-20"  # the demo's date: its freeze entries are unexpired then
 REPOSITORY = "octo-org/alloc"
 OWNER_UID = 4242  # the checkout belongs to someone else, as on a runner
-EVENTS = Path(__file__).resolve().parents[2] / "shared" / "github-api" / "events"
+EVENTS = shared_data.EVENTS
 
 
 def pr_number(name: str) -> int:

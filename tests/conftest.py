@@ -10,8 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from repo_builder import GitRepo
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+from shared_data import SHARED
 
 
 @pytest.fixture
@@ -22,7 +21,8 @@ def git_repo(tmp_path: Path) -> GitRepo:
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """`../shared` beside the checkout: GitHub's schemas and real event payloads."""
+    """`../shared` beside the checkout (or $EVIDENCE_GATE_SHARED): GitHub's schemas and real event payloads."""
     if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing; CI lays shared/ beside the checkout")
+        pytest.fail(f"{SHARED} is missing; lay shared/ beside the checkout, or build it with "
+                    "scripts/github_api_data.py and set EVIDENCE_GATE_SHARED")
     return SHARED

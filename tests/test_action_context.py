@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+import shared_data
 from action_env import outputs, runner_env
 from evidence_gate import action
 from evidence_gate.errors import EXIT_PRECONDITION, EXIT_USAGE, GateError
 from fake_github import FakeGitHub
 from repo_builder import GitRepo
 
-EVENTS = sorted((Path(__file__).resolve().parents[2] / "shared" / "github-api" / "events").glob("*.json"))
+EVENTS = sorted(shared_data.EVENTS.glob("*.json"))
 
 
 @pytest.fixture

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+import shared_data
 from evidence_gate.errors import EXIT_USAGE, GateError
 from evidence_gate.event_context import load_event, parse_event
 
-EVENTS = Path(__file__).resolve().parents[2] / "shared" / "github-api" / "events"
+EVENTS = shared_data.EVENTS
 
 
 def _events(prefix: str) -> list[Path]:
