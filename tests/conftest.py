@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from fake_github import FakeGitHub
+from fake_results_service import FakeResultsService, runtime_token
 from repo_builder import GitRepo
 from shared_data import SHARED
 
@@ -26,3 +29,21 @@ def shared_dir() -> Path:
         pytest.fail(f"{SHARED} is missing; lay shared/ beside the checkout, or build it with "
                     "scripts/github_api_data.py and set EVIDENCE_GATE_SHARED")
     return SHARED
+
+
+@pytest.fixture
+def github(shared_dir: Path) -> Iterator[FakeGitHub]:
+    """A running fake GitHub API."""
+    fake = FakeGitHub(shared_dir).start()
+    yield fake
+    fake.stop()
+    assert fake.problems == [], fake.problems
+
+
+@pytest.fixture
+def results() -> Iterator[FakeResultsService]:
+    """A running fake results service."""
+    fake = FakeResultsService(runtime_token()).start()
+    yield fake
+    fake.stop()
+    assert fake.state.problems == [], fake.state.problems

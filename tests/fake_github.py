@@ -12,12 +12,14 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
+
+from local_server import LocalServer
 
 
 def _nullable(schema: Any) -> Any:
@@ -53,7 +55,7 @@ class Scripted:
     body: Any = None
 
 
-class FakeGitHub:
+class FakeGitHub(LocalServer):
     """Check runs for any repository; start() before use, stop() after."""
 
     def __init__(self, shared_dir: Path, prefix: str = "") -> None:
@@ -72,25 +74,12 @@ class FakeGitHub:
         self.script: dict[str, list[Scripted]] = {}
         self._next_id = 1000
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        super().__init__()
 
     @property
     def url(self) -> str:
         """The API base URL (what GITHUB_API_URL would be)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{self.prefix}"
-
-    def start(self) -> FakeGitHub:
-        """Serve in a background thread."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving."""
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin + self.prefix
 
     def fail(self, method: str, *answers: Scripted) -> None:
         """Answer the next requests with this method with `answers`, in order."""

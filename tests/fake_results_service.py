@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from local_server import LocalServer
 
 SERVICE = "/twirp/github.actions.results.api.v1.ArtifactService/"
 RUN_ID = "ce7f54c7-61c7-4aae-887f-30da475f5f1a"
@@ -54,31 +55,18 @@ class State:
     failures: dict[str, list[int]] = field(default_factory=dict)
 
 
-class FakeResultsService:
+class FakeResultsService(LocalServer):
     """CreateArtifact, blob PUT, FinalizeArtifact on 127.0.0.1."""
 
     def __init__(self, token: str) -> None:
         self.token = token
         self.state = State()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        super().__init__()
 
     @property
     def url(self) -> str:
         """ACTIONS_RESULTS_URL (with the trailing slash the runner gives)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
-
-    def start(self) -> FakeResultsService:
-        """Serve in a background thread."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving."""
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin + "/"
 
     def fail(self, endpoint: str, *statuses: int) -> None:
         """Answer the next calls of `endpoint` (CreateArtifact, FinalizeArtifact or blob) with these statuses."""

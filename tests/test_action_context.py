@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -18,15 +17,6 @@ from fake_github import FakeGitHub
 from repo_builder import GitRepo
 
 EVENTS = sorted(shared_data.EVENTS.glob("*.json"))
-
-
-@pytest.fixture
-def github(shared_dir: Path) -> Iterator[FakeGitHub]:
-    """A running fake GitHub API."""
-    fake = FakeGitHub(shared_dir).start()
-    yield fake
-    fake.stop()
-    assert fake.problems == [], fake.problems
 
 
 def test_every_kind_of_payload_is_present(shared_dir: Path) -> None:

@@ -9,35 +9,14 @@ import os
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from action_env import FIXTURES, outputs, pull_request, runner_env
 from evidence_gate import action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService, runtime_token
+from fake_results_service import FakeResultsService
 from repo_builder import GitRepo
-
-
-@pytest.fixture
-def github(shared_dir: Path) -> Iterator[FakeGitHub]:
-    """A running fake GitHub API."""
-    fake = FakeGitHub(shared_dir).start()
-    yield fake
-    fake.stop()
-    assert fake.problems == [], fake.problems
-
-
-@pytest.fixture
-def results() -> Iterator[FakeResultsService]:
-    """A running fake results service."""
-    fake = FakeResultsService(runtime_token()).start()
-    yield fake
-    fake.stop()
-    assert fake.state.problems == [], fake.state.problems
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:

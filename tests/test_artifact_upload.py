@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,31 +14,22 @@ from fake_results_service import JOB_ID, RUN_ID, FakeResultsService, runtime_tok
 FILES = [("receipt.json", b'{"ok": false}\n'), ("report.txt", b"FAIL: Locked evidence touched\n")]
 
 
-@pytest.fixture
-def service() -> Iterator[FakeResultsService]:
-    """A running fake results service."""
-    fake = FakeResultsService(runtime_token()).start()
-    yield fake
-    fake.stop()
-    assert fake.state.problems == [], fake.state.problems
-
-
 def env_for(fake: FakeResultsService) -> dict[str, str]:
     """The two variables the runner sets for a container step."""
     return {"ACTIONS_RUNTIME_TOKEN": fake.token, "ACTIONS_RESULTS_URL": fake.url}
 
 
-def test_upload_size_and_hash_match_what_the_store_received(service: FakeResultsService) -> None:
+def test_upload_size_and_hash_match_what_the_store_received(results: FakeResultsService) -> None:
     """FinalizeArtifact reports the size and sha256 of the bytes the blob store got; the zip holds the files."""
-    done = artifact_upload.upload(env_for(service), "evidence-gate-receipt", FILES, sleep=lambda _s: None)
-    blob = service.state.blobs["evidence-gate-receipt"]
-    final = service.state.finalized[0]
+    done = artifact_upload.upload(env_for(results), "evidence-gate-receipt", FILES, sleep=lambda _s: None)
+    blob = results.state.blobs["evidence-gate-receipt"]
+    final = results.state.finalized[0]
     assert (final["size"], final["hash"]) == (str(len(blob.data)), blob.sha256)
     assert (done.size, done.sha256, done.artifact_id) == (len(blob.data), blob.sha256, "4242")
     assert {k.lower(): v for k, v in blob.headers.items()}.get("x-ms-blob-type") == "BlockBlob"
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert {n: archive.read(n) for n in archive.namelist()} == dict(FILES)
-    created = service.state.created[0]
+    created = results.state.created[0]
     assert (created["workflow_run_backend_id"], created["workflow_job_run_backend_id"]) == (RUN_ID, JOB_ID)
 
 
@@ -65,28 +55,28 @@ def test_backend_ids_come_from_the_results_scope() -> None:
             artifact_upload.backend_ids(bad)
 
 
-def test_server_errors_are_retried_then_succeed(service: FakeResultsService) -> None:
+def test_server_errors_are_retried_then_succeed(results: FakeResultsService) -> None:
     """A 503 on CreateArtifact and a 500 on the blob PUT are retried after 1 s each."""
-    service.fail("CreateArtifact", 503)
-    service.fail("blob", 500)
+    results.fail("CreateArtifact", 503)
+    results.fail("blob", 500)
     sleeps: list[float] = []
-    done = artifact_upload.upload(env_for(service), "r", FILES, sleep=sleeps.append)
+    done = artifact_upload.upload(env_for(results), "r", FILES, sleep=sleeps.append)
     assert sleeps == [1.0, 1.0]
-    assert done.sha256 == service.state.blobs["r"].sha256
+    assert done.sha256 == results.state.blobs["r"].sha256
 
 
-def test_client_errors_are_not_retried(service: FakeResultsService) -> None:
+def test_client_errors_are_not_retried(results: FakeResultsService) -> None:
     """A 400 from FinalizeArtifact fails at once."""
-    service.fail("FinalizeArtifact", 400)
+    results.fail("FinalizeArtifact", 400)
     sleeps: list[float] = []
     with pytest.raises(ArtifactError, match="HTTP 400"):
-        artifact_upload.upload(env_for(service), "r", FILES, sleep=sleeps.append)
+        artifact_upload.upload(env_for(results), "r", FILES, sleep=sleeps.append)
     assert sleeps == []
 
 
-def test_wrong_token_is_refused(service: FakeResultsService) -> None:
+def test_wrong_token_is_refused(results: FakeResultsService) -> None:
     """The service sees the runtime token as a Bearer token; another token gets 401, which is not retried."""
-    env = {**env_for(service), "ACTIONS_RUNTIME_TOKEN": runtime_token("Actions.Results:" + RUN_ID + ":other")}
+    env = {**env_for(results), "ACTIONS_RUNTIME_TOKEN": runtime_token("Actions.Results:" + RUN_ID + ":other")}
     with pytest.raises(ArtifactError, match="HTTP 401"):
         artifact_upload.upload(env, "r", FILES, sleep=lambda _s: None)
-    service.state.auth.clear()
+    results.state.auth.clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,15 +13,6 @@ from fake_github import FakeGitHub, Scripted
 
 SHA = "a" * 40
 WHEN = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def github(shared_dir: Path) -> Iterator[FakeGitHub]:
-    """A running fake GitHub API."""
-    fake = FakeGitHub(shared_dir).start()
-    yield fake
-    fake.stop()
-    assert fake.problems == [], fake.problems
 
 
 def client(fake: FakeGitHub, sleeps: list[float]) -> ChecksClient:
