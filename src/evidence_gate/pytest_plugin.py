@@ -13,6 +13,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
+from _pytest.runner import runtestprotocol
 
 from evidence_gate.assertion_hash import exception_hash
 
@@ -20,9 +21,11 @@ MAX_TEXT = 2000
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
 FALSIFYING = ("Falsifying", "Failing test case")
 # Modules whose functions a patch might swap at import time to fake a green run.
+# `os`, `json` and `builtins` too: the result channel writes through them, and `__import__` decides what an import
+# statement returns.
 WATCHED_MODULES = ("hypothesis", "hypothesis.strategies", "hypothesis.core", "pytest", "_pytest.runner",
                    "_pytest.python", "_pytest.reports", "evidence_gate.pytest_plugin", "evidence_gate.assertion_hash",
-                   "__main__")
+                   "__main__", "os", "posix", "json", "json.encoder", "builtins")
 
 
 def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, int]]:
@@ -34,8 +37,11 @@ def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, 
         module = sys.modules.get(name)
         if module is None:
             continue
-        attrs = {k: id(v) for k, v in vars(module).items() if callable(v) and not k.startswith("__")}
+        attrs = {k: id(v) for k, v in vars(module).items()
+                 if callable(v) and (not k.startswith("__") or k in {"__import__", "__build_class__"})}
         for k, v in vars(module).items():
+            if name == "builtins":
+                break  # the built-in types' methods cannot be reassigned
             # Methods of the module's own classes too: swapping `Class.method` keeps the class's identity.
             if isinstance(v, type) and v.__module__ == module.__name__:
                 attrs.update({f"{k}.{m}": id(f) for m, f in vars(v).items() if callable(f)})
@@ -111,8 +117,6 @@ class SealedPlugin:
 
     def _run_once(self, item: pytest.Item, spec: str, seed: int, kind: str,
                   nextitem: pytest.Item | None) -> dict[str, Any]:
-        from _pytest.runner import runtestprotocol  # noqa: PLC0415
-
         changed = tampered(self.snapshot)
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         counter = [0]

@@ -15,6 +15,9 @@ import sys
 from typing import Any
 
 MB = 1 << 20
+# Bound before any repository code runs: the result channel must not write through attributes it could rebind.
+_WRITE = os.write
+_ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
 
 
 def _limit(which: int, value: int) -> None:
@@ -44,10 +47,9 @@ class Emitter:
         self.token = token
 
     def __call__(self, event: dict[str, Any]) -> None:
-        data = (json.dumps({**event, "tok": self.token}, sort_keys=True, allow_nan=False, default=str)
-                + "\n").encode()
+        data = (_ENCODE({**event, "tok": self.token}) + "\n").encode()
         while data:
-            data = data[os.write(self.fd, data):]
+            data = data[_WRITE(self.fd, data):]
 
 
 def canonical_output(value: Any) -> bytes:
