@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
@@ -53,3 +58,28 @@ def test_head_code_cannot_rewrite_the_baseline_replay_tree(git_repo: GitRepo, tm
     receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
     assert receipt["decision"]["row"] != "pass-freeze-shrank", receipt["freeze"]
     assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
+
+
+# A worker stand-in: reads its parent's environment the way code under test would.
+READ_PARENT = "import os; open(f'/proc/{os.getppid()}/environ', 'rb').read()"
+GUARDED_GATE = f"""
+import ctypes, subprocess, sys
+from evidence_gate.sealed_run import Workspace
+ws = Workspace()
+ws.close()
+dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
+child = subprocess.run([sys.executable, "-c", {READ_PARENT!r}], capture_output=True, check=False)
+print(dumpable, child.returncode)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_DUMPABLE is Linux's")
+def test_gate_is_not_dumpable_once_a_sealed_run_starts() -> None:
+    """The gate turns non-dumpable, so a sealed process of its own user cannot read its /proc environ (tokens)."""
+    done = subprocess.run([sys.executable, "-c", GUARDED_GATE], capture_output=True, text=True, check=True,
+                          env={**os.environ, "GITHUB_TOKEN": "canary"}, timeout=120)
+    dumpable, child_rc = done.stdout.split()
+    assert dumpable == "0", done.stdout
+    if os.geteuid() != 0:
+        # Root reads any process's /proc entries regardless; that is why the gate drops to `nobody` when it can.
+        assert child_rc != "0", done.stdout

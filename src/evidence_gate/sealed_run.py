@@ -31,6 +31,7 @@ MAX_LINE = 64 * 1024
 MAX_EVENTS_BYTES = 32 * 1024 * 1024
 LOG_TAIL = 4000
 MAX_PROBLEMS = 20
+PR_SET_DUMPABLE = 4
 # Variables the test process may see; everything else (GITHUB_TOKEN, INPUT_*, ACTIONS_*, GITHUB_ENV...) is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ")
 INI = "[pytest]\naddopts =\nxfail_strict = false\nfilterwarnings =\n"
@@ -77,10 +78,23 @@ def runtime_missing() -> str | None:
     return ", ".join(missing) if missing else None
 
 
+def guard_trusted_process() -> bool:
+    """Make the gate non-dumpable, so its /proc entries (environ with GITHUB_TOKEN, fds, mem) are closed to the sealed
+    process even when it keeps the gate's user; only a holder of CAP_SYS_PTRACE still gets in. Linux only."""
+    import ctypes  # noqa: PLC0415 - only needed once, on Linux
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 class Workspace:
     """A temporary folder tree for one gate run: trees (read-only to the sealed user), jobs, home and tmp."""
 
     def __init__(self) -> None:
+        guard_trusted_process()
         self.sandbox = sandbox()  # before mkdtemp, so a failing probe leaves nothing behind
         self.root = Path(tempfile.mkdtemp(prefix="evidence-gate-sealed-"))
         self.root.chmod(0o755)
