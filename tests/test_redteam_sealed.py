@@ -7,11 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from property_repo import base_files, judge, rows
+from property_repo import base_files, judge, red_repo, rows
 from repo_builder import GitRepo
 
 FREEZE = "version: 1\nentries:\n{entries}"
@@ -83,3 +84,45 @@ def test_gate_is_not_dumpable_once_a_sealed_run_starts() -> None:
     if os.geteuid() != 0:
         # Root reads any process's /proc entries regardless; that is why the gate drops to `nobody` when it can.
         assert child_rc != "0", done.stdout
+
+
+# Production code whose import leaves a double-forked, setsid'd grandchild behind (escaping the group kill).
+ESCAPE = '''\
+import os
+import time
+
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open({pidfile!r}, "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(60)
+    os._exit(0)
+
+
+def double(x):
+    return x * 2
+'''
+
+
+def test_escaped_grandchild_does_not_outlive_the_run(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A daemonized grandchild of the code under test (new session, so out of the killed group) is killed too."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    pidfile = shared / "pid"
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("escape", {"src/calc.py": ESCAPE.format(pidfile=str(pidfile))})
+    judge(git_repo, tmp_path)
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and _state(pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", f"grandchild {pid} survived the gate"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

@@ -32,6 +32,10 @@ MAX_EVENTS_BYTES = 32 * 1024 * 1024
 LOG_TAIL = 4000
 MAX_PROBLEMS = 20
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+# Worker processes alive right now; held while spawning, so a sweep never takes a fresh worker for an orphan.
+_SPAWN_LOCK = threading.Lock()
+_LIVE: set[int] = set()
 # Variables the test process may see; everything else (GITHUB_TOKEN, INPUT_*, ACTIONS_*, GITHUB_ENV...) is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ")
 INI = "[pytest]\naddopts =\nxfail_strict = false\nfilterwarnings =\n"
@@ -78,16 +82,60 @@ def runtime_missing() -> str | None:
     return ", ".join(missing) if missing else None
 
 
+def _prctl(option: int, value: int) -> bool:
+    import ctypes  # noqa: PLC0415 - only needed on Linux
+
+    try:
+        return int(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def guard_trusted_process() -> bool:
     """Make the gate non-dumpable, so its /proc entries (environ with GITHUB_TOKEN, fds, mem) are closed to the sealed
     process even when it keeps the gate's user; only a holder of CAP_SYS_PTRACE still gets in. Linux only."""
-    import ctypes  # noqa: PLC0415 - only needed once, on Linux
+    return _prctl(PR_SET_DUMPABLE, 0)
 
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+
+def adopt_orphans(on: bool) -> bool:
+    """While on, processes a worker leaves behind (double fork, new session) become the gate's children."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, int(on))
+
+
+def sweep_orphans(rounds: int = 50) -> int:
+    """Kill the gate's children outside its own session that are not live workers: what a worker left behind.
+
+    The gate's own helpers (git) stay in its session; each round reaps one generation, as a killed orphan's children
+    are handed to the gate in turn.
+    """
+    killed = 0
+    me, my_sid = os.getpid(), os.getsid(0)
+    for _ in range(rounds):
+        with _SPAWN_LOCK:
+            found = [pid for pid, ppid, sid in _processes() if ppid == me and sid != my_sid and pid not in _LIVE]
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            for pid in found:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+        killed += len(found)
+        if not found:
+            break
+    return killed
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            out.append((int(entry.name), int(fields[1]), int(fields[3])))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 class Workspace:
@@ -96,6 +144,7 @@ class Workspace:
     def __init__(self) -> None:
         guard_trusted_process()
         self.sandbox = sandbox()  # before mkdtemp, so a failing probe leaves nothing behind
+        adopt_orphans(True)
         self.root = Path(tempfile.mkdtemp(prefix="evidence-gate-sealed-"))
         self.root.chmod(0o755)
         for name in ("jobs", "home", "tmp"):
@@ -107,7 +156,9 @@ class Workspace:
                 os.chown(folder, self.sandbox.uid, self.sandbox.gid or -1)
 
     def close(self) -> None:
-        """Remove everything (the sealed user's leftovers too)."""
+        """Remove everything (the sealed user's leftovers too, processes first)."""
+        sweep_orphans()
+        adopt_orphans(False)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def env(self) -> dict[str, str]:
@@ -201,11 +252,13 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         extra = {"user": ws.sandbox.uid, "group": ws.sandbox.gid, "extra_groups": []}
     with log_path.open("wb") as log:
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
-                cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True, **extra,
-            )
+            with _SPAWN_LOCK:
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
+                    cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                    pass_fds=(write_fd,), start_new_session=True, **extra,
+                )
+                _LIVE.add(proc.pid)
         finally:
             os.close(write_fd)
         reader = threading.Thread(target=_reader, args=(read_fd, result, on_event, token), daemon=True)
@@ -222,6 +275,10 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
             _kill_group(proc.pid)
             if result.exit_code is None:
                 result.exit_code = proc.wait()
+            with _SPAWN_LOCK:
+                _LIVE.discard(proc.pid)
+        # A grandchild in a session of its own escaped the group kill and may hold the pipe open.
+        sweep_orphans()
         reader.join(timeout=10)
     result.seconds = time.monotonic() - started
     with log_path.open("rb") as handle:
