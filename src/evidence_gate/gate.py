@@ -7,6 +7,7 @@ and never prints or writes.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import tempfile
 import traceback
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from evidence_gate.errors import GateError
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt import empty_receipt, write_receipt
+from evidence_gate.receipt import empty_receipt, scrub, write_receipt
 from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, parse_properties
 
 
@@ -123,8 +124,19 @@ def _sha256(data: bytes | None) -> str | None:
     return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def _require_regular_file(repo: Repo, baseline: str, path: str) -> None:
+    """A trusted input that is a symlink (git stores its target text), a submodule or a folder is `config-invalid`,
+    never silently read as that text or as absent (a gitlink would have meant the built-in defaults)."""
+    norm = posixpath.normpath(path)
+    for entry in repo.ls_tree(baseline, [norm]):
+        if entry.path == norm and entry.mode not in {"100644", "100755"}:
+            raise GateError(f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
+                            fix=f"commit {path} to the base branch as a plain file", row="config-invalid")
+
+
 def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[PropertySpec, ...], bytes | None]:
     """Configuration and SCORE_PROPERTIES from the baseline's objects; `config-invalid` when unusable."""
+    _require_regular_file(repo, baseline, CONFIG_PATH)
     config_blob = repo.tree_oid(baseline, CONFIG_PATH)
     raw = repo.read_blob(baseline, CONFIG_PATH)
     if config_blob is not None and raw is None and not repo.has_object(config_blob):
@@ -139,6 +151,7 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
         raise GateError(exc.message + (f" (line {exc.line})" if exc.line else ""),
                         fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
                         row="config-invalid") from exc
+    _require_regular_file(repo, baseline, config.properties.list)
     list_bytes = repo.read_blob(baseline, config.properties.list)
     list_oid = repo.tree_oid(baseline, config.properties.list) if list_bytes is None else None
     if list_oid is not None and not repo.has_object(list_oid):
@@ -270,6 +283,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
         out["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
         out["errors"].append(traceback.format_exc(limit=8))
     finally:
+        out = scrub(out)  # argv and paths may carry bytes that are not UTF-8; the receipt and stdout must encode
         write_receipt(receipt_path, out)
     return out, code
 

@@ -26,6 +26,7 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["LC_ALL"] = "C"
     # Replace-objects and grafts would let a repository rewrite history under the gate's feet.
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_GRAFT_FILE"] = os.devnull  # `.git/info/grafts` still rewrites parents; a shallow clone's cut is kept
     if extra:
         env.update(extra)
     return env
@@ -100,7 +101,12 @@ class Repo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
-        proc = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False)
+        proc = self.run("-c", "core.warnAmbiguousRefs=true", "rev-parse", "--verify", "--end-of-options",
+                        f"{rev}^{{commit}}", check=False)
+        full_id = len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)  # git reads these as ids
+        if b"is ambiguous" in proc.stderr and not full_id:  # git would quietly prefer a ref named like a short id
+            raise GateError(f"the revision {rev!r} is ambiguous: it names both a ref and an abbreviated commit id",
+                            fix="pass the full 40-character commit id or a full ref name (refs/heads/...)", usage=True)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def has_object(self, oid: str) -> bool:

@@ -34,6 +34,27 @@ def empty_receipt() -> dict[str, Any]:
     }
 
 
+def _scrub_text(text: str) -> str:
+    """`text` with lone surrogates (bytes that were not UTF-8: argv, paths) spelled `\\xff`, so it encodes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
+                       f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return text
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a JSON value whose every string is valid Unicode (see `_scrub_text`); clean values come back as is."""
+    if isinstance(value, str):
+        return _scrub_text(value)
+    if isinstance(value, dict):
+        return {_scrub_text(k) if isinstance(k, str) else k: scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
 def validate(receipt: dict[str, Any]) -> list[str]:
     """Schema problems of a receipt; empty when valid."""
     return schema_errors(receipt, "receipt.schema.json")
@@ -67,6 +88,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_receipt(path: Path, receipt: dict[str, Any]) -> None:
     """Validate and write; an invalid receipt is written as `aborted` with the schema errors, never dropped."""
+    receipt = scrub(receipt)
     problems = validate(receipt)
     if problems:
         broken = empty_receipt()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evidence_gate.locked_paths import display_path
 from evidence_gate.model import Violation
+
+
+def printable_lines(text: str) -> str:
+    """Multi-line text (a traceback) with each line's control, format and surrogate characters spelled out."""
+    return "\n".join(display_path(line) for line in text.split("\n"))
 
 
 def violations_of(receipt: dict[str, Any]) -> list[Violation]:
@@ -27,7 +33,9 @@ def render_text(receipt: dict[str, Any]) -> str:
         lines.append("seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes"
                      .format(**counts))
     lines.append(f"{verdict}: {d['title']} [{d['row']}]")
-    return "\n".join(lines) + "\n"
+    # Messages quote test output, paths and ledger text: a newline could forge a `PASS:` line and an ESC could
+    # drive the terminal, so every control, format or surrogate character is spelled out.
+    return "\n".join(display_path(line) for line in lines) + "\n"
 
 
 def render_json(receipt: dict[str, Any]) -> str:
