@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 ORACLES = ("human_reviewed", "model_draft")
@@ -34,6 +35,9 @@ class PropertySpec:
 
 def _check_node(node: str, line: int) -> None:
     file = node.split("::", 1)[0]
+    hidden = [c for c in node if unicodedata.category(c) in {"Cc", "Cf", "Cs", "Zl", "Zp"}]
+    if hidden:  # a BOM or zero-width space would lock a file that does not exist instead of the real one
+        raise PropertiesInvalid(f"{node!r} contains the invisible character U+{ord(hidden[0]):04X}", line)
     if not file.endswith(".py") or file.startswith("/") or ".." in file.split("/") or "\\" in file:
         raise PropertiesInvalid(f"{node!r} is not a repository-relative .py test file or node id", line)
 
@@ -41,7 +45,7 @@ def _check_node(node: str, line: int) -> None:
 def parse_properties(data: bytes) -> tuple[PropertySpec, ...]:
     """All entries; raises PropertiesInvalid on a malformed line, unknown key or duplicate node."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # an editor's byte-order mark is not part of the first node id
     except UnicodeDecodeError as exc:
         raise PropertiesInvalid(f"not valid UTF-8 at byte {exc.start}") from exc
     specs: list[PropertySpec] = []
