@@ -244,8 +244,8 @@ def parse_attributes(data: bytes) -> list[AttrLine]:
             continue
         if text.startswith('"'):
             pattern, rest = _unquote(text)
-        else:
-            pattern, _, rest = text.replace("\t", " ").partition(" ")
+        else:  # git ends a pattern at a space, tab or carriage return (`a.json\reol=crlf` sets eol)
+            pattern, _, rest = text.replace("\t", " ").replace("\r", " ").partition(" ")
         tokens = tuple(t for t in rest.split() if affects_checkout(t.lstrip("-!").partition("=")[0]))
         if tokens:
             macro = pattern.startswith("[attr]")
