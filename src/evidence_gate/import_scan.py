@@ -51,12 +51,43 @@ def _join(folder: str, *parts: str) -> str:
     return posixpath.join(folder, *parts) if folder else posixpath.join(*parts)
 
 
-def _literal_strings(node: ast.AST) -> list[str]:
+def _literal_strings(node: ast.AST | None) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        return ["".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))]  # f"helpers"
     if isinstance(node, ast.List | ast.Tuple):
-        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return [s for e in node.elts for s in _literal_strings(e)]
     return []
+
+
+def _call_refs(node: ast.Call, folder: str) -> list[_Ref]:
+    """`import_module(NAME[, PACKAGE])` and `__import__(NAME, g, l, FROMLIST)`, positional or by keyword; a
+    relative NAME resolves against a literal PACKAGE, else against the calling file's folder; `fromlist` names
+    submodules that `__import__` imports too."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name not in {"import_module", "__import__"}:
+        return []
+    kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+    target = node.args[0] if node.args else kwargs.get("name")
+    refs: list[_Ref] = []
+    for text in _literal_strings(target):
+        rest = text.lstrip(".")
+        level = len(text) - len(rest)
+        parts = tuple(p for p in rest.split(".") if p)
+        package = _literal_strings(node.args[1] if len(node.args) > 1 else kwargs.get("package"))
+        if level and name == "import_module" and package:
+            anchor = package[0].split(".")
+            refs.append(_Ref((*anchor[:len(anchor) - level + 1], *parts)))
+        elif parts or level:
+            refs.append(_Ref(parts, level, folder))
+    if name == "__import__" and refs:
+        fromlist = node.args[3] if len(node.args) > 3 else kwargs.get("fromlist")
+        first = refs[0]
+        refs += [_Ref((*first.parts, sub), first.level, first.base)
+                 for sub in _literal_strings(fromlist) if sub and sub != "*"]
+    return refs
 
 
 def imported_names(source: bytes, path: str) -> list[_Ref]:
@@ -76,11 +107,8 @@ def imported_names(source: bytes, path: str) -> list[_Ref]:
             refs.append(_Ref(mod, node.level, folder))
             # `from pkg import name` may name a submodule.
             refs += [_Ref((*mod, a.name), node.level, folder) for a in node.names if a.name != "*"]
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name in {"import_module", "__import__"}:
-                refs += [_Ref(tuple(s.split("."))) for s in _literal_strings(node.args[0]) if s]
+        elif isinstance(node, ast.Call):
+            refs += _call_refs(node, folder)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if node.value is not None and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
