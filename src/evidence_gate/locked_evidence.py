@@ -141,7 +141,8 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
         paths.setdefault(module, "a module imported by a locked property file")
     existing = frozenset({p for p, data in content.items() if data is not None} | scan.files)
     fixtures = _norm(config.fixtures.dir)
-    configured = (g.removeprefix("./") for g in config.locked)
+    # `./tools/**`, `tools//**`, `src/../tools/**` and ` tools/** ` mean `tools/**`; a trailing `/` keeps its sense.
+    configured = (_norm(g) + ("/" if g.strip().endswith("/") and _norm(g) else "") for g in config.locked)
     globs = tuple(dict.fromkeys((f"{fixtures}/**" if fixtures else "**", *BUILTIN_GLOBS, *configured)))
     return LockedSet(paths, globs, scan, existing)
 
