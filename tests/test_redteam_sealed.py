@@ -126,3 +126,24 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+ASSUMING_PROPERTY = '''\
+from hypothesis import assume, given, strategies as st
+
+from calc import double
+
+
+@given(st.integers(-10**6, 10**6))
+def test_double(x):
+    assume(x % 7 != 0)
+    assert double(x) == x + x
+'''
+
+
+def test_property_may_discard_its_own_examples(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Control for the assume trick: `assume` in the locked property itself is fine; an honest fix passes."""
+    red_repo(git_repo, extra={"properties/test_double.py": ASSUMING_PROPERTY}, fresh_seeds=0)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]

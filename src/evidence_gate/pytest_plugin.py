@@ -68,6 +68,24 @@ def matches_spec(nodeid: str, spec: str) -> bool:
     return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
 
 
+def assumption_origin(exc: BaseException, test_file: str) -> str | None:
+    """Where an assume/reject came from when that is not the property's own module (None: the property's own).
+
+    The nearest frame below Hypothesis' own is what called `assume`; only the property may discard examples, never
+    the code under test (which would drop exactly the inputs it gets wrong).
+    """
+    import hypothesis  # noqa: PLC0415
+
+    package = hypothesis.__file__.rsplit(os.sep, 1)[0] + os.sep
+    files = []
+    tb = exc.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    caller = next((f for f in reversed(files) if not f.startswith(package)), None)
+    return None if caller in {None, test_file} else str(caller)
+
+
 class SealedPlugin:
     """Runs the job's seeds per item and reports every start and result through `emit`."""
 
@@ -120,7 +138,8 @@ class SealedPlugin:
         changed = tampered(self.snapshot)
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         counter = [0]
-        restore, is_hypothesis = self._apply_seed(item, seed, counter)
+        steered: list[str] = []
+        restore, is_hypothesis = self._apply_seed(item, seed, counter, steered)
         os.environ["PROPERTY_SEED"] = str(seed)
         os.environ["PROPERTY_TRIALS"] = str(self.trials)
         self.last_failure = {}
@@ -147,6 +166,9 @@ class SealedPlugin:
             message = message or _text(report.longreprtext.splitlines()[-1] if report.longreprtext else "")
             if outcome != "failed":
                 break
+        if steered and outcome == "passed":
+            outcome, message = "error", (f"the code under test discarded examples (hypothesis.assume/reject raised "
+                                         f"from {steered[0]}, not from the property)")
         changed = changed or tampered(self.snapshot)
         result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
                   "message": message, "examples": counter[0] if is_hypothesis else None,
@@ -155,7 +177,8 @@ class SealedPlugin:
         self.emit(result)
         return result
 
-    def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int]) -> tuple[Callable[[], None], bool]:
+    def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int], steered: list[str]
+                    ) -> tuple[Callable[[], None], bool]:
         obj = getattr(item, "obj", None)
         target: Any = getattr(obj, "__func__", obj)
         handle = getattr(target, "hypothesis", None)
@@ -166,13 +189,20 @@ class SealedPlugin:
         if not getattr(target, "is_hypothesis_test", False) or handle is None:
             return nothing, False
         from hypothesis import Phase, settings  # noqa: PLC0415
+        from hypothesis.errors import UnsatisfiedAssumption  # noqa: PLC0415
 
         saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test)
         inner = handle.inner_test
 
         @functools.wraps(inner)
         def counted(*args: Any, **kwargs: Any) -> Any:
-            value = inner(*args, **kwargs)
+            try:
+                value = inner(*args, **kwargs)
+            except UnsatisfiedAssumption as exc:
+                origin = assumption_origin(exc, str(getattr(item, "path", "")))
+                if origin is not None:
+                    steered.append(origin)
+                raise
             counter[0] += 1
             return value
 
