@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, red_repo, rows
 from repo_builder import GitRepo
 
@@ -147,3 +148,41 @@ def test_property_may_discard_its_own_examples(git_repo: GitRepo, tmp_path: Path
     git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
+
+
+TWO_ASSERTS = '''\
+from hypothesis import given, strategies as st
+
+from calc import double
+
+
+@given(st.integers(-10**6, 10**6))
+def test_double(x):
+    assert double(x) % 2 == 0
+    assert double(x) == x + x
+'''
+# Production code that fails every wrong answer through a copy of the frozen assertion's statement.
+COLLIDE = '''\
+def _guard(double, x):
+    assert double(x) % 2 == 0
+
+
+def double(x):
+    result = x * 2 if x < 1000 else x
+    if result != x + x:
+        _guard(lambda _value: 1, x)
+    return result
+'''
+
+
+def test_frozen_assertion_hash_is_not_forged_by_a_copy_in_production_code(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A freeze excuses only its assertion failing in the property's own file, not a same-text copy elsewhere."""
+    digest = statement_hash(TWO_ASSERTS, 8)
+    assert digest is not None
+    entry = ENTRY.replace("id: flaky", "id: odd").replace("tests/test_flaky.py::test_flaky",
+                                                          "properties/test_double.py::test_double")
+    red_repo(git_repo, fresh_seeds=0, extra={"properties/test_double.py": TWO_ASSERTS,
+                                             "freeze.yaml": FREEZE.format(entries=entry.format(digest=digest))})
+    git_repo.commit("collide", {"src/calc.py": COLLIDE})
+    receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
+    assert "property-failed" in rows(receipt), receipt["violations"]

@@ -51,12 +51,16 @@ def failing_frame(tb: TracebackType | None, prefer_files: tuple[str, ...] = ()) 
     return frames[-1]
 
 
-def exception_hash(exc: BaseException, prefer_files: tuple[str, ...] = ()) -> str | None:
-    """The assertion hash of an exception raised by a test (first leaf of an exception group)."""
+def exception_hash(exc: BaseException, prefer_files: tuple[str, ...] = (), own_file: str | None = None) -> str | None:
+    """The assertion hash of an exception raised by a test (first leaf of an exception group).
+
+    With `own_file` (the property's module), only a statement of that file raising counts: a failure raised deeper,
+    in code under test, has no hash, so a copy of a frozen assertion's text there cannot pass for it.
+    """
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     where = failing_frame(exc.__traceback__, prefer_files)
-    if where is None:
+    if where is None or (own_file is not None and where[0] != own_file):
         return None
     try:
         with open(where[0], encoding="utf-8") as handle:  # noqa: PTH123 - plain open keeps the sealed import light

@@ -225,7 +225,9 @@ class SealedPlugin:
         if call.when == "call" and call.excinfo is not None:
             exc = call.excinfo.value
             notes = [str(n) for n in getattr(exc, "__notes__", ()) if str(n).startswith(FALSIFYING)]
-            self.last_failure = {"hash": exception_hash(exc), "example": _text("\n".join(notes)) if notes else None}
+            own = str(getattr(item, "path", "")) or None
+            self.last_failure = {"hash": exception_hash(exc, own_file=own),
+                                 "example": _text("\n".join(notes)) if notes else None}
         return report
 
     @pytest.hookimpl(trylast=True)
