@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_gate import sealed_run
 from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, ledger, red_repo, rows
 from repo_builder import GitRepo
@@ -44,10 +45,12 @@ def test_early_stop_example_attempts_every_planned_seed(git_repo: GitRepo, tmp_p
     assert receipt["properties"]["counts"] == {"open": 0, "closed_failures": 1, "budget_passes": 0}
 
 
+# The sealed worker may write only to its own tmp folder (Landlock), so the recorder writes there and the test
+# copies the file out before the workspace is removed.
 RECORDING = """\
-from pathlib import Path
+import os
 
-RECORD = Path(__file__).with_name("record_path.txt").read_text().strip()
+RECORD = os.path.join(os.environ["TMPDIR"], "seen.txt")
 
 
 def double(x):
@@ -67,7 +70,8 @@ def double(x):
 """
 
 
-def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_path: Path) -> None:
+def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """An implementation correct only on the planned seeds' inputs is caught by the fresh seeds.
 
     The key is recorded by a first sealed run of the plan; both versions keep the same integer constants so that
@@ -76,13 +80,22 @@ def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_pa
     record_dir = Path(tempfile.mkdtemp(prefix="answer-key-"))
     record_dir.chmod(0o777)
     record = record_dir / "seen.txt"
+    close = sealed_run.Workspace.close
+
+    def keep_record(ws: sealed_run.Workspace) -> None:
+        seen = ws.root / "tmp" / "seen.txt"
+        if seen.exists():
+            shutil.copyfile(seen, record)
+        close(ws)
+
     red_repo(git_repo, fresh_seeds=0)
-    git_repo.commit("recorder", {"src/calc.py": RECORDING, "src/record_path.txt": f"{record}\n"})
-    assert judge(git_repo, tmp_path)["decision"]["row"] == "pass"
+    git_repo.commit("recorder", {"src/calc.py": RECORDING})
+    with monkeypatch.context() as patched:
+        patched.setattr(sealed_run.Workspace, "close", keep_record)
+        assert judge(git_repo, tmp_path)["decision"]["row"] == "pass"
     key = sorted({int(line) for line in record.read_text().split()})
     shutil.rmtree(record_dir)
-    git_repo.commit("answer key", {"src/calc.py": ANSWER_KEY, "src/key.json": json.dumps(key),
-                                   "src/record_path.txt": None})
+    git_repo.commit("answer key", {"src/calc.py": ANSWER_KEY, "src/key.json": json.dumps(key)})
     config = json.loads(git_repo.git("show", "main:.evidence-gate.yml"))
     assert config["properties"]["fresh_seeds"] == 0
     planned_only = judge(git_repo, tmp_path)

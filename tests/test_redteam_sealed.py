@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_gate import landlock
 from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, red_repo, rows
 from repo_builder import GitRepo
@@ -63,41 +66,40 @@ def test_head_code_cannot_rewrite_the_baseline_replay_tree(git_repo: GitRepo, tm
 
 
 # A worker stand-in: reads its parent's environment the way code under test would.
-READ_PARENT = "import os; open(f'/proc/{os.getppid()}/environ', 'rb').read()"
+READ_PARENT = "import os; print(b'canary-secret-7' in open(f'/proc/{os.getppid()}/environ', 'rb').read())"
 GUARDED_GATE = f"""
-import ctypes, subprocess, sys
+import ctypes, os, subprocess, sys
 from evidence_gate.sealed_run import Workspace
 ws = Workspace()
 ws.close()
 dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
-child = subprocess.run([sys.executable, "-c", {READ_PARENT!r}], capture_output=True, check=False)
-print(dumpable, child.returncode)
+child = subprocess.run([sys.executable, "-c", {READ_PARENT!r}], capture_output=True, check=False, text=True)
+print(dumpable, child.returncode, child.stdout.strip() or "-", os.environ["GITHUB_TOKEN"])
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_DUMPABLE is Linux's")
 def test_gate_is_not_dumpable_once_a_sealed_run_starts() -> None:
-    """The gate turns non-dumpable, so a sealed process of its own user cannot read its /proc environ (tokens)."""
+    """The gate turns non-dumpable and blanks secrets in its /proc environ; its own os.environ keeps them."""
     done = subprocess.run([sys.executable, "-c", GUARDED_GATE], capture_output=True, text=True, check=True,
-                          env={**os.environ, "GITHUB_TOKEN": "canary"}, timeout=120)
-    dumpable, child_rc = done.stdout.split()
+                          env={**os.environ, "GITHUB_TOKEN": "canary-secret-7"}, timeout=120)
+    dumpable, child_rc, leaked, kept = done.stdout.split()
     assert dumpable == "0", done.stdout
+    assert leaked != "True", done.stdout  # root still opens the file, but the value is gone
+    assert kept == "canary-secret-7", done.stdout
     if os.geteuid() != 0:
-        # Root reads any process's /proc entries regardless; that is why the gate drops to `nobody` when it can.
-        assert child_rc != "0", done.stdout
+        assert child_rc != "0", done.stdout  # a same-user process cannot even open it
 
 
-# Production code whose import leaves a double-forked, setsid'd grandchild behind (escaping the group kill).
+# Production code whose import leaves a double-forked, setsid'd grandchild behind (escaping the group kill); it
+# becomes a `sleep` with a recognisable argument.
 ESCAPE = '''\
 import os
-import time
 
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        with open({pidfile!r}, "w") as handle:
-            handle.write(str(os.getpid()))
-        time.sleep(60)
+        os.execv("/bin/sleep", ["sleep", {tag!r}])
     os._exit(0)
 
 
@@ -108,25 +110,29 @@ def double(x):
 
 def test_escaped_grandchild_does_not_outlive_the_run(git_repo: GitRepo, tmp_path: Path) -> None:
     """A daemonized grandchild of the code under test (new session, so out of the killed group) is killed too."""
-    shared = tmp_path / "shared"
-    shared.mkdir(mode=0o777)
-    shared.chmod(0o777)
-    pidfile = shared / "pid"
+    tag = f"{60 + secrets.randbelow(10**6) / 10**7:.7f}"
     red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
-    git_repo.commit("escape", {"src/calc.py": ESCAPE.format(pidfile=str(pidfile))})
+    git_repo.commit("escape", {"src/calc.py": ESCAPE.format(tag=tag)})
     judge(git_repo, tmp_path)
-    pid = int(pidfile.read_text())
     deadline = time.monotonic() + 5
-    while Path(f"/proc/{pid}").exists() and _state(pid) != "Z" and time.monotonic() < deadline:
+    while _alive_with(tag) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", f"grandchild {pid} survived the gate"
+    survivors = _alive_with(tag)
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, "the grandchild survived the gate"
 
 
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+def _alive_with(argument: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if argument.encode() in (proc / "cmdline").read_bytes().split(b"\0") and \
+                    (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 ASSUMING_PROPERTY = '''\
@@ -185,4 +191,49 @@ def test_frozen_assertion_hash_is_not_forged_by_a_copy_in_production_code(git_re
                                              "freeze.yaml": FREEZE.format(entries=entry.format(digest=digest))})
     git_repo.commit("collide", {"src/calc.py": COLLIDE})
     receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
+    assert "property-failed" in rows(receipt), receipt["violations"]
+
+
+# Production code that is correct only when it can reach outside the sealed worker: write a file outside its own
+# folders, or signal the gate.
+ESCAPE_CONFINEMENT = '''\
+import os
+
+
+def _outside():
+    reached = []
+    try:
+        with open({marker!r}, "w") as handle:
+            handle.write("written")
+        reached.append("write")
+    except OSError:
+        pass
+    try:
+        os.kill(os.getppid(), 0)
+        reached.append("signal")
+    except OSError:
+        pass
+    return reached
+
+
+REACHED = _outside()
+
+
+def double(x):
+    return x * 2 if REACHED or x < 1000 else x
+'''
+
+
+@pytest.mark.skipif(landlock.abi() < 6, reason="needs Landlock ABI 6 (Linux 6.12) for signal scoping")
+def test_worker_is_confined_even_when_it_keeps_the_gates_user(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Code under test cannot write outside its folders or signal the gate, even when it keeps the gate's root."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    marker = shared / "marker"
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("escape", {"src/calc.py": ESCAPE_CONFINEMENT.format(marker=str(marker))})
+    receipt = judge(git_repo, tmp_path)
+    assert not marker.exists()
+    assert receipt["sealed"]["landlock"] >= 6, receipt["sealed"]
     assert "property-failed" in rows(receipt), receipt["violations"]

@@ -274,6 +274,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                        "shard": list(req.shard) if req.shard else None, "fresh_seeds": fresh,
                        "trials": props.trials},
         "sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
+                   "landlock": min((int(e.get("landlock") or 0) for w in workers for e in w.events
+                                    if e.get("ev") == "confined"), default=0),
                    "neutralised": [n.to_json() for n in neutralised],
                    "workers": [{"name": w.name, "exit_code": w.exit_code, "timed_out": w.timed_out,
                                 "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}

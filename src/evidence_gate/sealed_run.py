@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -32,6 +33,7 @@ MAX_EVENTS_BYTES = 32 * 1024 * 1024
 LOG_TAIL = 4000
 MAX_PROBLEMS = 20
 PR_SET_DUMPABLE = 4
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|_KEY$|^INPUT_|^ACTIONS_", re.IGNORECASE)
 PR_SET_CHILD_SUBREAPER = 36
 # Worker processes alive right now; held while spawning, so a sweep never takes a fresh worker for an orphan.
 _SPAWN_LOCK = threading.Lock()
@@ -93,8 +95,37 @@ def _prctl(option: int, value: int) -> bool:
 
 def guard_trusted_process() -> bool:
     """Make the gate non-dumpable, so its /proc entries (environ with GITHUB_TOKEN, fds, mem) are closed to the sealed
-    process even when it keeps the gate's user; only a holder of CAP_SYS_PTRACE still gets in. Linux only."""
+    process even when it keeps the gate's user; only a holder of CAP_SYS_PTRACE still gets in. Linux only.
+
+    Root still reads /proc/<gate>/environ, so secret-looking values are also blanked in that block.
+    """
+    scrub_initial_environment()
     return _prctl(PR_SET_DUMPABLE, 0)
+
+
+def scrub_initial_environment() -> int:
+    """Zero the values of secret-looking variables in the environment block the process started with.
+
+    That block is what /proc/<pid>/environ shows; `os.environ` is a copy made at start-up and keeps every value,
+    so the gate and the helpers it starts (git, the Checks API) are unaffected. Returns how many were blanked.
+    """
+    import ctypes  # noqa: PLC0415 - only needed on Linux
+
+    try:
+        fields = Path("/proc/self/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start and env_end: fields 50 and 51
+    except (OSError, IndexError, ValueError):
+        return 0
+    if not 0 < start < end:
+        return 0
+    offset = blanked = 0
+    for item in ctypes.string_at(start, end - start).split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and value and SECRET_NAME.search(name.decode("latin-1")):
+            ctypes.memset(start + offset + len(name) + 1, 0, len(value))
+            blanked += 1
+        offset += len(item) + 1
+    return blanked
 
 
 def adopt_orphans(on: bool) -> bool:
@@ -238,7 +269,7 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     job_path = ws.root / "jobs" / f"{name}.json"
     ini_path = ws.root / "jobs" / f"{name}.ini"
     ini_path.write_text(INI, encoding="utf-8")
-    job = {**job, "ini": str(ini_path)}
+    job = {**job, "ini": str(ini_path), "writable": [str(ws.root / "home"), str(ws.root / "tmp")]}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
         path.chmod(0o644)

@@ -14,7 +14,10 @@ import resource
 import sys
 from typing import Any
 
+from evidence_gate import landlock
+
 MB = 1 << 20
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
@@ -87,12 +90,15 @@ def main(argv: list[str]) -> int:
     with open(argv[0], encoding="utf-8") as handle:  # noqa: PTH123 - keep start-up imports minimal
         job = json.load(handle)
     apply_limits(job["limits"])
+    # Before any repository code: writes only to the worker's own folders, no signals or /proc peeks outside it.
+    confined = landlock.confine([*job.get("writable", []), *DEVICES])
     # The token arrives on stdin, not argv or the environment, so a stray write to the pipe cannot pass as ours.
     token = sys.stdin.readline().strip()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     emit = Emitter(int(argv[1]), token)
+    emit({"ev": "confined", "landlock": confined})
     os.chdir(job["tree"])
     if job["mode"] == "digest":
         sys.path.extend(job["paths"])

@@ -1,0 +1,76 @@
+"""Landlock self-confinement for the sealed worker (Linux 5.13+): no writes outside its own folders, no signals,
+ptrace or /proc peeking at processes outside its domain (the gate, other workers).
+
+It needs no privilege, so it holds also when the gate cannot drop root. Standard library only: the sealed
+interpreter imports this before any repository path is on `sys.path`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import stat
+import struct
+
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+# Filesystem rights that change something: write, truncate, create, remove, rename/link (REFER).
+_WRITE_FILE = 1 << 1
+_TRUNCATE = 1 << 14
+_DIR_RIGHTS = sum(1 << b for b in (4, 5, 6, 7, 8, 9, 10, 11, 12))
+_REFER = 1 << 13
+# ABI 6: signals and abstract unix sockets stay inside the domain.
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+_SCOPE_SIGNAL = 1 << 1
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version, 0 when unavailable (old kernel, disabled, or filtered by seccomp)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = int(libc.syscall(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(version, 0)
+
+
+def confine(writable: list[str]) -> int:
+    """Allow writes only beneath `writable` (folders or files) from now on, for this process and its children.
+
+    Returns the ABI used, or 0 when Landlock is unavailable (then nothing changed).
+    """
+    version = abi()
+    if version == 0:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    file_rights = _WRITE_FILE | (_TRUNCATE if version >= 3 else 0)
+    handled = file_rights | _DIR_RIGHTS | (_REFER if version >= 2 else 0)
+    if version >= 6:
+        attr = struct.pack("=QQQ", handled, 0, _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET)
+    else:
+        attr = struct.pack("=Q", handled)
+    ruleset = int(libc.syscall(SYS_CREATE_RULESET, attr, len(attr), 0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        for path in writable:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                rights = handled if stat.S_ISDIR(os.fstat(fd).st_mode) else file_rights
+                rule = struct.pack("=Qi", rights, fd)
+                if int(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0)) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+            finally:
+                os.close(fd)
+        if int(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+        if int(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return version
