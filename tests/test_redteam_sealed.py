@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock
+from evidence_gate import landlock, property_lane
 from evidence_gate.assertion_hash import statement_hash
+from evidence_gate.gate import read_trusted
+from evidence_gate.git import Repo
 from property_repo import base_files, judge, red_repo, rows
 from repo_builder import GitRepo
 
@@ -237,3 +239,35 @@ def test_worker_is_confined_even_when_it_keeps_the_gates_user(git_repo: GitRepo,
     assert not marker.exists()
     assert receipt["sealed"]["landlock"] >= 6, receipt["sealed"]
     assert "property-failed" in rows(receipt), receipt["violations"]
+
+
+HELPER_PROPERTY = '''\
+from hypothesis import given
+
+from calc import double
+from strategies import ints
+
+
+@given(ints)
+def test_double(x):
+    assert double(x) == x + x
+'''
+
+
+def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_path: Path) -> None:
+    """src/strategies.py cannot stand in for the locked properties/strategies.py the property imports by name."""
+    red_repo(git_repo, fresh_seeds=0, extra={
+        "properties/test_double.py": HELPER_PROPERTY,
+        "properties/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-10**6, 10**6)\n"})
+    git_repo.commit("narrow", {"src/strategies.py": "from hypothesis import strategies as st\n\n"
+                                                    "ints = st.integers(-100, 100)\n"})
+    repo = Repo(git_repo.path)
+    baseline, head = repo.resolve("main"), repo.resolve("HEAD")
+    assert baseline is not None and head is not None
+    config, _blob, specs, _list = read_trusted(repo, baseline)
+    result = property_lane.run(property_lane.DynamicRequest(
+        repo=repo, baseline=baseline, head=head, config=config, specs=specs,
+        locked_paths=frozenset({"properties/strategies.py"}), removed=(), expired=(), active=(), patch_id=head,
+        today=datetime.date(2026, 9, 1), workdir=tmp_path))
+    assert {"src/strategies.py"} <= {n["path"] for n in result.receipt["sealed"]["neutralised"]}
+    assert "property-failed" in {v.row for v in result.violations}, result.violations

@@ -191,8 +191,10 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     fresh = draw_fresh(props.fresh_seeds, props.seeds)
     locked = sealed_locked_set(req)
     head_tree = ws.root / "head"
+    # Every locked module (tests, and the helpers they import) keeps its import name: a repository module of the same
+    # top-level name is left out, or the by-name import would find the patch's copy first.
     test_files = [s.file for s in req.specs] + [s.counterexample.split("::", 1)[0] for s in req.specs
-                                                 if s.counterexample]
+                                                 if s.counterexample] + sorted(p for p in locked if p.endswith(".py"))
     neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files)
     needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
     base_tree = ws.root / "base"

@@ -176,7 +176,7 @@ def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: P
     """Build the sealed tree of `commit` (locked paths from `baseline`) in `dest`; returns what was neutralised."""
     head_entries = repo.ls_tree(commit, recursive=True)
     base_entries = head_entries if baseline == commit else repo.ls_tree(baseline, recursive=True)
-    reserved = frozenset(posixpath.basename(f).removesuffix(".py") for f in test_files)
+    reserved = frozenset(posixpath.basename(f).removesuffix(".py") for f in test_files) - {"__init__", "conftest"}
     entries, neutralised = plan_tree(head_entries, base_entries, locked, reserved=reserved)
     neutralised += materialise(repo, entries, dest)
     return neutralised
