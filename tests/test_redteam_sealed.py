@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, property_lane
+from evidence_gate import landlock, property_lane, sealed_run
 from evidence_gate.assertion_hash import statement_hash
 from evidence_gate.gate import read_trusted
 from evidence_gate.git import Repo
@@ -271,3 +271,14 @@ def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_pa
         today=datetime.date(2026, 9, 1), workdir=tmp_path))
     assert {"src/strategies.py"} <= {n["path"] for n in result.receipt["sealed"]["neutralised"]}
     assert "property-failed" in {v.row for v in result.violations}, result.violations
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or sealed_run.sandbox().uid is not None,
+                    reason="only where the gate runs as root and cannot drop to nobody")
+def test_root_without_landlock_fails_closed(git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sealed run that would stay root with no Landlock does not run code at all: run-integrity, never a pass."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    monkeypatch.setattr(landlock, "abi", lambda: 0)
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]

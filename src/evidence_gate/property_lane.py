@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, sealed_tree, seed_ledger
+from evidence_gate import fixtures, landlock, sealed_tree, seed_ledger
 from evidence_gate.assertion_hash import matches
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
@@ -170,6 +170,10 @@ def run(req: DynamicRequest) -> LaneResult:
                                                         "dependencies next to the gate instead", CONFIG_PATH))
     ws = Workspace()
     try:
+        if ws.sandbox.uid is None and os.geteuid() == 0 and landlock.abi() == 0:
+            # Root with neither a user to drop to nor Landlock: the code under test could rewrite the gate itself.
+            return _not_run(req, Violation("run-integrity", f"the sealed run would stay root unconfined: "
+                                                            f"{ws.sandbox.note}, and this kernel has no Landlock"))
         return _run(req, ws)
     finally:
         ws.close()
