@@ -140,8 +140,13 @@ class SealedPlugin:
         counter = [0]
         steered: list[str] = []
         restore, is_hypothesis = self._apply_seed(item, seed, counter, steered)
-        os.environ["PROPERTY_SEED"] = str(seed)
-        os.environ["PROPERTY_TRIALS"] = str(self.trials)
+        if is_hypothesis:
+            # The seed is applied to Hypothesis directly; exporting it too would tell the code under test it is tested.
+            os.environ.pop("PROPERTY_SEED", None)
+            os.environ.pop("PROPERTY_TRIALS", None)
+        else:
+            os.environ["PROPERTY_SEED"] = str(seed)
+            os.environ["PROPERTY_TRIALS"] = str(self.trials)
         self.last_failure = {}
         outcome = "passed"
         message = ""
