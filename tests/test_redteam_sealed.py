@@ -282,3 +282,49 @@ def test_root_without_landlock_fails_closed(git_repo: GitRepo, tmp_path: Path, m
     monkeypatch.setattr(landlock, "abi", lambda: 0)
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+
+
+# Known limits: the code under test shares the interpreter with the plugin. Strict xfail, so closing one shows up.
+IN_PROCESS_LIMITS = {
+    "sys-modules-detect": '''\
+import sys
+
+
+def double(x):
+    return x * 2 if "hypothesis" in sys.modules or x < 1000 else x
+''',
+    "gc-emitter-forge": '''\
+import gc
+import os
+
+
+def _forge():
+    emit = next(o for o in gc.get_objects() if type(o).__name__ == "Emitter")
+    plugin = next(o for o in gc.get_objects() if type(o).__name__ == "SealedPlugin")
+    emit({"ev": "collected", "nodes": list(plugin.runs)})
+    for node, runs in plugin.runs.items():
+        for seed, kind in runs:
+            emit({"ev": "start", "node": node, "spec": node, "seed": seed, "kind": kind})
+            emit({"ev": "result", "node": node, "spec": node, "seed": seed, "kind": kind, "outcome": "passed",
+                  "examples": plugin.trials, "message": "", "tampered": []})
+    emit({"ev": "finished", "exitstatus": 0, "tampered": []})
+    os._exit(0)
+
+
+_forge()  # at import, during collection: before any real start event
+
+
+def double(x):
+    return x * 2 if x < 1000 else x
+''',
+}
+
+
+@pytest.mark.xfail(strict=True, reason="in-process: code under test can tell it is tested, or forge the plugin")
+@pytest.mark.parametrize("trick", sorted(IN_PROCESS_LIMITS))
+def test_in_process_limits(git_repo: GitRepo, tmp_path: Path, trick: str) -> None:
+    """Documented limit: these tricks still come out green (see README, limits)."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit(trick, {"src/calc.py": IN_PROCESS_LIMITS[trick]})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False, receipt["decision"]
