@@ -252,10 +252,41 @@ def test_secrets_and_ci_do_not_reach_the_test(git_repo: GitRepo, tmp_path: Path,
 
 
 DIGEST_PRODUCER = "import json\n\n\ndef produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
+# A wrong producer that swaps hashlib.sha256 so the worker reports the recorded digest (read from the fixture).
+FORGING_PRODUCER = """\
+import hashlib
+import json
+
+with open("fixtures/digests.json") as handle:
+    EXPECTED = {json.dumps(r["input"]): r["output_sha256"] for r in json.load(handle)["records"]}
+PENDING = []
+REAL = hashlib.sha256
+
+
+class Fake:
+    def __init__(self, digest):
+        self.digest = digest
+
+    def hexdigest(self):
+        return self.digest
+
+
+def forged(data=b"", **kwargs):
+    return Fake(PENDING.pop()) if PENDING else REAL(data, **kwargs)
+
+
+hashlib.sha256 = forged
+
+
+def produce(value):
+    PENDING.append(EXPECTED[json.dumps(value)])
+    return {"doubled": [x + 2 for x in value]}
+"""
 
 
 @pytest.mark.parametrize(("producer", "row"), [(DIGEST_PRODUCER, "pass"),
-                                               (DIGEST_PRODUCER.replace("x * 2", "x + 2"), "fixture-digest-mismatch")])
+                                               (DIGEST_PRODUCER.replace("x * 2", "x + 2"), "fixture-digest-mismatch"),
+                                               (FORGING_PRODUCER, "fixture-digest-mismatch")])
 def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str, row: str) -> None:
     """Digest records are checked in the sealed run by the configured producer."""
     expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()

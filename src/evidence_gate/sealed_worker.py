@@ -21,6 +21,9 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - wr
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
+# The digest path hashes through names bound here too: the producer is repository code and could swap hashlib's.
+_SHA256 = hashlib.sha256
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def _limit(which: int, value: int) -> None:
@@ -58,10 +61,10 @@ class Emitter:
 def canonical_output(value: Any) -> bytes:
     """The bytes a producer's return value is hashed as: bytes as is, text as UTF-8, anything else canonical JSON."""
     if isinstance(value, bytes):
-        return value
+        return bytes(value)  # a subclass cannot pass itself off with its own methods
     if isinstance(value, str):
-        return value.encode("utf-8")
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        return str.encode(value, "utf-8")
+    return str.encode(_CANONICAL(value), "utf-8")
 
 
 def run_digests(job: dict[str, Any], emit: Emitter) -> int:
@@ -77,7 +80,7 @@ def run_digests(job: dict[str, Any], emit: Emitter) -> int:
         return 0
     for record in job["records"]:
         try:
-            digest = hashlib.sha256(canonical_output(producer(record["input"]))).hexdigest()
+            digest = _SHA256(canonical_output(producer(record["input"]))).hexdigest()
             emit({"ev": "digest", "id": record["id"], "sha256": digest})
         except Exception as exc:  # noqa: BLE001 - a producer error is a mismatch, reported with its cause
             emit({"ev": "digest", "id": record["id"], "sha256": None, "message": f"{type(exc).__name__}: {exc}"[:2000]})
