@@ -7,6 +7,7 @@ checked against what the trusted process saw start and finish; nothing the test 
 
 from __future__ import annotations
 
+import ast
 import os
 import posixpath
 import secrets
@@ -305,6 +306,27 @@ def _job_results(jobs: list[Job], by_job: dict[str, WorkerResult], kinds: tuple[
     return out
 
 
+def static_tests(source: bytes, file: str, spec: str) -> list[str]:
+    """Node ids of the test functions a locked file defines at top level or in `Test*` classes, under `spec`.
+
+    Collection runs after the code under test is imported, so the collected set alone could have been pruned.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+
+    def is_test(node: ast.stmt) -> bool:
+        return (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+                and not any("fixture" in ast.unparse(d) for d in node.decorator_list))
+
+    found = [f"{file}::{n.name}" for n in tree.body if is_test(n)]  # type: ignore[attr-defined]
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name.startswith("Test"):
+            found += [f"{file}::{cls.name}::{n.name}" for n in cls.body if is_test(n)]  # type: ignore[attr-defined]
+    return [n for n in found if n == spec or matches_spec(n, spec) or "::" not in spec]
+
+
 def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[Job],
              by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
              violations: list[Violation]) -> list[dict[str, Any]]:
@@ -319,6 +341,11 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
             violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run",
                                         props.list, spec.line))
             nodes = [spec.node]
+        source = req.repo.read_blob(req.baseline, spec.file) or b""
+        for expected in static_tests(source, spec.file, spec.node):
+            if any(not any(n == expected or n.startswith(expected + "[") for n in _collected([w])) for w in workers):
+                violations.append(Violation("run-integrity", f"{expected} is defined in the locked file but was not "
+                                            "collected in the sealed run", spec.file))
         for node in nodes:
             ledgers.append(_ledger(req, spec, node, plan, fresh, head_jobs, by_job, order, fixture_hash, violations))
     return ledgers
