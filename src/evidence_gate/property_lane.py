@@ -247,7 +247,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     def launch(job: Job) -> WorkerResult:
         body = {"mode": "pytest", "tree": job.tree, "paths": _paths(Path(job.tree), req.config), "trials": props.trials,
                 "runs": job.runs, "args": sorted({n.split("[", 1)[0] for n in job.runs}), "limits": limit,
-                "shrink_reruns": 2}
+                "shrink_reruns": 2, "trusted_files": sorted(str(Path(job.tree) / p) for p in locked
+                                                            if p.endswith(".py"))}
         return run_worker(ws, job.name, body, props.timeout_s, order)
 
     def launch_digests() -> WorkerResult:

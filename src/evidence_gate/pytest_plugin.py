@@ -97,6 +97,7 @@ class SealedPlugin:
         self.reruns = int(job.get("shrink_reruns", 2))
         self.runs: dict[str, list[list[Any]]] = job["runs"]
         self.snapshot = baseline_snapshot
+        self.trusted_files = frozenset(str(f) for f in job.get("trusted_files", ()))
         self.last_failure: dict[str, Any] = {}
 
     @pytest.hookimpl(tryfirst=True)
@@ -137,6 +138,7 @@ class SealedPlugin:
                   nextitem: pytest.Item | None) -> dict[str, Any]:
         changed = tampered(self.snapshot)
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        foreign = self._foreign_test(item)
         counter = [0]
         steered: list[str] = []
         restore, is_hypothesis = self._apply_seed(item, seed, counter, steered)
@@ -171,7 +173,9 @@ class SealedPlugin:
             message = message or _text(report.longreprtext.splitlines()[-1] if report.longreprtext else "")
             if outcome != "failed":
                 break
-        if steered and outcome == "passed":
+        if foreign is not None:
+            outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
+        elif steered and outcome == "passed":
             outcome, message = "error", (f"the code under test discarded examples (hypothesis.assume/reject raised "
                                          f"from {steered[0]}, not from the property)")
         changed = changed or tampered(self.snapshot)
@@ -181,6 +185,16 @@ class SealedPlugin:
                   "tampered": changed[:20]}
         self.emit(result)
         return result
+
+    def _foreign_test(self, item: pytest.Item) -> str | None:
+        """Where the test body comes from when that is not a locked file (it was swapped after the import), or None."""
+        obj = getattr(item, "obj", None)
+        target: Any = getattr(obj, "__func__", obj)
+        if getattr(target, "is_hypothesis_test", False):
+            target = getattr(getattr(target, "hypothesis", None), "inner_test", None)
+        code = getattr(target, "__code__", None)
+        where = str(getattr(code, "co_filename", "")) or repr(target)[:200]
+        return None if where in self.trusted_files | {str(getattr(item, "path", ""))} else where
 
     def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int], steered: list[str]
                     ) -> tuple[Callable[[], None], bool]:
