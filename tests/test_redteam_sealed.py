@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, property_lane, sealed_run
+from evidence_gate import landlock, property_lane, sealed_run, sealed_tree
 from evidence_gate.assertion_hash import statement_hash
 from evidence_gate.gate import read_trusted
 from evidence_gate.git import Repo
+from evidence_gate.model import LaneResult
 from property_repo import base_files, judge, red_repo, rows
 from repo_builder import GitRepo
 
@@ -254,6 +255,17 @@ def test_double(x):
 '''
 
 
+def _sealed_only(git_repo: GitRepo, tmp_path: Path, locked: frozenset[str] = frozenset()) -> LaneResult:
+    """The property lane alone on main..HEAD, with `locked` as the locked lane would have computed it."""
+    repo = Repo(git_repo.path)
+    baseline, head = repo.resolve("main"), repo.resolve("HEAD")
+    assert baseline is not None and head is not None
+    config, _blob, specs, _list = read_trusted(repo, baseline)
+    return property_lane.run(property_lane.DynamicRequest(
+        repo=repo, baseline=baseline, head=head, config=config, specs=specs, locked_paths=locked, removed=(),
+        expired=(), active=(), patch_id=head, today=datetime.date(2026, 9, 1), workdir=tmp_path))
+
+
 def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_path: Path) -> None:
     """src/strategies.py cannot stand in for the locked properties/strategies.py the property imports by name."""
     red_repo(git_repo, fresh_seeds=0, extra={
@@ -261,14 +273,7 @@ def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_pa
         "properties/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-10**6, 10**6)\n"})
     git_repo.commit("narrow", {"src/strategies.py": "from hypothesis import strategies as st\n\n"
                                                     "ints = st.integers(-100, 100)\n"})
-    repo = Repo(git_repo.path)
-    baseline, head = repo.resolve("main"), repo.resolve("HEAD")
-    assert baseline is not None and head is not None
-    config, _blob, specs, _list = read_trusted(repo, baseline)
-    result = property_lane.run(property_lane.DynamicRequest(
-        repo=repo, baseline=baseline, head=head, config=config, specs=specs,
-        locked_paths=frozenset({"properties/strategies.py"}), removed=(), expired=(), active=(), patch_id=head,
-        today=datetime.date(2026, 9, 1), workdir=tmp_path))
+    result = _sealed_only(git_repo, tmp_path, frozenset({"properties/strategies.py"}))
     assert {"src/strategies.py"} <= {n["path"] for n in result.receipt["sealed"]["neutralised"]}
     assert "property-failed" in {v.row for v in result.violations}, result.violations
 
@@ -328,3 +333,36 @@ def test_in_process_limits(git_repo: GitRepo, tmp_path: Path, trick: str) -> Non
     git_repo.commit(trick, {"src/calc.py": IN_PROCESS_LIMITS[trick]})
     receipt = judge(git_repo, tmp_path)
     assert receipt["ok"] is False, receipt["decision"]
+
+
+@pytest.mark.parametrize("path", ["src/typing.py", "src/random.py", "src/json/__init__.py", "src/conftest.py",
+                                  "src/evil.pth", "src/_pytest/__init__.py"])
+def test_stdlib_and_runner_names_under_src_are_left_out(path: str) -> None:
+    """Modules named like the standard library or the runner, and conftests or .pth files under src/, never load."""
+    assert sealed_tree.neutralise_reason(path, frozenset({"src/json", "src/_pytest"})) is not None
+
+
+def test_symlink_out_of_the_tree_is_dropped(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A symlink in src/ pointing outside the tree (here /etc) is not materialised: the property cannot import it."""
+    red_repo(git_repo, fresh_seeds=0)
+    (git_repo.path / "src" / "calc.py").unlink()
+    (git_repo.path / "src" / "calc.py").symlink_to("/etc/hostname")
+    git_repo.commit("link out")
+    result = _sealed_only(git_repo, tmp_path)  # the locked lane stops it first; the seal holds on its own too
+    assert "src/calc.py" in {n["path"] for n in result.receipt["sealed"]["neutralised"]}, result.receipt["sealed"]
+    assert {"run-integrity", "property-failed"} & {v.row for v in result.violations}, result.violations
+
+
+INTERRUPT = "def double(x):\n    if x >= 1000:\n        raise KeyboardInterrupt\n    return x * 2\n"
+LOUD = ("import os\nimport signal\n\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n\n\ndef double(x):\n"
+        "    os.write(1, b'x' * 65536 * 8)\n    return x * 2 if x < 1000 else x\n")
+
+
+@pytest.mark.parametrize("code", [INTERRUPT, LOUD], ids=["keyboard-interrupt", "sigterm-ignored-loud"])
+def test_interrupts_and_noise_do_not_pass(git_repo: GitRepo, tmp_path: Path, code: str) -> None:
+    """KeyboardInterrupt from production code, or SIGTERM ignored with megabytes of stdout, never passes."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("trick", {"src/calc.py": code})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False
+    assert {"run-integrity", "property-failed"} & set(rows(receipt)), receipt["violations"]
