@@ -7,10 +7,18 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
+from evidence_gate import locked_evidence
+from evidence_gate.config import Config
+from evidence_gate.git import Repo
+from evidence_gate.locked_paths import first_matching, glob_matches
 from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import printable_lines, render_text
+from evidence_gate.score_properties import parse_properties
 from repo_builder import GitRepo
 from scenario_repo import DEFAULT_BASE
 
@@ -116,3 +124,25 @@ def test_trusted_inputs_must_be_regular_files(git_repo: GitRepo, tmp_path: Path)
     proc, receipt = _gate(git_repo.path, tmp_path, "--head", "HEAD", "--base", base)
     assert receipt["decision"]["row"] == "config-invalid", proc.stderr
     assert "mode 160000" in receipt["violations"][0]["message"]
+
+
+def test_hostile_attribute_patterns_cost_linear_time() -> None:
+    """`*a*a*a…` against a long locked name and `**/a/**/a/…` against a deep one answer at once, and correctly."""
+    start = time.monotonic()
+    name = "fixtures/" + "a" * 200 + ".json"
+    assert not glob_matches("fixtures/" + "*a" * 40 + "Z", name)
+    assert glob_matches("fixtures/" + "*a" * 40 + "*.json", name)
+    assert first_matching("", "**/a/" * 12 + "Z", ["a/" * 40 + "x"]) == ["a/" * 40 + "x"]  # applies: fails closed
+    assert time.monotonic() - start < 2
+
+
+def test_oversized_gitattributes_fails_closed(git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A patched `.gitattributes` with more lines than the gate matches is a violation, not a stalled gate."""
+    base = git_repo.commit("base", dict(DEFAULT_BASE))
+    head = git_repo.commit("attrs", {".gitattributes": "".join(f"nothing{i} -text\n" for i in range(5))})
+    monkeypatch.setattr(locked_evidence, "MAX_ATTR_LINES", 4)
+    specs = parse_properties(DEFAULT_BASE["SCORE_PROPERTIES"].encode())
+    repo = Repo(git_repo.path)
+    lane = locked_evidence.check(repo, base, head, Config(), specs, repo.diff_tree(base, head))
+    (violation,) = lane.violations
+    assert violation.path == ".gitattributes" and "has 5 attribute lines, more than the 4" in violation.message

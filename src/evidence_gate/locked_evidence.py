@@ -23,6 +23,9 @@ from evidence_gate.score_properties import PropertySpec
 ROW = "evidence-path-edited"
 BUILTIN_GLOBS = (".github/workflows/**",)
 MAX_VIOLATIONS = 200
+# A patched `.gitattributes` with more checkout-affecting lines than this is not matched line by line (each line is
+# tested against every locked path below it): past it the change fails closed instead of stalling the gate.
+MAX_ATTR_LINES = 10_000
 MODE_NAMES = {"100644": "a regular file", "100755": "an executable file", "120000": "a symlink",
               "160000": "a submodule (gitlink)", "040000": "a folder", "000000": "nothing"}
 SYMLINK, GITLINK = "120000", "160000"
@@ -268,6 +271,11 @@ def _meta_violations(repo: Repo, baseline: str, diff: list[DiffEntry], locked: L
             continue
         old = locked_paths.parse_attributes(blobs.get(e.old_oid, b""))
         new = locked_paths.parse_attributes(blobs.get(e.new_oid, b""))
+        if len(new) > MAX_ATTR_LINES:
+            out.append(Violation(ROW, f"has {len(new)} attribute lines, more than the {MAX_ATTR_LINES} the gate "
+                                      f"matches against locked paths such as {display_path(candidates[0])}; "
+                                      f"{FIX_LOCKED}", display_path(e.path)))
+            continue
         hits: dict[tuple[str, tuple[str, ...], bool], list[str]] = {}
         before = _relevant(old, attr_dir, candidates, hits)
         after = _relevant(new, attr_dir, candidates, hits)

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 # Code point categories that have no business in a file name: controls (newline, ESC), invisible format characters
 # (U+200B, U+202E, U+FEFF), lone surrogates (bytes that were not UTF-8), and the line/paragraph separators.
@@ -77,6 +77,7 @@ def display_path(path: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=1 << 16)
 def fold(path: str) -> str:
     """The name a case-insensitive, normalising file system sees: NFKC case fold, no invisible characters, no
     trailing dots or spaces on a segment (Windows drops them), so `Fixtures/`, `ﬁxtures/` and `fixtures./` meet."""
@@ -86,33 +87,43 @@ def fold(path: str) -> str:
 
 
 def _segment_regex(seg: str) -> str:
-    out = []
+    """One path segment's glob as a regex that cannot backtrack badly.
+
+    Between the first and the last `*`, each literal piece is placed at its leftmost occurrence and the choice is
+    kept (an atomic group): for fixed-length pieces that is never worse than a later placement, and it turns
+    `*a*a*a*a…` against a long name from polynomial-to-exponential work into linear work.
+    """
+    pieces: list[list[str]] = [[]]
     i = 0
     while i < len(seg):
         ch = seg[i]
         if ch == "*":
             while i + 1 < len(seg) and seg[i + 1] == "*":
                 i += 1
-            out.append("[^/]*")
+            pieces.append([])
         elif ch == "?":
-            out.append("[^/]")
+            pieces[-1].append("[^/]")
         elif ch == "[":
             end = seg.find("]", i + 2)
             if end < 0:
-                out.append(re.escape(ch))
+                pieces[-1].append(re.escape(ch))
             else:
                 body = seg[i + 1:end]
                 negate = body[:1] in {"!", "^"}
                 body = body[1:] if negate else body
-                out.append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
+                pieces[-1].append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
                 i = end
         elif ch == "\\" and i + 1 < len(seg):
             i += 1
-            out.append(re.escape(seg[i]))
+            pieces[-1].append(re.escape(seg[i]))
         else:
-            out.append(re.escape(ch))
+            pieces[-1].append(re.escape(ch))
         i += 1
-    return "".join(out)
+    texts = ["".join(p) for p in pieces]
+    if len(texts) == 1:
+        return texts[0]
+    middle = "".join(f"(?>[^/]*?{t})" for t in texts[1:-1] if t)
+    return f"{texts[0]}{middle}[^/]*{texts[-1]}"
 
 
 @cache
@@ -274,6 +285,17 @@ def attr_matches(attr_dir: str, pattern: str, path: str) -> bool:
     return glob is not None and glob_matches(fold(glob), fold(path))
 
 
+# A pattern with more `**` than this is taken to apply everywhere: matching `**/a/**/a/**/a/...` against a deep path
+# backtracks over every way to split it, and a patch may bring thousands of such lines.
+MAX_PATTERN_GLOBSTARS = 4
+
+
 def first_matching(attr_dir: str, pattern: str, paths: Iterable[str]) -> list[str]:
-    """The paths an attributes pattern applies to, in the given order."""
-    return [p for p in paths if attr_matches(attr_dir, pattern, p)]
+    """The paths an attributes pattern applies to, in the given order (see `attr_matches`)."""
+    glob = attr_pattern_glob(attr_dir, pattern)
+    if glob is None:
+        return []
+    if glob.count("**") > MAX_PATTERN_GLOBSTARS:
+        return list(paths)
+    regex = glob_regex(fold(glob))
+    return [p for p in paths if regex.match(fold(p)) is not None]
