@@ -176,8 +176,8 @@ class SealedPlugin:
         if foreign is not None:
             outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
         elif steered and outcome == "passed":
-            outcome, message = "error", (f"the code under test discarded examples (hypothesis.assume/reject raised "
-                                         f"from {steered[0]}, not from the property)")
+            outcome, message = "error", (f"the code under test discarded examples (assume/reject or an example "
+                                         f"marked invalid, from {steered[0]}, not from the property)")
         changed = changed or tampered(self.snapshot)
         result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
                   "message": message, "examples": counter[0] if is_hypothesis else None,
@@ -208,7 +208,7 @@ class SealedPlugin:
         if not getattr(target, "is_hypothesis_test", False) or handle is None:
             return nothing, False
         from hypothesis import Phase, settings  # noqa: PLC0415
-        from hypothesis.errors import UnsatisfiedAssumption  # noqa: PLC0415
+        from hypothesis.errors import StopTest, UnsatisfiedAssumption  # noqa: PLC0415
 
         saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test)
         inner = handle.inner_test
@@ -217,7 +217,7 @@ class SealedPlugin:
         def counted(*args: Any, **kwargs: Any) -> Any:
             try:
                 value = inner(*args, **kwargs)
-            except UnsatisfiedAssumption as exc:
+            except (UnsatisfiedAssumption, StopTest) as exc:  # assume/reject, or the example marked invalid/overrun
                 origin = assumption_origin(exc, str(getattr(item, "path", "")))
                 if origin is not None:
                     steered.append(origin)
