@@ -229,6 +229,8 @@ class SealedPlugin:
         target._hypothesis_internal_use_settings = settings(
             saved[0], max_examples=self.trials, derandomize=False, database=None, deadline=None,
             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+            # Hypothesis' own backend: a provider the code under test registered must not choose the inputs.
+            backend="hypothesis",
         )
         target._hypothesis_internal_use_seed = seed
 
