@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import locked_evidence
+from evidence_gate import gate, locked_evidence
 from evidence_gate.config import Config
 from evidence_gate.git import Repo
 from evidence_gate.locked_paths import first_matching, glob_matches
@@ -146,3 +146,32 @@ def test_oversized_gitattributes_fails_closed(git_repo: GitRepo, monkeypatch: py
     lane = locked_evidence.check(repo, base, head, Config(), specs, repo.diff_tree(base, head))
     (violation,) = lane.violations
     assert violation.path == ".gitattributes" and "has 5 attribute lines, more than the 4" in violation.message
+
+
+def test_a_committed_receipt_is_replaced_before_the_gate_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forged `receipt.json` that the patch committed at the receipt path is overwritten with an `aborted` one
+    before any lane runs, so a gate killed mid-run (timeout) never leaves the forgery behind."""
+    receipt_path = tmp_path / "receipt.json"
+    receipt_path.write_text('{"ok": true, "state": "final"}', encoding="utf-8")
+    seen: list[dict] = []
+
+    def killed(opts: gate.CheckOptions, out: dict) -> None:
+        seen.append(json.loads(receipt_path.read_text("utf-8")))
+        raise KeyboardInterrupt  # what a SIGINT would do mid-run
+
+    monkeypatch.setattr(gate, "check", killed)
+    with pytest.raises(KeyboardInterrupt):
+        gate.evaluate(gate.CheckOptions(repo=tmp_path), receipt_path)
+    assert seen[0]["state"] == "aborted" and seen[0]["ok"] is False
+
+
+def test_receipt_path_that_is_a_folder_is_a_usage_error(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A patch that commits `receipt.json/` as a folder makes the receipt unwritable: a usage error, not a crash."""
+    base, _, head = _base_and_tamper(git_repo)
+    folder = tmp_path / "receipt.json"
+    (folder / "x").mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(git_repo.path), "--receipt",
+                           str(folder), "--no-run", "--base", base, "--head", head],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot write the receipt" in proc.stderr and "Traceback" not in proc.stderr

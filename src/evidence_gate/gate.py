@@ -269,6 +269,12 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     """
     out = empty_receipt()
     code = 1
+    try:  # first an `aborted` receipt, so one that the patch committed at this path never outlives a killed gate
+        write_receipt(receipt_path, out)
+    except OSError as exc:
+        raise GateError(f"cannot write the receipt at {receipt_path}: {exc.strerror}",
+                        fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
+                        usage=True) from exc
     try:
         try:
             code = check(opts, out).row.exit_code
