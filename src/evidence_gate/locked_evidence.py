@@ -139,7 +139,10 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
     scan = import_scan.scan(read, start, config.properties.pythonpath)
     # Python imports these at start-up from any sys.path folder, before a single test runs.
     roots = {"", *(_norm(p) for p in config.properties.pythonpath), *(posixpath.dirname(f) for f in named)}
-    scan = import_scan.ImportScan(scan.files, scan.shadows | {(r, n) for r in roots for n in STARTUP_MODULES})
+    # pytest imports a test file by its module name from its own folder: a package or extension module of that name
+    # beside it would be imported instead.
+    own = {(posixpath.dirname(f), posixpath.basename(f).removesuffix(".py")) for f in named}
+    scan = import_scan.ImportScan(scan.files, scan.shadows | own | {(r, n) for r in roots for n in STARTUP_MODULES})
     for module in sorted(scan.files):
         paths.setdefault(module, "a module imported by a locked property file")
     existing = frozenset({p for p, data in content.items() if data is not None} | scan.files)
