@@ -98,6 +98,9 @@ class SealedPlugin:
         self.runs: dict[str, list[list[Any]]] = job["runs"]
         self.snapshot = baseline_snapshot
         self.trusted_files = frozenset(str(f) for f in job.get("trusted_files", ()))
+        from hypothesis import settings  # noqa: PLC0415 - built before repository code, so no profile of its own
+
+        self.trusted_settings = settings.get_profile("default")
         self.last_failure: dict[str, Any] = {}
 
     @pytest.hookimpl(tryfirst=True)
@@ -192,9 +195,31 @@ class SealedPlugin:
         target: Any = getattr(obj, "__func__", obj)
         if getattr(target, "is_hypothesis_test", False):
             target = getattr(getattr(target, "hypothesis", None), "inner_test", None)
+        if target is None:
+            return None  # a unittest-style item resolves its method at setup (a state machine's is Hypothesis')
         code = getattr(target, "__code__", None)
         where = str(getattr(code, "co_filename", "")) or repr(target)[:200]
         return None if where in self.trusted_files | {str(getattr(item, "path", ""))} else where
+
+    def _pin_stateful(self, item: pytest.Item) -> Callable[[], None]:
+        """A Hypothesis state machine's TestCase: its settings were built from whatever profile was loaded when the
+        test module imported (after the code under test), so they are pinned here; returns the undo."""
+        from hypothesis import Phase, settings  # noqa: PLC0415
+
+        cls = getattr(item, "cls", None)
+        current = getattr(cls, "settings", None)
+        if cls is None or not isinstance(current, settings):
+            return lambda: None
+        cls.settings = settings(current, max_examples=max(self.trials, current.max_examples), derandomize=False,
+                                database=None, deadline=None, backend="hypothesis",
+                                phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+                                stateful_step_count=max(current.stateful_step_count,
+                                                        self.trusted_settings.stateful_step_count))
+
+        def restore() -> None:
+            cls.settings = current
+
+        return restore
 
     def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int], steered: list[str]
                     ) -> tuple[Callable[[], None], bool]:
@@ -206,7 +231,7 @@ class SealedPlugin:
             return None
 
         if not getattr(target, "is_hypothesis_test", False) or handle is None:
-            return nothing, False
+            return self._pin_stateful(item), False
         from hypothesis import Phase, settings  # noqa: PLC0415
         from hypothesis.errors import StopTest, UnsatisfiedAssumption  # noqa: PLC0415
 
