@@ -302,12 +302,3 @@ def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == row, receipt["violations"]
     assert receipt["fixtures"]["digests"][0]["status"] == ("match" if row == "pass" else "mismatch")
-
-
-def test_install_command_fails_closed(git_repo: GitRepo, tmp_path: Path) -> None:
-    """A configured install step this build cannot honour is run-integrity, never a silent skip."""
-    red_repo(git_repo, install="pip install -r requirements.txt")
-    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
-    receipt = judge(git_repo, tmp_path)
-    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
-    assert "properties.install" in receipt["violations"][0]["message"]

@@ -26,7 +26,15 @@ from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.pytest_plugin import matches_spec
 from evidence_gate.score_properties import PropertySpec
-from evidence_gate.sealed_run import WorkerResult, Workspace, limits, run_worker, runtime_missing
+from evidence_gate.sealed_run import (
+    WorkerResult,
+    Workspace,
+    count_files,
+    limits,
+    run_install,
+    run_worker,
+    runtime_missing,
+)
 
 INSTALL_HINT = "pip install 'evidence-gate[run]'"
 PLAN_KINDS = ("plan", "fresh")
@@ -165,10 +173,6 @@ def run(req: DynamicRequest) -> LaneResult:
     if missing:
         return _not_run(req, Violation("run-integrity", f"the gate's interpreter lacks {missing}, so no property can "
                                                         f"run sealed; install the runner with `{INSTALL_HINT}`"))
-    if req.config.properties.install:
-        return _not_run(req, Violation("run-integrity", "properties.install is not supported by this build: the "
-                                                        "sealed run uses the gate's interpreter; install test "
-                                                        "dependencies next to the gate instead", CONFIG_PATH))
     ws = Workspace()
     try:
         if ws.sandbox.uid is None and os.geteuid() == 0 and landlock.abi() == 0:
@@ -180,13 +184,39 @@ def run(req: DynamicRequest) -> LaneResult:
         ws.close()
 
 
-def _not_run(req: DynamicRequest, why: Violation) -> LaneResult:
+def _not_run(req: DynamicRequest, why: Violation, receipt: dict[str, Any] | None = None) -> LaneResult:
     """Nothing could run: the reason, plus every removal and expired entry left unverified."""
     file = req.config.freeze.file
     return LaneResult((why, *[Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test could "
                                         "not be replayed (no sealed runner)", file, e.line) for e in req.removed],
                        *[Violation("freeze-expired", f"entry {e.id!r} expired on {e.expires} and its test could not "
-                                   "be run (no sealed runner)", file, e.line) for e in req.expired]))
+                                   "be run (no sealed runner)", file, e.line) for e in req.expired]), receipt or {})
+
+
+def _printable_tail(text: str, limit: int = 600) -> str:
+    """The end of an install log as one bounded line: control characters escaped, newlines shown as `\\n`."""
+    tail = text[-limit:]
+    return "".join(c if c.isprintable() else ("\\n" if c == "\n" else f"\\x{ord(c):02x}") for c in tail).strip()
+
+
+def _install(req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: dict[str, int],
+             runs: list[dict[str, Any]]) -> tuple[Path, Violation | None]:
+    """Run `properties.install` for one sealed tree into a fresh site folder; a violation when it did not succeed."""
+    props = req.config.properties
+    site = ws.site(f"site-{label}")
+    result = run_install(ws, f"install-{label}", props.install, tree, site, limit, props.timeout_s)
+    runs.append({"tree": label, "exit_code": result.exit_code, "timed_out": result.timed_out,
+                 "seconds": round(result.seconds, 3), "files": count_files(site)})
+    if result.exit_code == 0 and not result.timed_out:
+        return site, None
+    what = (f"timed out after {props.timeout_s}s (the process group was killed)" if result.timed_out
+            else f"exited with code {result.exit_code}")
+    tail = _printable_tail(result.log_tail)
+    return site, Violation("run-integrity", f"properties.install {what} on the {label} tree, so no property ran"
+                                            f"{'; output ends: ' + tail if tail else ''}. Fix: run the command "
+                                            "locally in a clean checkout with EVIDENCE_GATE_SITE set to an empty "
+                                            "folder and EVIDENCE_GATE_PYTHON to the gate's interpreter, and correct "
+                                            f"it (or the requirements it installs) in {CONFIG_PATH}", CONFIG_PATH)
 
 
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
@@ -244,22 +274,43 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     order = _Order()
     limit = limits(props.memory_mb, props.timeout_s)
 
+    # Installed packages go after every other path: they are code under test, and cannot shadow what loaded first.
+    sites: dict[str, Path] = {}
+    install_runs: list[dict[str, Any]] = []
+
+    def paths(tree: Path) -> list[str]:
+        return _paths(tree, req.config) + ([str(sites[str(tree)])] if str(tree) in sites else [])
+
     def launch(job: Job) -> WorkerResult:
-        body = {"mode": "pytest", "tree": job.tree, "paths": _paths(Path(job.tree), req.config), "trials": props.trials,
+        body = {"mode": "pytest", "tree": job.tree, "paths": paths(Path(job.tree)), "trials": props.trials,
                 "runs": job.runs, "args": sorted({n.split("[", 1)[0] for n in job.runs}), "limits": limit,
                 "shrink_reruns": 2, "trusted_files": sorted(str(Path(job.tree) / p) for p in locked
                                                             if p.endswith(".py"))}
         return run_worker(ws, job.name, body, props.timeout_s, order)
 
     def launch_digests() -> WorkerResult:
-        body = {"mode": "digest", "tree": str(head_tree), "paths": _paths(head_tree, req.config), "limits": limit,
+        body = {"mode": "digest", "tree": str(head_tree), "paths": paths(head_tree), "limits": limit,
                 "producer": req.config.fixtures.producer,
                 "records": [{"id": r["id"], "input": r["input"]} for r in records]}
         return run_worker(ws, "digests", body, props.timeout_s, order)
 
     # The baseline replays run first and alone: once the patch's code has run, it may have rewritten any tree the
-    # sealed user can write to (the gate's own user when it cannot drop root), the baseline tree included.
-    first = {j.name: launch(j) for j in jobs if j.name == "base"}
+    # sealed user can write to (the gate's own user when it cannot drop root), the baseline tree included. So each
+    # tree gets its own install (the head's installs the patch's requirements), the baseline's before its replays.
+    first: dict[str, WorkerResult] = {}
+    failed: Violation | None = None
+    for label, tree, names in (("base", base_tree, ["base"]), ("head", head_tree, [])):
+        if names and not any(j.name in names for j in jobs):
+            continue
+        if props.install:
+            sites[str(tree)], failed = _install(req, ws, label, tree, limit, install_runs)
+            if failed:
+                break
+        first.update({j.name: launch(j) for j in jobs if j.name in names})
+    install_receipt = {"command": props.install, "runs": install_runs} if props.install else None
+    if failed:
+        return _not_run(req, failed, {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
+                                                 "install": install_receipt}})
     with ThreadPoolExecutor(max_workers=max(1, jobs_n)) as pool:
         futures = [pool.submit(launch, job) for job in jobs if job.name not in first]
         digest_future = pool.submit(launch_digests) if records else None
@@ -289,6 +340,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                                 "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}
                                for w in [*workers, *([digest_worker] if digest_worker else [])]]},
     }
+    if install_receipt:
+        receipt["sealed"]["install"] = install_receipt
     if first_shard:
         receipt["freeze"] = {"replays": replays}
     if digests is not None:

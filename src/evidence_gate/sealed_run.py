@@ -192,6 +192,15 @@ class Workspace:
         adopt_orphans(False)
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def site(self, name: str) -> Path:
+        """A fresh folder the sealed user owns, for `properties.install` to fill."""
+        folder = self.root / name
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+        if self.sandbox.uid is not None:
+            os.chown(folder, self.sandbox.uid, self.sandbox.gid or -1)
+        return folder
+
     def env(self) -> dict[str, str]:
         """The test process's whole environment."""
         env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
@@ -269,7 +278,8 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     job_path = ws.root / "jobs" / f"{name}.json"
     ini_path = ws.root / "jobs" / f"{name}.ini"
     ini_path.write_text(INI, encoding="utf-8")
-    job = {**job, "ini": str(ini_path), "writable": [str(ws.root / "home"), str(ws.root / "tmp")]}
+    job = {**job, "ini": str(ini_path),
+           "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])]}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
         path.chmod(0o644)
@@ -316,6 +326,19 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         handle.seek(max(0, log_path.stat().st_size - LOG_TAIL))
         result.log_tail = handle.read().decode("utf-8", "replace")
     return result
+
+
+def run_install(ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: dict[str, int],
+                timeout_s: float) -> WorkerResult:
+    """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`."""
+    job = {"mode": "install", "tree": str(tree), "command": command, "limits": limit, "writable": [str(site)],
+           "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": sys.executable}}
+    return run_worker(ws, name, job, timeout_s, lambda _event: None)
+
+
+def count_files(folder: Path) -> int:
+    """Files below `folder` (not following symlinks), for the receipt."""
+    return sum(len(files) for _root, _dirs, files in os.walk(folder))
 
 
 def _kill_group(pgid: int) -> None:

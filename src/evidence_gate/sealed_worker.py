@@ -3,6 +3,7 @@
 Started as `python -I -B -m evidence_gate.sealed_worker JOB FD` by the trusted process. It lowers its own resource
 limits, imports pytest, Hypothesis and the gate's plugin before any repository path is on `sys.path` (and appends,
 never prepends, those paths), then runs one pytest session or the fixture producer, streaming events to FD.
+In install mode it execs `sh -c` with the configured `properties.install` command under the same limits.
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ def main(argv: list[str]) -> int:
     emit = Emitter(int(argv[1]), token)
     emit({"ev": "confined", "landlock": confined})
     os.chdir(job["tree"])
+    if job["mode"] == "install":
+        # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
+        os.close(int(argv[1]))
+        os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
     if job["mode"] == "digest":
         sys.path.extend(job["paths"])
         return run_digests(job, emit)
