@@ -19,6 +19,7 @@ from pathlib import Path
 
 from evidence_gate import gate
 from evidence_gate.git import Repo
+from evidence_gate.report import render_text
 
 TODAY = date(2026, 9, 20)
 BASE_TIME = 1788264000  # 2026-09-01T12:00:00Z
@@ -58,6 +59,7 @@ class Outcome:
     exit_code: int
     receipt: Path
     notes: list[str] = field(default_factory=list)
+    report: str = ""  # the receipt as `evidence-gate check` prints it
 
     @property
     def as_expected(self) -> bool:
@@ -245,7 +247,7 @@ def judge(repo_path: Path, receipts: Path, prs: list[Patch], run: bool) -> list[
             notes.extend([str(v.get("message"))[:200] for v in receipt.get("violations", [])
                           if v.get("row") == receipt["decision"]["row"]][:1])
         outcomes.append(Outcome(pr, expected, str(receipt["decision"]["row"]), bool(receipt["ok"]), code,
-                                receipt_path, notes))
+                                receipt_path, notes, render_text(receipt) if receipt.get("state") == "final" else ""))
     return outcomes
 
 
@@ -262,6 +264,9 @@ def render(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         extra = f" ({'; '.join(o.notes)})" if o.notes else ""
         lines.append(f"{o.patch.name}: {o.patch.explain} -> {o.row}, exit {o.exit_code}{extra}")
+    for o in outcomes:
+        lines += ["", f"--- {o.patch.name}: {o.receipt.name}"]
+        lines += [f"    {line}" for line in o.report.splitlines()]
     return "\n".join(lines) + "\n"
 
 
