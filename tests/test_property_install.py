@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +150,28 @@ def test_baseline_tree_gets_its_own_install_before_its_replays(git_repo: GitRepo
     receipt = dep_repo(git_repo, tmp_path, COPY_DEP, extra)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert [(r["tree"], r["exit_code"], r["files"]) for r in install_runs(receipt)] == [("base", 0, 1), ("head", 0, 1)]
+
+
+def wheel(module: str, source: str) -> bytes:
+    """A minimal pure-Python wheel holding one module, built in memory (no network, no build backend)."""
+    info = f"{module}-1.0.dist-info"
+    files = {f"{module}.py": source.encode(),
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n".encode(),
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()}"
+                     f",{len(data)}\n" for name, data in files.items()) + f"{info}/RECORD,,\n"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in {**files, f"{info}/RECORD": record.encode()}.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_pip_install_target_works_sealed(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The README's pip form (`--target "$EVIDENCE_GATE_SITE"`) works as the sandbox user, offline, from a wheel."""
+    command = ('"$EVIDENCE_GATE_PYTHON" -m pip install --no-index --disable-pip-version-check --target '
+               '"$EVIDENCE_GATE_SITE" vendor/dep-1.0-py3-none-any.whl')
+    receipt = dep_repo(git_repo, tmp_path, command, {"vendor/dep.py": None,
+                                                     "vendor/dep-1.0-py3-none-any.whl": wheel("dep", DEP)})
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert install_runs(receipt)[0]["files"] >= 4  # dep.py and the dist-info's files
