@@ -45,6 +45,15 @@ def test_early_stop_example_attempts_every_planned_seed(git_repo: GitRepo, tmp_p
     assert receipt["properties"]["counts"] == {"open": 0, "closed_failures": 1, "budget_passes": 0}
 
 
+def test_property_failed_message_names_the_whole_falsifying_example(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The property-failed message carries Hypothesis' shrunk arguments on one line, not just `test_double(`."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("noop", {"README.md": "changed\n"})
+    receipt = judge(git_repo, tmp_path)
+    [found] = [v for v in receipt["violations"] if v["row"] == "property-failed"]
+    assert found["message"].endswith("test case: test_double(x=1000))"), found["message"]
+
+
 # The sealed worker may write only to its own tmp folder (Landlock), so the recorder writes there and the test
 # copies the file out before the workspace is removed.
 RECORDING = """\

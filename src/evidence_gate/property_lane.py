@@ -479,10 +479,17 @@ def _failure_detail(event: dict[str, Any]) -> str:
     if event.get("assertion_hash"):
         parts.append(f"assertion hash {str(event['assertion_hash'])[:32]}")
     if event.get("falsifying"):
-        parts.append(str(event["falsifying"]).splitlines()[0][:200])
+        parts.append(_one_line(str(event["falsifying"])))
     elif event.get("message"):
         parts.append(str(event["message"])[:200])
     return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _one_line(example: str, limit: int = 200) -> str:
+    """Hypothesis' multi-line example (`test_x(\\n    x=1,\\n)`) as one line: `test_x(x=1)`, cut at `limit`."""
+    text = " ".join(line.strip() for line in example.splitlines() if line.strip())
+    text = text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str
