@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -195,3 +196,34 @@ def test_missing_trusted_blob_is_history_missing(tmp_path: Path, path: str) -> N
     assert receipt is not None
     assert proc.returncode == 11, proc.stdout + proc.stderr
     assert receipt["decision"]["row"] == "history-missing"
+
+
+
+def _leaf_options(parser: Any, prefix: str = "") -> dict[str, set[str]]:
+    """Visible long options of every leaf subcommand (`check`, `freeze hash`, ...), help and hidden ones left out."""
+    found: dict[str, set[str]] = {}
+    own: set[str] = set()
+    for action in parser._actions:  # argparse has no public list of a parser's actions
+        if isinstance(action.choices, dict):  # the subcommands
+            for name, sub in action.choices.items():
+                found.update(_leaf_options(sub, f"{prefix} {name}".strip()))
+        elif action.help != argparse.SUPPRESS:
+            own.update(o for o in action.option_strings if o.startswith("--") and o not in {"--help", "--version"})
+    if prefix and not found:
+        found[prefix] = own
+    return found
+
+
+def test_readme_cli_synopsis_lists_every_option() -> None:
+    """The README's CLI synopsis names, per subcommand, exactly the long options the parser accepts."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    block = readme.split("<!-- section:cli -->", 1)[1].split("```", 2)[1]
+    documented: dict[str, set[str]] = {}
+    command = ""
+    for line in (text.split("#", 1)[0] for text in block.splitlines()):
+        if line.startswith("evidence-gate "):
+            command = " ".join(re.findall(r"\s([a-z]+)(?=\s|$)", line.split("[", 1)[0].split("--", 1)[0]))
+            documented[command] = set()
+        if line.strip():
+            documented[command].update(re.findall(r"--[a-z][a-z-]*", line))
+    assert documented == _leaf_options(cli.build_parser())

@@ -15,6 +15,12 @@ from evidence_gate.event_context import load_event
 from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import printable_lines, render_json, render_text
 
+DESCRIPTION = ("A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
+               "the freeze ledger) out of the patch's reach and writes receipt.json. Exit codes: 0 pass, 10 fail, "
+               "11 precondition, 2 usage, 1 internal error.")
+RECEIPT_HELP = "where to write the receipt (default: ./receipt.json)"
+FORMAT_HELP = "stdout: the text report (default) or the receipt as JSON"
+
 
 def _date(text: str) -> date:
     try:
@@ -32,22 +38,26 @@ def _shard(text: str) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(prog="evidence-gate", description=__doc__)
+    parser = argparse.ArgumentParser(prog="evidence-gate", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"evidence-gate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="judge a pull request on a git checkout")
-    check.add_argument("--repo", type=Path, default=Path())
-    check.add_argument("--base", default=None)
-    check.add_argument("--head", default="HEAD")
-    check.add_argument("--event", type=Path, default=None, help="a GitHub event payload (pull_request, merge_group)")
+    check.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    check.add_argument("--base", default=None, metavar="REV",
+                       help="the target branch; required unless --head is a merge commit (refs/pull/N/merge)")
+    check.add_argument("--head", default="HEAD", metavar="REV", help="the commit to judge (default: HEAD)")
+    check.add_argument("--event", type=Path, default=None, metavar="FILE",
+                       help="a GitHub event payload (pull_request, pull_request_target, merge_group)")
     check.add_argument("--event-name", default=None, help=argparse.SUPPRESS)
-    check.add_argument("--author", default=None)
-    check.add_argument("--receipt", type=Path, default=Path("receipt.json"))
-    check.add_argument("--today", type=_date, default=None, help="date for expiry checks (default: today, UTC)")
+    check.add_argument("--author", default=None, metavar="LOGIN",
+                       help="the patch's author; without it and --event the patch is scored as an agent's")
+    check.add_argument("--receipt", type=Path, default=Path("receipt.json"), metavar="PATH", help=RECEIPT_HELP)
+    check.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
+                       help="date for expiry checks (default: today, UTC)")
     check.add_argument("--no-run", action="store_true", help="static lanes only")
-    check.add_argument("--shard", type=_shard, default=None, help="run slice K of N of the seed plan")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--shard", type=_shard, default=None, metavar="K/N", help="run slice K of N of the seed plan")
+    check.add_argument("--format", choices=("text", "json"), default="text", help=FORMAT_HELP)
 
     demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
@@ -56,19 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and GITHUB_* variables)")
 
     merge = sub.add_parser("merge", help="close seed ledgers over the receipts of --shard runs")
-    merge.add_argument("receipts", nargs="+", type=Path)
-    merge.add_argument("--receipt", type=Path, default=Path("receipt.json"))
-    merge.add_argument("--format", choices=("text", "json"), default="text")
+    merge.add_argument("receipts", nargs="+", type=Path, metavar="RECEIPT", help="one receipt per shard 1..N")
+    merge.add_argument("--receipt", type=Path, default=Path("receipt.json"), metavar="PATH", help=RECEIPT_HELP)
+    merge.add_argument("--format", choices=("text", "json"), default="text", help=FORMAT_HELP)
 
     freeze = sub.add_parser("freeze", help="helpers for the people who own the freeze ledger")
     fsub = freeze.add_subparsers(dest="freeze_command", required=True)
     fhash = fsub.add_parser("hash", help="the assertion hash of a failing test")
-    fhash.add_argument("node")
-    fhash.add_argument("--repo", type=Path, default=Path())
+    fhash.add_argument("node", metavar="NODE", help="a pytest node id, e.g. properties/test_x.py::test_y")
+    fhash.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
     propose = fsub.add_parser("propose", help="a ledger entry, only for a freeze_eligible seed ledger")
-    propose.add_argument("--receipt", type=Path, required=True)
-    propose.add_argument("--test", required=True)
-    propose.add_argument("--today", type=_date, default=None)
+    propose.add_argument("--receipt", type=Path, required=True, metavar="R", help="a receipt from `check`")
+    propose.add_argument("--test", required=True, metavar="NODE", help="the node id whose seed ledger to use")
+    propose.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
+                         help="the entry's added_at; it expires 14 days later (default: today, UTC)")
     return parser
 
 
