@@ -62,5 +62,5 @@ def test_merge_refuses_incomplete_shard_sets(git_repo: GitRepo, tmp_path: Path) 
     """Shards 1..N must each be present exactly once."""
     paths = _shards(git_repo, tmp_path, honest=True)
     receipt = json.loads(paths[0].read_text())
-    with pytest.raises(GateError, match=r"not 1\.\.N exactly once"):
+    with pytest.raises(GateError, match=r"shards 1/2, 1/2 \(missing 2/2\), not 1\.\.N exactly once"):
         merge([receipt, receipt], ["a", "b"])

@@ -60,6 +60,17 @@ def _merge_ledgers(parts: list[dict[str, Any]], plan: list[int]) -> dict[str, An
     return merged
 
 
+def _shard_gaps(shards: list[list[int]], total: set[int]) -> str:
+    """`1/2, 1/2 (missing 2/2)`: the shards given, as K/N, and what is missing or repeated."""
+    given = sorted((k, n) for k, n in shards)
+    text = ", ".join(f"{k}/{n}" for k, n in given)
+    if len(total) != 1:
+        return f"{text} (from matrices of different sizes)"
+    n = next(iter(total))
+    missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in {k for k, _ in given}]
+    return f"{text} (missing {', '.join(missing)})" if missing else f"{text} (one given twice)"
+
+
 def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """The merged receipt of shard receipts (pure)."""
     shards = [r.get("mode", {}).get("shard") for r in receipts]
@@ -68,7 +79,7 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
                         usage=True)
     total = {s[1] for s in shards}
     if len(total) != 1 or sorted(s[0] for s in shards) != list(range(1, next(iter(total)) + 1)):
-        raise GateError(f"the receipts cover shards {sorted(tuple(s) for s in shards)}, not 1..N exactly once",
+        raise GateError(f"the receipts cover shards {_shard_gaps(shards, total)}, not 1..N exactly once",
                         fix="pass one receipt per shard of the same matrix", usage=True)
     if len({_identity(r) for r in receipts}) != 1:
         raise GateError("the shard receipts judge different commits, configurations or property lists",
