@@ -33,6 +33,15 @@ def test_freeze_hash_refuses_a_passing_test(git_repo: GitRepo) -> None:
         failing_hash(Repo(git_repo.path), "properties/test_double.py::test_double")
 
 
+def test_freeze_hash_of_an_unknown_node_is_a_usage_error(git_repo: GitRepo) -> None:
+    """A node id that collects nothing is exit 2 asking to check the id, not "run it where it fails"."""
+    red_repo(git_repo)
+    with pytest.raises(GateError, match="was not collected on HEAD") as raised:
+        failing_hash(Repo(git_repo.path), "properties/test_double.py::test_typo")
+    assert raised.value.exit_code == 2
+    assert "check the node id" in str(raised.value)
+
+
 def test_propose_only_for_freeze_eligible(git_repo: GitRepo, tmp_path: Path) -> None:
     """A red property bound to fixtures is freeze_eligible and gets an entry; a passing one is refused."""
     red_repo(git_repo, extra={"fixtures/a.txt": "x\n"}, fresh_seeds=0)

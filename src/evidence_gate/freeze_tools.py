@@ -63,8 +63,12 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                 event.get("outcome") == "failed" and event.get("assertion_hash"):
             return str(event["assertion_hash"]), event
     outcomes = [str(e.get("outcome")) for e in result.events if e.get("ev") == "result"]
-    raise GateError(f"{node} did not fail on HEAD ({', '.join(outcomes) or 'not collected'}), so there is no "
-                    "assertion to hash", fix="run it on the commit where it fails")
+    if not outcomes:
+        raise GateError(f"{node} was not collected on HEAD, so there is no assertion to hash",
+                        fix="check the node id (path::test, as pytest prints it) and that the file exists on HEAD",
+                        usage=True)
+    raise GateError(f"{node} did not fail on HEAD ({', '.join(outcomes)}), so there is no assertion to hash",
+                    fix="run it on the commit where it fails")
 
 
 def _slug(node: str) -> str:
