@@ -100,6 +100,17 @@ def test_not_a_repository_is_usage(tmp_path: Path) -> None:
     assert receipt["state"] == "aborted"
 
 
+@pytest.mark.parametrize("name", ["missing", "a-file"])
+def test_repo_that_is_not_a_folder_is_usage(tmp_path: Path, name: str) -> None:
+    """A --repo that does not exist (or is a file) is exit 2 naming it, not "git is not installed" and a bug."""
+    (tmp_path / "a-file").write_text("x\n")
+    proc, receipt = _run(tmp_path / name, tmp_path, "--no-run")
+    assert proc.returncode == 2, proc.stderr
+    assert f"{tmp_path / name} is not a folder" in proc.stderr
+    assert "not installed" not in proc.stderr
+    assert receipt is not None
+
+
 def test_non_merge_head_without_base_is_usage(tmp_path: Path) -> None:
     """A plain branch head with no --base exits 2 and says to pass --base."""
     repo = _repo(tmp_path)

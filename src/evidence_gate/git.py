@@ -75,7 +75,10 @@ class Repo:
         cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", *args]
         try:
             proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=scrubbed_env(), check=False)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, NotADirectoryError) as exc:  # also raised for a missing working folder
+            if not self.path.is_dir():
+                raise GateError(f"{self.path} is not a folder", usage=True,
+                                fix="pass --repo pointing at a checkout of the pull request") from exc
             raise GateError("git is not installed or not on PATH", fix="install git 2.30 or newer") from exc
         if check and proc.returncode != 0:
             raise GateError(
