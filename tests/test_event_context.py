@@ -76,6 +76,30 @@ def test_bad_sha_is_event_mismatch() -> None:
     assert info.value.row == "event-mismatch"
 
 
+GOOD = {"base": {"sha": "a" * 40}, "head": {"sha": "b" * 40}}
+
+
+@pytest.mark.parametrize("payload", [
+    {"pull_request": 3}, {"pull_request": {"base": {"sha": "a" * 40}, "head": "b" * 40}}, {"merge_group": ["x"]},
+])
+def test_wrongly_typed_sha_containers_are_event_mismatch(payload: dict[str, object]) -> None:
+    """A pull_request/head/merge_group that is not a JSON object is a missing sha (event-mismatch), not a crash."""
+    with pytest.raises(GateError) as info:
+        parse_event(payload)
+    assert info.value.row == "event-mismatch"
+
+
+@pytest.mark.parametrize("payload", [
+    {"pull_request": GOOD, "repository": "owner/name"},
+    {"pull_request": {**GOOD, "user": "someone", "head": {"sha": "b" * 40, "repo": 1}}},
+    {"pull_request": {**GOOD, "user": {"login": 7}}, "repository": {"full_name": ["x"]}},
+])
+def test_wrongly_typed_optional_fields_read_as_absent(payload: dict[str, object]) -> None:
+    """A user, repository or head repo of the wrong JSON type reads as absent (author None: scored)."""
+    context = parse_event(payload)
+    assert (context.author, context.repository, context.fork) == (None, None, False)
+
+
 @pytest.mark.parametrize("content", [b"[1, 2]", b"{not json", b'{"a": 1, "a": 2}'])
 def test_unusable_files_are_usage_errors(tmp_path: Path, content: bytes) -> None:
     """A payload that is not a JSON object (or repeats a key) is a usage error, not a crash."""

@@ -33,6 +33,15 @@ def _sha(value: Any, what: str) -> str:
     return value
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a malformed payload is a missing field, not a crash."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _guess_name(payload: dict[str, Any]) -> str:
     if "merge_group" in payload:
         return "merge_group"
@@ -55,20 +64,20 @@ def parse_event(payload: Any, event_name: str | None = None) -> EventContext:
             fix="run it on: pull_request (or merge_group for merge queues); see the README's workflow",
             usage=True,
         )
-    repo = (payload.get("repository") or {}).get("full_name")
+    repo = _text(_obj(payload.get("repository")).get("full_name"))
     if name == "merge_group":
-        group = payload.get("merge_group") or {}
+        group = _obj(payload.get("merge_group"))
         head = _sha(group.get("head_sha"), "merge_group.head_sha")
         return EventContext(name, _sha(group.get("base_sha"), "merge_group.base_sha"), head, head, None, repo,
                             None, False)
-    pr = payload.get("pull_request") or {}
-    head_sha = _sha((pr.get("head") or {}).get("sha"), "pull_request.head.sha")
-    base_sha = _sha((pr.get("base") or {}).get("sha"), "pull_request.base.sha")
-    login = (pr.get("user") or {}).get("login")
-    head_repo = ((pr.get("head") or {}).get("repo") or {}).get("full_name")
+    pr = _obj(payload.get("pull_request"))
+    head_sha = _sha(_obj(pr.get("head")).get("sha"), "pull_request.head.sha")
+    base_sha = _sha(_obj(pr.get("base")).get("sha"), "pull_request.base.sha")
+    login = _text(_obj(pr.get("user")).get("login"))
+    head_repo = _text(_obj(_obj(pr.get("head")).get("repo")).get("full_name"))
     number = pr.get("number") if isinstance(pr.get("number"), int) else None
-    return EventContext(name, base_sha, head_sha, head_sha, login if isinstance(login, str) else None, repo,
-                        number, bool(head_repo and repo and head_repo != repo))
+    return EventContext(name, base_sha, head_sha, head_sha, login, repo, number,
+                        bool(head_repo and repo and head_repo != repo))
 
 
 def load_event(path: Path, event_name: str | None = None) -> EventContext:
@@ -78,6 +87,6 @@ def load_event(path: Path, event_name: str | None = None) -> EventContext:
     except OSError as exc:
         raise GateError(f"cannot read the event file {path}: {exc.strerror}", fix="check --event", usage=True) from exc
     except ParseError as exc:
-        raise GateError(f"the event file {path} is not valid JSON: {exc.message}", fix="check --event",
+        raise GateError(f"the event file {path} does not parse: {exc.message}", fix="check --event",
                         usage=True) from exc
     return parse_event(payload, event_name)
