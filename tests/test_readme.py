@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from evidence_gate import docs
+from evidence_gate.config import Config, parse_config
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -30,3 +32,12 @@ def test_every_row_in_readme() -> None:
             and line.split("|")[1].strip().isdigit()]
     assert len(rows) == 22
     assert rows == [r.id for r in docs.decision.table()]
+
+
+def test_configuration_example_is_valid_and_shows_the_defaults() -> None:
+    """The README's `.evidence-gate.yml` example parses, and apart from its `locked:` example it is the defaults."""
+    section = README.read_text("utf-8").split("<!-- section:config -->", 1)[1]
+    example = section.split("```yaml", 1)[1].split("```", 1)[0]
+    parsed = parse_config(example.encode())
+    assert parsed.locked == ("tools/**",)
+    assert dataclasses.replace(parsed, locked=()) == Config()
