@@ -16,6 +16,9 @@ SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same 
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+# Rights that only look: execute, read a file, list a folder (handled only when reads are confined too).
+_READ_RIGHTS = (1 << 0) | (1 << 2) | (1 << 3)
+_READ_FILE_RIGHTS = (1 << 0) | (1 << 2)
 # Filesystem rights that change something: write, truncate, create, remove, rename/link (REFER).
 _WRITE_FILE = 1 << 1
 _TRUNCATE = 1 << 14
@@ -36,17 +39,19 @@ def abi() -> int:
     return max(version, 0)
 
 
-def confine(writable: list[str]) -> int:
+def confine(writable: list[str], readable: list[str] | None = None) -> int:
     """Allow writes only beneath `writable` (folders or files) from now on, for this process and its children.
 
+    With `readable`, reads and execution are confined too: allowed only beneath `readable` and `writable`.
     Returns the ABI used, or 0 when Landlock is unavailable (then nothing changed).
     """
     version = abi()
     if version == 0:
         return 0
     libc = ctypes.CDLL(None, use_errno=True)
-    file_rights = _WRITE_FILE | (_TRUNCATE if version >= 3 else 0)
-    handled = file_rights | _DIR_RIGHTS | (_REFER if version >= 2 else 0)
+    reads = _READ_RIGHTS if readable is not None else 0
+    file_rights = _WRITE_FILE | (_TRUNCATE if version >= 3 else 0) | (_READ_FILE_RIGHTS if reads else 0)
+    handled = file_rights | _DIR_RIGHTS | (_REFER if version >= 2 else 0) | reads
     if version >= 6:
         attr = struct.pack("=QQQ", handled, 0, _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET)
     else:
@@ -55,18 +60,9 @@ def confine(writable: list[str]) -> int:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for path in writable:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                rights = handled if stat.S_ISDIR(os.fstat(fd).st_mode) else file_rights
-                rule = struct.pack("=Qi", rights, fd)
-                if int(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0)) != 0:
-                    raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
-            finally:
-                os.close(fd)
+        for path, dir_rights, plain_rights in [*((p, handled, file_rights) for p in writable),
+                                               *((p, reads, _READ_FILE_RIGHTS) for p in readable or [])]:
+            _add_rule(libc, ruleset, path, dir_rights, plain_rights)
         if int(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
         if int(libc.syscall(SYS_RESTRICT_SELF, ruleset, 0)) != 0:
@@ -74,3 +70,18 @@ def confine(writable: list[str]) -> int:
     finally:
         os.close(ruleset)
     return version
+
+
+def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, dir_rights: int, plain_rights: int) -> None:
+    """Grant `dir_rights` beneath a folder, or `plain_rights` on anything else; a missing path is skipped."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        rights = dir_rights if stat.S_ISDIR(os.fstat(fd).st_mode) else plain_rights
+        rule = struct.pack("=Qi", rights, fd)
+        if int(libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, 0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)

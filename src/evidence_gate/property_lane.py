@@ -193,6 +193,17 @@ def _not_run(req: DynamicRequest, why: Violation, receipt: dict[str, Any] | None
                                    "be run (no sealed runner)", file, e.line) for e in req.expired]), receipt or {})
 
 
+def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
+    """How the test workers were cut off: network "isolated" only when every one had its own empty network
+    namespace, reads "confined" when every worker that stayed root had a read allow-list (else "user": the sandbox
+    user's own permissions); the reasons when a network namespace could not be made."""
+    confined = [e for w in workers for e in w.events if e.get("ev") == "confined"]
+    notes = sorted({str(e["network_note"]) for e in confined if e.get("network_note")})
+    network = "isolated" if confined and all(e.get("network") == "isolated" for e in confined) else "shared"
+    reads = "confined" if confined and all(e.get("reads") is True for e in confined) else "user"
+    return {"network": network, "reads": reads, **({"network_note": "; ".join(notes)} if notes else {})}
+
+
 def _printable_tail(text: str, limit: int = 600) -> str:
     """The end of an install log as one bounded line: control characters escaped, newlines shown as `\\n`."""
     tail = text[-limit:]
@@ -335,6 +346,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         "sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
                    "landlock": min((int(e.get("landlock") or 0) for w in workers for e in w.events
                                     if e.get("ev") == "confined"), default=0),
+                   **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
                    "neutralised": [n.to_json() for n in neutralised],
                    "workers": [{"name": w.name, "exit_code": w.exit_code, "timed_out": w.timed_out,
                                 "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}

@@ -278,7 +278,10 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     job_path = ws.root / "jobs" / f"{name}.json"
     ini_path = ws.root / "jobs" / f"{name}.ini"
     ini_path.write_text(INI, encoding="utf-8")
-    job = {**job, "ini": str(ini_path),
+    # The worker starts as the gate's user and drops to the sandbox user itself, after it has left the network
+    # (that needs the privilege it is about to give up); `properties.install` keeps the network for pip.
+    job = {"isolate_network": True, **job, "ini": str(ini_path),
+           "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
            "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])]}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
@@ -288,16 +291,13 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     read_fd, write_fd = os.pipe()
     token = secrets.token_hex(16)
     started = time.monotonic()
-    extra: dict[str, Any] = {}
-    if ws.sandbox.uid is not None:
-        extra = {"user": ws.sandbox.uid, "group": ws.sandbox.gid, "extra_groups": []}
     with log_path.open("wb") as log:
         try:
             with _SPAWN_LOCK:
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
                     cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                    pass_fds=(write_fd,), start_new_session=True, **extra,
+                    pass_fds=(write_fd,), start_new_session=True,
                 )
                 _LIVE.add(proc.pid)
         finally:
@@ -332,6 +332,7 @@ def run_install(ws: Workspace, name: str, command: str, tree: Path, site: Path, 
                 timeout_s: float) -> WorkerResult:
     """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`."""
     job = {"mode": "install", "tree": str(tree), "command": command, "limits": limit, "writable": [str(site)],
+           "isolate_network": False,
            "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": sys.executable}}
     return run_worker(ws, name, job, timeout_s, lambda _event: None)
 

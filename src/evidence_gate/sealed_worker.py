@@ -19,6 +19,12 @@ from evidence_gate import landlock
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
+# What a worker that stays root may read besides its trees, folders and the interpreter's paths: system code, CA
+# certificates, the time zone, its own /proc entry and the random devices. Not /root, /etc at large, or any checkout.
+SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ssl", "/etc/localtime",
+                   "/etc/ld.so.cache", "/dev/urandom", "/dev/random")
+CLONE_NEWNET = 0x40000000
+PR_SET_DUMPABLE = 4
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
@@ -44,6 +50,40 @@ def apply_limits(limits: dict[str, int]) -> None:
     _limit(resource.RLIMIT_CORE, 0)
     if os.geteuid() != 0:
         _limit(resource.RLIMIT_NPROC, limits["nproc"])
+
+
+def isolate_network() -> str:
+    """Move this process into a new, empty network namespace (only a downed loopback); "" or why it failed."""
+    import ctypes  # noqa: PLC0415 - only needed on Linux
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if int(libc.unshare(CLONE_NEWNET)) != 0:
+        return f"unshare(CLONE_NEWNET) failed: {os.strerror(ctypes.get_errno())}"
+    return ""
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    """Become the sandbox user for good (no supplementary groups); keep the /proc entries the user's own."""
+    import ctypes  # noqa: PLC0415 - only needed on Linux
+
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise OSError("the sealed worker could not drop to the sandbox user")
+    # A credential change makes the process non-dumpable, which would hand its /proc entries to root.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+
+
+def readable(job: dict[str, Any]) -> list[str]:
+    """Where a worker that stays root may read: its tree and paths, the run's ini, the interpreter and system code."""
+    import sysconfig  # noqa: PLC0415
+
+    interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                   *sysconfig.get_paths().values(), *(p for p in sys.path if p)}
+    gate_package = os.path.dirname(os.path.abspath(landlock.__file__))  # noqa: PTH100, PTH120 - an editable install
+    return [job["tree"], *job.get("paths", []), job["ini"], gate_package, *sorted(interpreter), *SYSTEM_READABLE,
+            f"/proc/{os.getpid()}"]
 
 
 class Emitter:
@@ -93,16 +133,27 @@ def main(argv: list[str]) -> int:
     """Run one sealed job."""
     with open(argv[0], encoding="utf-8") as handle:  # noqa: PTH123 - keep start-up imports minimal
         job = json.load(handle)
+    # While still privileged: a network namespace of its own, then the sandbox user (when the gate can drop root).
+    network, network_note = "shared", ""
+    if job.get("isolate_network"):
+        network_note = isolate_network()
+        network = "shared" if network_note else "isolated"
+    if job.get("drop"):
+        drop_privileges(*job["drop"])
     apply_limits(job["limits"])
-    # Before any repository code: writes only to the worker's own folders, no signals or /proc peeks outside it.
-    confined = landlock.confine([*job.get("writable", []), *DEVICES])
+    # Before any repository code: writes only to the worker's own folders, no signals or /proc peeks outside it; a
+    # worker that stays root (nothing else keeps it from reading /root or the checkout's .git) has its reads
+    # confined to an allow-list too.
+    reads = readable(job) if os.geteuid() == 0 and job["mode"] != "install" else None
+    confined = landlock.confine([*job.get("writable", []), *DEVICES], reads)
     # The token arrives on stdin, not argv or the environment, so a stray write to the pipe cannot pass as ours.
     token = sys.stdin.readline().strip()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     emit = Emitter(int(argv[1]), token)
-    emit({"ev": "confined", "landlock": confined})
+    emit({"ev": "confined", "landlock": confined, "reads": reads is not None and confined > 0, "network": network,
+          "network_note": network_note})
     os.chdir(job["tree"])
     if job["mode"] == "install":
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
