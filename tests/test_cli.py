@@ -132,13 +132,17 @@ def test_push_event_is_usage_and_writes_receipt(tmp_path: Path, shared_dir: Path
 
 
 def test_bad_event_sha_is_precondition_with_receipt(tmp_path: Path) -> None:
-    """An event whose head sha is malformed exits 11 and writes a final event-mismatch receipt."""
+    """An event whose head sha is malformed exits 11, writes a final event-mismatch receipt and reports it on stdout."""
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"base": {"sha": "a" * 40}, "head": {"sha": "zz"}}}), "utf-8")
     proc, receipt = _run(_repo(tmp_path), tmp_path, "--no-run", "--event", str(event))
     assert proc.returncode == 11
     assert receipt is not None
     assert receipt["decision"]["row"] == "event-mismatch"
+    assert proc.stdout.splitlines()[-1] == "FAIL: Event does not match the commits [event-mismatch]", proc.stdout
+    proc, receipt = _run(_repo(tmp_path / "again"), tmp_path, "--no-run", "--event", str(event), "--format", "json")
+    assert proc.returncode == 11
+    assert json.loads(proc.stdout) == receipt
 
 
 def test_crash_is_aborted_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -94,15 +94,17 @@ def run_check(args: argparse.Namespace) -> int:
         event = load_event(args.event, args.event_name) if args.event else None
     except GateError as exc:
         out = empty_receipt()  # the receipt is written in every case, also for an unusable event
-        if exc.row is not None:
-            gate.precondition(out, exc)
-        else:
+        if exc.row is None:
             out["errors"].append(str(exc))
+            write_receipt(args.receipt, out)
+            raise
+        gate.precondition(out, exc)  # event-mismatch: reported like every other precondition
         write_receipt(args.receipt, out)
-        raise
-    opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
-                             today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
-    out, code = gate.evaluate(opts, args.receipt)
+        code = exc.exit_code
+    else:
+        opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
+                                 today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
+        out, code = gate.evaluate(opts, args.receipt)
     if out["state"] == "final":
         sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))
     else:
