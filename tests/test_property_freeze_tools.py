@@ -25,6 +25,26 @@ def test_freeze_hash_prints_the_failing_assertions_hash(git_repo: GitRepo, capsy
     assert capsys.readouterr().out.strip() == statement_hash(PROPERTY, 8)
 
 
+NEEDS_DEPENDENCY = PROPERTY.replace("from calc import double", "from calc import double\nimport helperdep")
+WRITE_DEPENDENCY = 'printf "VALUE = 1\\n" > "$EVIDENCE_GATE_SITE/helperdep.py"'
+
+
+def test_freeze_hash_runs_properties_install_first(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """A property importing a module only `properties.install` provides is hashed like the gate would run it."""
+    red_repo(git_repo, {"properties/test_double.py": NEEDS_DEPENDENCY}, install=WRITE_DEPENDENCY)
+    code = cli.main(["freeze", "hash", "properties/test_double.py::test_double", "--repo", str(git_repo.path)])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == statement_hash(NEEDS_DEPENDENCY, 9)
+
+
+def test_freeze_hash_reports_a_failing_install(git_repo: GitRepo) -> None:
+    """An install that fails stops `freeze hash` with run-integrity instead of a misleading collection error."""
+    red_repo(git_repo, install="echo broken-install >&2; exit 3")
+    with pytest.raises(GateError, match=r"properties\.install exited 3 on HEAD.*broken-install") as raised:
+        failing_hash(Repo(git_repo.path), "properties/test_double.py::test_double")
+    assert raised.value.row == "run-integrity"
+
+
 def test_freeze_hash_refuses_a_passing_test(git_repo: GitRepo) -> None:
     """No failure, nothing to hash."""
     red_repo(git_repo)

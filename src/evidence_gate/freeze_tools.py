@@ -19,7 +19,7 @@ from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import GateError
 from evidence_gate.git import Repo
 from evidence_gate.pytest_plugin import matches_spec
-from evidence_gate.sealed_run import Workspace, limits, run_worker
+from evidence_gate.sealed_run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
 
 DEFAULT_TTL_DAYS = 14
@@ -51,10 +51,21 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     try:
         tree = ws.root / "head"
         sealed_tree.build(repo, head, head, frozenset(), tree)
-        job = {"mode": "pytest", "tree": str(tree), "trials": props.trials, "shrink_reruns": 0,
-               "paths": [str(tree)] + [str(tree / p) for p in props.pythonpath],
+        limit = limits(props.memory_mb, props.timeout_s)
+        paths = [str(tree)] + [str(tree / p) for p in props.pythonpath]
+        if props.install:
+            # The same step the gate runs before its workers, so a property that needs a dependency can be hashed.
+            site = ws.site("site-head")
+            installed = run_install(ws, "install-head", props.install, tree, site, limit, props.timeout_s)
+            if installed.timed_out or installed.exit_code != 0:
+                what = "timed out" if installed.timed_out else f"exited {installed.exit_code}"
+                raise GateError(f"properties.install {what} on HEAD, so {node} could not run: "
+                                f"{installed.log_tail[-600:].strip()}", fix="make properties.install work on HEAD",
+                                row="run-integrity")
+            paths.append(str(site))
+        job = {"mode": "pytest", "tree": str(tree), "trials": props.trials, "shrink_reruns": 0, "paths": paths,
                "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]}, "args": [node.split("[", 1)[0]],
-               "limits": limits(props.memory_mb, props.timeout_s)}
+               "limits": limit}
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()
