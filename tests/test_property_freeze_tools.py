@@ -76,3 +76,12 @@ def test_propose_only_for_freeze_eligible(git_repo: GitRepo, tmp_path: Path) -> 
     (tmp_path / "r.json").write_text(json.dumps(passing))
     assert cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test",
                      "properties/test_double.py::test_double"]) != 0
+
+
+def test_propose_from_a_file_that_is_not_a_receipt_names_the_fix(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A receipt path holding a JSON array is exit 2 with a fix naming the receipt `check` writes."""
+    (tmp_path / "r.json").write_text("[]\n")
+    code = cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test", "p.py::t"])
+    assert code == 2
+    assert "fix: pass the receipt.json written by `evidence-gate check`" in capsys.readouterr().err

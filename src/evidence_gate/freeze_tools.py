@@ -126,6 +126,7 @@ def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
         raise GateError(f"cannot read {args.receipt}: {exc}", fix="pass the receipt.json of a gate run",
                         usage=True) from exc
     if not isinstance(receipt, dict):
-        raise GateError(f"{args.receipt} is not a receipt", usage=True)
+        raise GateError(f"{args.receipt} is not a receipt (not a JSON object)", usage=True,
+                        fix="pass the receipt.json written by `evidence-gate check`")
     sys.stdout.write(propose(receipt, args.test, args.today or today()))
     return 0
