@@ -61,6 +61,15 @@ def test_branch_head_uses_merge_base(git_repo: GitRepo) -> None:
     assert (commits.baseline, commits.head, commits.merge_base) == (c1, feature, c1)
 
 
+def test_swapped_base_and_head_is_usage(git_repo: GitRepo) -> None:
+    """A head already contained in the base (base and head swapped) is a usage error, never an empty pass."""
+    c1, _, _, _ = _pr(git_repo)
+    with pytest.raises(GateError) as info:
+        resolve_commits(Repo(git_repo.path), c1, "main", None)
+    assert info.value.exit_code == EXIT_USAGE
+    assert "swapped" in info.value.fix
+
+
 def test_branch_head_without_base_is_usage(git_repo: GitRepo) -> None:
     """A non-merge head with no --base asks for --base (usage error, exit 2)."""
     _pr(git_repo)
