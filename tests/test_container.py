@@ -179,6 +179,7 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
     outside = _host_check(runner, tmp_path / "host.json")
     assert inside["decision"]["row"] == outside["decision"]["row"], log
     assert inside["decision"]["row"] == "pass", (inside["violations"], log)
+    assert (inside["sealed"]["user"], inside["sealed"]["network"]) == ("nobody", "isolated"), inside["sealed"]
     assert proc.returncode == 0
     (run,) = github.runs.values()
     assert run["conclusion"] == "success"

@@ -24,6 +24,7 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - wr
 SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ssl", "/etc/localtime",
                    "/etc/ld.so.cache", "/dev/urandom", "/dev/random")
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
@@ -59,6 +60,25 @@ def isolate_network() -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     if int(libc.unshare(CLONE_NEWNET)) != 0:
         return f"unshare(CLONE_NEWNET) failed: {os.strerror(ctypes.get_errno())}"
+    return ""
+
+
+def isolate_network_unprivileged() -> str:
+    """The same without privilege (a container without CAP_SYS_ADMIN, a non-root gate): a user namespace that maps
+    only this process's own uid and gid onto themselves, owning a new network namespace; "" or why it failed."""
+    import ctypes  # noqa: PLC0415 - only needed on Linux
+
+    uid, gid = os.geteuid(), os.getegid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if int(libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)) != 0:
+        return f"unshare(CLONE_NEWUSER | CLONE_NEWNET) failed: {os.strerror(ctypes.get_errno())}"
+    # Unmapped ids would only show as 65534 inside; file access still uses the real ones, so a failure is harmless.
+    for name, text in (("uid_map", f"{uid} {uid} 1\n"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1\n")):
+        try:
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:  # noqa: PTH123 - minimal imports
+                handle.write(text)
+        except OSError:
+            break
     return ""
 
 
@@ -140,6 +160,10 @@ def main(argv: list[str]) -> int:
         network = "shared" if network_note else "isolated"
     if job.get("drop"):
         drop_privileges(*job["drop"])
+    if job.get("isolate_network") and network_note:
+        # Without the privilege for a plain network namespace, one owned by a user namespace of its own.
+        fallback = isolate_network_unprivileged()
+        network, network_note = ("isolated", "") if not fallback else ("shared", f"{network_note}; {fallback}")
     apply_limits(job["limits"])
     # Before any repository code: writes only to the worker's own folders, no signals or /proc peeks outside it; a
     # worker that stays root (nothing else keeps it from reading /root or the checkout's .git) has its reads
