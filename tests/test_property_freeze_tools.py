@@ -10,7 +10,7 @@ import pytest
 
 from evidence_gate import cli
 from evidence_gate.assertion_hash import statement_hash
-from evidence_gate.errors import GateError
+from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.freeze_tools import failing_hash, propose
 from evidence_gate.git import Repo
 from property_repo import PROPERTY, judge, red_repo
@@ -75,7 +75,7 @@ def test_propose_only_for_freeze_eligible(git_repo: GitRepo, tmp_path: Path) -> 
         propose(passing, "properties/test_double.py::test_double", date(2026, 9, 1))
     (tmp_path / "r.json").write_text(json.dumps(passing))
     assert cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test",
-                     "properties/test_double.py::test_double"]) != 0
+                     "properties/test_double.py::test_double"]) == EXIT_FAIL  # a refusal, not a crash
 
 
 def test_propose_from_a_file_that_is_not_a_receipt_names_the_fix(tmp_path: Path,

@@ -18,15 +18,16 @@ def decision_table_markdown() -> str:
         "## Decision table",
         "",
         "Generated from `src/evidence_gate/data/decision_table.json` by `" + REGENERATE + "`; do not edit by hand.",
-        "The first matching row names the verdict; every matching row is listed in `decision.matched`.",
+        "The first matching row names the verdict and the check run (`ROW-ID: title`); every matching row is listed",
+        "in `decision.matched`.",
         "",
-        "| # | row id | when | gate | exit |",
-        "|---|---|---|---|---|",
+        "| # | row id | title | when | gate | exit |",
+        "|---|---|---|---|---|---|",
     ]
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
         when = r.when.replace("|", r"\|")
-        lines.append(f"| {r.number} | `{r.id}` | {when} | {gate} | {r.exit_code} |")
+        lines.append(f"| {r.number} | `{r.id}` | {r.title} | {when} | {gate} | {r.exit_code} |")
     return "\n".join(lines) + "\n"
 
 

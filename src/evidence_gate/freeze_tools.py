@@ -16,7 +16,7 @@ from typing import Any
 
 from evidence_gate import sealed_tree
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
-from evidence_gate.errors import GateError
+from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
 from evidence_gate.pytest_plugin import matches_spec
 from evidence_gate.sealed_run import Workspace, limits, run_install, run_worker
@@ -128,5 +128,13 @@ def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
     if not isinstance(receipt, dict):
         raise GateError(f"{args.receipt} is not a receipt (not a JSON object)", usage=True,
                         fix="pass the receipt.json written by `evidence-gate check`")
-    sys.stdout.write(propose(receipt, args.test, args.today or today()))
+    try:
+        entry = propose(receipt, args.test, args.today or today())
+    except GateError as exc:
+        if exc.usage:
+            raise
+        # A refusal is a verdict (exit 10, like a failing decision), not a failure of the gate (exit 1).
+        sys.stderr.write(f"evidence-gate: {exc}\n")
+        return EXIT_FAIL
+    sys.stdout.write(entry)
     return 0
