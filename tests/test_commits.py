@@ -70,6 +70,13 @@ def test_swapped_base_and_head_is_usage(git_repo: GitRepo) -> None:
     assert "swapped" in info.value.fix
 
 
+def test_same_commit_as_base_and_head_is_judged(git_repo: GitRepo) -> None:
+    """Naming one commit as both base and head judges that commit against its own evidence (no error)."""
+    _pr(git_repo)
+    commits = resolve_commits(Repo(git_repo.path), "main", "main", None)
+    assert commits.baseline == commits.head
+
+
 def test_branch_head_without_base_is_usage(git_repo: GitRepo) -> None:
     """A non-merge head with no --base asks for --base (usage error, exit 2)."""
     _pr(git_repo)

@@ -88,8 +88,9 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
                             fix=_fetch_hint(base_rev or base), row="history-missing")
         raise GateError(f"{base[:12]} and {head[:12]} share no history", fix="pass the PR's target branch as --base",
                         row="history-missing")
-    if mb == head:
-        # The head is already contained in the base: an empty comparison would pass without judging anything.
+    if mb == head != base:
+        # The head is a strict ancestor of the base (swapped, or already merged): nothing of the PR is compared.
+        # The same commit named twice stays allowed: it judges that commit's code against its own evidence.
         raise GateError(f"the head {head[:12]} is an ancestor of the base {base[:12]}, so there is no patch to judge",
                         fix="pass the PR's target branch as --base and its head as --head (are they swapped?)",
                         usage=True)
