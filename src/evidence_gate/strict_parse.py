@@ -258,13 +258,3 @@ def json_lines(data: bytes) -> dict[NodePath, int]:
     value(0, (), None)
     return out
 
-
-def key_lines(data: bytes) -> dict[str, int]:
-    """Best-effort map from `key: value` / `"key": value` text to the first line it appears on."""
-    lines: dict[str, int] = {}
-    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        stripped = raw.strip().lstrip("-").strip()
-        key = stripped.split(":", 1)[0].strip().strip('"').strip("'") if ":" in stripped else ""
-        if key and key not in lines:
-            lines[key] = number
-    return lines
