@@ -14,6 +14,8 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from evidence_gate.locked_paths import ancestors
+
 # Reads repository-relative paths from the baseline; None where there is no blob.
 Reader = Callable[[list[str]], dict[str, bytes | None]]
 MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
@@ -124,13 +126,9 @@ def _candidates(root: str, parts: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _search_roots(path: str) -> list[str]:
-    folder = posixpath.dirname(path)
-    roots = []
-    while folder:
-        roots.append(folder)
-        folder = posixpath.dirname(folder)
-    return [*roots, ""]
+def search_roots(path: str) -> list[str]:
+    """The folders from `path`'s own up to the root, nearest first (`a/b/c.py` → `a/b`, `a`, ``)."""
+    return [*ancestors(path), ""]
 
 
 def _under(path: str, folders: Iterable[str]) -> bool:
@@ -152,7 +150,7 @@ def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str,
         # (candidate file, locked?) for this round; one batched read per round.
         wanted: dict[str, bool] = {}
         for path, source in todo.items():
-            roots = _search_roots(path)
+            roots = search_roots(path)
             for ref in imported_names(source, path):
                 if ref.level:
                     base = ref.base
@@ -176,12 +174,13 @@ def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str,
         seen.update(wanted)
         todo = {}
         for cand, blob in found.items():
-            if blob is not None and wanted[cand]:
+            if blob is None:
+                continue
+            if wanted[cand]:
                 locked.add(cand)
                 todo[cand] = blob
-        # A module that resolves under pythonpath is code under test: new files beside it are ordinary edits.
-        for cand, blob in found.items():
-            if blob is not None and not wanted[cand]:
+            else:
+                # A module that resolves under pythonpath is code under test: new files beside it are ordinary edits.
                 for root in pyroots:
                     if _under(cand, [root]):
                         rel = cand[len(root) + 1:] if root else cand

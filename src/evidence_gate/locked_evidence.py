@@ -89,7 +89,6 @@ class LockedSet:
                     "so it stands in for it on case-insensitive file systems")
         return None
 
-
     def _compiled_source(self, path: str) -> str | None:
         """The locked or shadow-guarded module a `__pycache__/NAME.*.pyc` file stands for, else None."""
         cache_dir, base = posixpath.split(path)
@@ -101,11 +100,6 @@ class LockedSet:
         if source in self.paths or (folder, stem) in self.imports.shadows:
             return source
         return None
-
-
-def _dirs_up(path: str) -> list[str]:
-    """The folders from `path`'s own up to the root (`a/b/c.py` → `a/b`, `a`, ``)."""
-    return [*locked_paths.ancestors(path), ""]
 
 
 def _norm(path: str) -> str:
@@ -124,18 +118,16 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
                                               for s in specs if s.counterexample}
     for file in sorted(named):
         paths.setdefault(file, f"named in {config.properties.list}")
-        for folder in _dirs_up(file):
+        for folder in import_scan.search_roots(file):
             paths.setdefault(posixpath.join(folder, "conftest.py"), f"a conftest.py above {file}")
             paths.setdefault(posixpath.join(folder, "__init__.py"), f"decides how {file} is imported")
-    blobs = repo.read_blobs(f"{baseline}:{p}" for p in paths)
-    content = {p: blobs[f"{baseline}:{p}"] for p in paths}
-    start = {p: data for p, data in content.items()
-             if data is not None and p.endswith(".py")}
 
     def read(wanted: list[str]) -> dict[str, bytes | None]:
         got = repo.read_blobs(f"{baseline}:{p}" for p in wanted)
         return {p: got[f"{baseline}:{p}"] for p in wanted}
 
+    content = read(list(paths))
+    start = {p: data for p, data in content.items() if data is not None and p.endswith(".py")}
     scan = import_scan.scan(read, start, config.properties.pythonpath)
     # Python imports these at start-up from any sys.path folder, before a single test runs.
     roots = {"", *(_norm(p) for p in config.properties.pythonpath), *(posixpath.dirname(f) for f in named)}
