@@ -88,11 +88,16 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+def sorted_schema_errors(instance: Any, schema_name: str) -> list[jsonschema.ValidationError]:
+    """Every violation of a packaged schema, sorted by path."""
+    validator = jsonschema.Draft202012Validator(schema(schema_name))
+    return sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+
+
 def schema_errors(instance: Any, schema_name: str) -> list[str]:
     """Every schema violation as `field: problem`, sorted by path."""
-    validator = jsonschema.Draft202012Validator(schema(schema_name))
-    errors = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors]
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
+            for e in sorted_schema_errors(instance, schema_name)]
 
 
 def parse_config(data: bytes | None) -> Config:

@@ -25,9 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
-import jsonschema
-
-from evidence_gate.config import Config, is_agent, schema
+from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.strict_parse import NodePath, ParseError, json_lines, load_json, load_yaml, yaml_lines
 
@@ -60,9 +58,7 @@ class Ledger:
 
     def line(self, *path: str | int) -> int:
         """The line of `path`, or of its nearest ancestor present in the file."""
-        while path and path not in self.lines:
-            path = path[:-1]
-        return self.lines.get(path, 1)
+        return _nearest_line(self.lines, path)
 
     def by_id(self) -> dict[str, FreezeEntry]:
         """Entries keyed by id; the first wins where ids repeat (repeats are reported as invalid)."""
@@ -90,6 +86,13 @@ def effective_budget(budget: dict[str, int] | None) -> dict[str, float]:
     given = budget or {}
     return {"max_entries": given.get("max_entries", float("inf")), "max_bytes": given.get("max_bytes", float("inf")),
             "max_ttl_days": given.get("max_ttl_days", DEFAULT_TTL_DAYS)}
+
+
+def _nearest_line(lines: dict[NodePath, int], path: NodePath) -> int:
+    """The line of `path`, or of its nearest ancestor present in `lines` (1 when none is)."""
+    while path and path not in lines:
+        path = path[:-1]
+    return lines.get(path, 1)
 
 
 def _is_json(path: str) -> bool:
@@ -120,9 +123,7 @@ def parse(data: bytes, file: str) -> Ledger:
     list_key = "frozen" if json_format else "entries"
 
     def at(path: NodePath) -> int:
-        while path and path not in lines:
-            path = path[:-1]
-        return lines.get(path, 1)
+        return _nearest_line(lines, path)
 
     problems: list[Violation] = []
     for path, value in _strings(raw):
@@ -139,9 +140,8 @@ def parse(data: bytes, file: str) -> Ledger:
 
 
 def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[NodePath], int]) -> list[Violation]:
-    validator = jsonschema.Draft202012Validator(schema(schema_name))
     out = []
-    for err in sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path])[:20]:
+    for err in sorted_schema_errors(raw, schema_name)[:20]:
         path = tuple(err.absolute_path)
         where = ".".join(str(p) for p in path) or "(top level)"
         out.append(Violation("freeze-ledger-invalid", f"{where}: {err.message}; follow the ledger format in the "
