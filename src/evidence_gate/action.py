@@ -36,6 +36,7 @@ DEFAULTS = {
     "today": "",
 }
 FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
+FALLBACK = "annotations are printed as workflow commands and the verdict is this step's exit code"
 # Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
 _MERGE_GROUP_DEPTHS = (2, 16, 128)
 
@@ -256,8 +257,7 @@ def _write_summary(env: Mapping[str, str], markdown: str) -> None:
 def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str,
                  now: Callable[[], datetime]) -> tuple[Any, int | None]:
     """Create (or reset) the check run; on 403 or no token, say once that annotations fall back."""
-    fallback = ("annotations are printed as workflow commands and the verdict is this step's exit code "
-                "(a fork pull request or a token without `checks: write`)")
+    fallback = f"{FALLBACK} (a fork pull request or a token without `checks: write`)"
     if not inputs.token or not repository:
         run.warn_once(f"no github-token or repository: no check run; {fallback}")
         return None, None
@@ -289,8 +289,7 @@ def _complete_check(run: _Run, checks: Any, run_id: int, receipt: dict[str, Any]
                         annotations_of(receipt), now())
     except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
         what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"
-        run.warn_once(f"the check run {run_id} could not be completed ({what}); annotations are printed as "
-                      "workflow commands and the verdict is this step's exit code")
+        run.warn_once(f"the check run {run_id} could not be completed ({what}); {FALLBACK}")
         return None
     return run_id
 

@@ -8,8 +8,11 @@ the text, so it cannot close the fence, inject HTML or Markdown, or look like an
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
+
+from evidence_gate.report import violations_of
 
 STEP_SUMMARY_LIMIT = 1024 * 1024          # bytes: GitHub rejects a step summary over 1 MiB
 CHECK_SUMMARY_LIMIT = 65535               # characters: the check-run `output.summary` limit
@@ -68,9 +71,7 @@ def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] 
         out.append(f"| {key} | {'-' if value is None else code_span(str(value))} |")
     out.append("")
     violations = receipt.get("violations", [])
-    counts: dict[str, int] = {}
-    for v in violations:
-        counts[lane_of(str(v.get("row")))] = counts.get(lane_of(str(v.get("row"))), 0) + 1
+    counts = Counter(lane_of(str(v.get("row"))) for v in violations)
     skipped = receipt.get("properties", {}).get("skipped")
     out += ["### Lanes", "", "| lane | result | findings |", "|---|---|---|"]
     for lane, _ in LANES:
@@ -99,13 +100,7 @@ def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] 
         out.append("")
     if violations:
         out += [f"### Findings ({len(violations)})", ""]
-        lines = []
-        for v in violations:
-            where = ""
-            if v.get("path") is not None:
-                where = f"{v['path']}:{v['line']}: " if v.get("line") is not None else f"{v['path']}: "
-            lines.append(f"{where}{v.get('message')} [{v.get('row')}]")
-        out += [fenced("\n".join(lines)), ""]
+        out += [fenced("\n".join(v.render() for v in violations_of(receipt))), ""]
     errors = receipt.get("errors") or []
     if errors:
         out += ["### Errors", "", fenced("\n".join(str(e) for e in errors)), ""]
