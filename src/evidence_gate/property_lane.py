@@ -337,7 +337,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_receipt), violations)
     replays = _replays(req, jobs, by_job, violations) if first_shard else []
     _tautologies(req, jobs, by_job, violations)
-    digests = _digests(records, digest_worker, fixture_receipt, head_tree, req, violations)
+    digests = _digests(records, digest_worker, req, violations)
 
     receipt: dict[str, Any] = {
         "properties": {"ledgers": ledgers, "counts": seed_ledger.counts(ledgers), "plan": list(props.seeds),
@@ -359,17 +359,6 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if digests is not None:
         receipt["fixtures"] = {"digests": digests}
     return LaneResult(tuple(violations), receipt)
-
-
-def _job_results(jobs: list[Job], by_job: dict[str, WorkerResult], kinds: tuple[str, ...]
-                 ) -> list[tuple[Job, WorkerResult, dict[str, Any]]]:
-    out = []
-    for job in jobs:
-        worker = by_job[job.name]
-        for event in _results([worker]):
-            if str(event.get("kind")) in kinds:
-                out.append((job, worker, event))
-    return out
 
 
 def static_tests(source: bytes, file: str, spec: str) -> list[str]:
@@ -400,6 +389,7 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
     head_jobs = [j for j in jobs if j.name.startswith("head-")]
     workers = [by_job[j.name] for j in head_jobs]
     collected = _collected(workers)
+    per_worker = [_collected([w]) for w in workers]
     ledgers: list[dict[str, Any]] = []
     for spec in req.specs:
         nodes = [n for n in collected if matches_spec(n, spec.node)]
@@ -409,7 +399,7 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
             nodes = [spec.node]
         source = req.repo.read_blob(req.baseline, spec.file) or b""
         for expected in static_tests(source, spec.file, spec.node):
-            if any(not any(n == expected or n.startswith(expected + "[") for n in _collected([w])) for w in workers):
+            if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
                 violations.append(Violation("run-integrity", f"{expected} is defined in the locked file but was not "
                                             "collected in the sealed run", spec.file))
         for node in nodes:
@@ -428,17 +418,16 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
     ledger["attempted_seeds"] = [int(e["seed"]) for e in starts if isinstance(e.get("seed"), int)]
     results = [e for j in head_jobs for e in _results([by_job[j.name]]) if e.get("node") == node]
     issues: list[str] = []
+    got = {(e.get("seed"), e.get("kind")) for e in results if e.get("kind") in PLAN_KINDS}
     for job in head_jobs:
         expected = [(int(s), str(k)) for s, k in job.runs.get(spec.node, []) if k in PLAN_KINDS]
-        got = {(e.get("seed"), e.get("kind")) for e in results if e.get("kind") in PLAN_KINDS}
-        worker = by_job[job.name]
+        problems = "; ".join(_worker_problems(by_job[job.name], props.timeout_s))
         lost = [s for s, k in expected if (s, k) not in got]
         if lost:
             ledger["stopped_early"] = True
-            why = "; ".join(_worker_problems(worker, props.timeout_s)) or "no result reported"
-            issues.append(f"no result for seed(s) {', '.join(map(str, lost))} ({why})")
-        elif _worker_problems(worker, props.timeout_s):
-            issues.append("; ".join(_worker_problems(worker, props.timeout_s)))
+            issues.append(f"no result for seed(s) {', '.join(map(str, lost))} ({problems or 'no result reported'})")
+        elif problems:
+            issues.append(problems)
     plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
     for event in plan_results:
         issue = _run_issue(event, props.trials)
@@ -504,9 +493,10 @@ def _one_line(example: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str
+def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str, timeout_s: int
                   ) -> tuple[int, list[str], list[str]]:
-    expected = sum(1 for j in jobs for _n, runs in j.runs.items() if _n == node for _s, k in runs if k == kind)
+    """How many `kind` runs of `node` were scheduled, their outcomes, and the problems of the workers that ran them."""
+    expected = sum(1 for j in jobs for _s, k in j.runs.get(node, []) if k == kind)
     got: list[str] = []
     problems: list[str] = []
     for job in jobs:
@@ -515,26 +505,21 @@ def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, k
         worker = by_job[job.name]
         got += [str(e.get("outcome")) for e in _results([worker]) if e.get("kind") == kind
                 and matches_spec(str(e.get("node")), node)]
-        problems += _worker_problems(worker, req_timeout(job))
+        problems += _worker_problems(worker, timeout_s)
     return expected, got, problems
-
-
-def req_timeout(job: Job) -> int:
-    """Timeouts are recorded per worker already; replays only need the problems' text."""
-    del job
-    return 0
 
 
 def _replays(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult],
              violations: list[Violation]) -> list[dict[str, Any]]:
     replays: list[dict[str, Any]] = []
     freeze_file = req.config.freeze.file
+    timeout_s = req.config.properties.timeout_s
     for entry in req.removed:
         record: dict[str, Any] = {"id": entry.id, "test": entry.test, "kind": "removed",
                                   "runs": req.config.freeze.removal_runs}
         bad = []
         for tree, kind in (("baseline", "freeze-base"), ("head", "freeze-head")):
-            expected, got, problems = _outcomes_for(jobs, by_job, entry.test, kind)
+            expected, got, problems = _outcomes_for(jobs, by_job, entry.test, kind, timeout_s)
             record[tree] = got
             if len(got) < expected or not got or any(o != "passed" for o in got):
                 bad.append(f"on the {tree} tree: {', '.join(got) or 'not run'}"
@@ -546,7 +531,7 @@ def _replays(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResul
                                         f"did not pass {req.config.freeze.removal_runs} times "
                                         f"{' and '.join(bad)}", freeze_file, entry.line))
     for entry in req.expired:
-        expected, got, problems = _outcomes_for(jobs, by_job, entry.test, "freeze-expired")
+        expected, got, problems = _outcomes_for(jobs, by_job, entry.test, "freeze-expired", timeout_s)
         ok = bool(got) and len(got) >= expected and all(o == "passed" for o in got)
         replays.append({"id": entry.id, "test": entry.test, "kind": "expired", "head": got, "ok": ok})
         if not ok:
@@ -562,7 +547,8 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
     for spec in req.specs:
         if not spec.counterexample or not any(j.name == "base" for j in jobs):
             continue
-        _expected, got, problems = _outcomes_for(jobs, by_job, spec.counterexample, "counterexample")
+        _expected, got, problems = _outcomes_for(jobs, by_job, spec.counterexample, "counterexample",
+                                                  req.config.properties.timeout_s)
         if got and all(o == "passed" for o in got):
             violations.append(Violation("property-tautology", f"{spec.node} accepted its documented counterexample "
                                         f"{spec.counterexample} on the baseline tree", req.config.properties.list,
@@ -573,8 +559,8 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
                                         req.config.properties.list, spec.line))
 
 
-def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, fixture_receipt: dict[str, Any],
-             head_tree: Path, req: DynamicRequest, violations: list[Violation]) -> list[dict[str, Any]] | None:
+def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest,
+             violations: list[Violation]) -> list[dict[str, Any]] | None:
     if not records:
         return None
     path = req.config.fixtures.digests
@@ -593,5 +579,4 @@ def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, fixture
                    (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run")
             violations.append(Violation("fixture-digest-mismatch", f"digest record {record['id']!r}: expected sha256 "
                                         f"{record['output_sha256'][:16]}…, {why}", path))
-    del fixture_receipt, head_tree
     return out
