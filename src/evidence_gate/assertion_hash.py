@@ -37,21 +37,16 @@ def statement_hash(source: str, lineno: int) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def failing_frame(tb: TracebackType | None, prefer_files: tuple[str, ...] = ()) -> tuple[str, int] | None:
-    """(filename, line) of the frame that raised: the innermost one, or the innermost in `prefer_files`."""
-    frames: list[tuple[str, int]] = []
+def failing_frame(tb: TracebackType | None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost frame, the one that raised."""
+    where = None
     while tb is not None:
-        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
-    if not frames:
-        return None
-    for filename, line in reversed(frames):
-        if any(filename.endswith(p) for p in prefer_files):
-            return filename, line
-    return frames[-1]
+    return where
 
 
-def exception_hash(exc: BaseException, prefer_files: tuple[str, ...] = (), own_file: str | None = None) -> str | None:
+def exception_hash(exc: BaseException, own_file: str | None = None) -> str | None:
     """The assertion hash of an exception raised by a test (first leaf of an exception group).
 
     With `own_file` (the property's module), only a statement of that file raising counts: a failure raised deeper,
@@ -59,7 +54,7 @@ def exception_hash(exc: BaseException, prefer_files: tuple[str, ...] = (), own_f
     """
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    where = failing_frame(exc.__traceback__, prefer_files)
+    where = failing_frame(exc.__traceback__)
     if where is None or (own_file is not None and where[0] != own_file):
         return None
     try:
