@@ -85,12 +85,11 @@ def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozens
 
 
 def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable[str],
-              baseline_conftests: bool = True, reserved: frozenset[str] = frozenset()
-              ) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
+              reserved: frozenset[str] = frozenset()) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
     """The entries of the sealed tree and the neutralised paths of `head`.
 
     Locked paths take the baseline's entry (or are absent when the baseline has none); a conftest outside the
-    locked set takes the baseline's copy when `baseline_conftests`, so the patch's conftests never take effect.
+    locked set takes the baseline's copy (or is left out), so the patch's conftests never take effect.
     """
     locked_set = frozenset(locked)
     base_by_path = {e.path: e for e in baseline}
@@ -115,7 +114,7 @@ def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable
             continue
         trusted = path in locked_set or _under_locked(path, locked_set)
         reason = None if trusted else neutralise_reason(path, package_dirs, reserved)
-        if reason == "conftest outside the locked set" and baseline_conftests and path in trusted_conftests:
+        if reason == "conftest outside the locked set" and path in trusted_conftests:
             if trusted_conftests[path].oid != entry.oid:
                 neutralised.append(Neutralised(path, "the patch's conftest is replaced by the baseline's copy"))
             result[path] = trusted_conftests[path]
