@@ -39,12 +39,12 @@ def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, 
             continue
         attrs = {k: id(v) for k, v in vars(module).items()
                  if callable(v) and (not k.startswith("__") or k in {"__import__", "__build_class__"})}
-        for k, v in vars(module).items():
-            if name == "builtins":
-                break  # the built-in types' methods cannot be reassigned
-            # Methods of the module's own classes too: swapping `Class.method` keeps the class's identity.
-            if isinstance(v, type) and v.__module__ == module.__name__:
-                attrs.update({f"{k}.{m}": id(f) for m, f in vars(v).items() if callable(f)})
+        # Methods of the module's own classes too: swapping `Class.method` keeps the class's identity. Not for
+        # builtins: the built-in types' methods cannot be reassigned.
+        classes = {} if name == "builtins" else {k: v for k, v in vars(module).items()
+                                                 if isinstance(v, type) and v.__module__ == module.__name__}
+        for k, cls in classes.items():
+            attrs.update({f"{k}.{m}": id(f) for m, f in vars(cls).items() if callable(f)})
         out[name] = attrs
     return out
 
@@ -84,6 +84,12 @@ def assumption_origin(exc: BaseException, test_file: str) -> str | None:
         tb = tb.tb_next
     caller = next((f for f in reversed(files) if not f.startswith(package)), None)
     return None if caller in {None, test_file} else str(caller)
+
+
+def _test_function(item: pytest.Item) -> Any:
+    """The function an item runs (a method's underlying function), or None."""
+    obj = getattr(item, "obj", None)
+    return getattr(obj, "__func__", obj)
 
 
 class SealedPlugin:
@@ -191,8 +197,7 @@ class SealedPlugin:
 
     def _foreign_test(self, item: pytest.Item) -> str | None:
         """Where the test body comes from when that is not a locked file (it was swapped after the import), or None."""
-        obj = getattr(item, "obj", None)
-        target: Any = getattr(obj, "__func__", obj)
+        target = _test_function(item)
         if getattr(target, "is_hypothesis_test", False):
             target = getattr(getattr(target, "hypothesis", None), "inner_test", None)
         if target is None:
@@ -223,13 +228,8 @@ class SealedPlugin:
 
     def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int], steered: list[str]
                     ) -> tuple[Callable[[], None], bool]:
-        obj = getattr(item, "obj", None)
-        target: Any = getattr(obj, "__func__", obj)
+        target = _test_function(item)
         handle = getattr(target, "hypothesis", None)
-
-        def nothing() -> None:
-            return None
-
         if not getattr(target, "is_hypothesis_test", False) or handle is None:
             return self._pin_stateful(item), False
         from hypothesis import Phase, settings  # noqa: PLC0415
