@@ -181,10 +181,8 @@ class Workspace:
         for name in ("jobs", "home", "tmp"):
             (self.root / name).mkdir(mode=0o755)
         for name in ("home", "tmp"):
-            folder = self.root / name
-            folder.chmod(0o700)
-            if self.sandbox.uid is not None:
-                os.chown(folder, self.sandbox.uid, self.sandbox.gid or -1)
+            (self.root / name).chmod(0o700)
+            self._hand_over(self.root / name)
 
     def close(self) -> None:
         """Remove everything (the sealed user's leftovers too, processes first)."""
@@ -197,9 +195,13 @@ class Workspace:
         folder = self.root / name
         folder.mkdir(mode=0o755)
         folder.chmod(0o755)
+        self._hand_over(folder)
+        return folder
+
+    def _hand_over(self, folder: Path) -> None:
+        """Give `folder` to the sandbox user, when there is one to drop to."""
         if self.sandbox.uid is not None:
             os.chown(folder, self.sandbox.uid, self.sandbox.gid or -1)
-        return folder
 
     def env(self) -> dict[str, str]:
         """The test process's whole environment."""
