@@ -92,7 +92,8 @@ def write_receipt(path: Path, receipt: dict[str, Any]) -> None:
     problems = validate(receipt)
     if problems:
         broken = empty_receipt()
-        broken["git"] = receipt.get("git", broken["git"]) if isinstance(receipt.get("git"), dict) else broken["git"]
+        if isinstance(receipt.get("git"), dict):
+            broken["git"] = receipt["git"]
         broken["errors"] = [f"internal: receipt failed its schema: {p}" for p in problems[:20]]
         receipt = broken
     write_atomic(path, canonical_bytes(receipt))

@@ -130,8 +130,6 @@ def load_yaml(data: bytes) -> Any:
     text = _check_size(data)
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))
-    except ParseError:
-        raise
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
         raise ParseError(f"not valid YAML: {exc.problem or exc}", line) from exc
