@@ -157,7 +157,7 @@ class ChecksClient:
 
     def complete(self, run_id: int, conclusion: str, title: str, summary: str,
                  annotations: Sequence[Annotation], completed_at: datetime) -> int:
-        """Complete the run with the first 50 annotations, then append the rest 50 per update; returns requests.
+        """Complete the run with the first 50 annotations, then append the rest 50 per update; returns the updates sent.
 
         Annotations a reused run already shows (from an earlier attempt of the same job) are not sent again.
         """

@@ -316,7 +316,8 @@ def _trees(repo: Repo, baseline: str, head: str, globs: tuple[str, ...]) -> dict
 
 def check(repo: Repo, baseline: str, head: str, config: Config, specs: tuple[PropertySpec, ...],
           diff: list[DiffEntry]) -> LaneResult:
-    """Every touch of locked evidence between baseline and head; receipt carries `files` (the locked set)."""
+    """Every touch of locked evidence between baseline and head; the receipt lists the locked set (files, globs,
+    folder trees, imports, watched paths)."""
     locked = locked_set(repo, baseline, config, specs)
     violations = _path_violations(repo, diff, locked)
     flagged = {v.path for v in violations if v.path is not None}
