@@ -18,6 +18,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from evidence_gate import gate
+from evidence_gate.errors import EXIT_USAGE
 from evidence_gate.git import Repo
 from evidence_gate.report import render_text
 
@@ -87,21 +88,17 @@ def example_files() -> dict[str, bytes]:
     return files
 
 
-def _freeze_with(base: bytes, extra: str) -> bytes:
-    return base + extra.encode()
-
-
 def patches(files: dict[str, bytes]) -> list[Patch]:
     """The demo's pull requests: one honest change, then one trick per surface the gate protects."""
     freeze = files["freeze.yaml"]
     new_entry = (
-        "  - id: alloc-three-ways-flaky\n"
-        "    test: tests/test_alloc.py::test_three_ways\n"
-        '    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"\n'
-        '    added_at: "2026-09-20"\n'
-        '    expires: "2026-09-30"\n'
-        "    owner: humans\n"
-        "    reason: timing\n"
+        b"  - id: alloc-three-ways-flaky\n"
+        b"    test: tests/test_alloc.py::test_three_ways\n"
+        b'    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"\n'
+        b'    added_at: "2026-09-20"\n'
+        b'    expires: "2026-09-30"\n'
+        b"    owner: humans\n"
+        b"    reason: timing\n"
     )
     refactor = (
         b'"""Split an integer total into near-equal integer parts."""\n\n\n'
@@ -144,7 +141,7 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
                                                                                                   b"[-3, -3]")},
               "human-patch", author="maria-maintainer"),
         Patch("freeze-entry-added", "quarantines a second test in freeze.yaml; the ledger may only shrink",
-              {"freeze.yaml": _freeze_with(freeze, new_entry)}, "freeze-id-added"),
+              {"freeze.yaml": freeze + new_entry}, "freeze-id-added"),
         Patch("freeze-expiry-pushed", "moves an entry's expiry from 2026-09-25 to 2026-09-28",
               {"freeze.yaml": freeze.replace(b'expires: "2026-09-25"', b'expires: "2026-09-28"')},
               "freeze-expiry-extended"),
@@ -276,7 +273,7 @@ def main(workdir: Path | None, run: bool) -> int:
     repo_path = root / "repo"
     if repo_path.exists() and any(repo_path.iterdir()):
         print(f"evidence-gate demo: {repo_path} already exists; pass an empty --workdir", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     files = example_files()
     prs = patches(files)
     build_repository(repo_path, files, prs)
