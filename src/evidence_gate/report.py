@@ -25,11 +25,11 @@ def render_text(receipt: dict[str, Any]) -> str:
     lines += [f"error: {e}" for e in receipt.get("errors", []) if not any(e in line for line in lines)]
     d = receipt["decision"]
     verdict = "PASS" if receipt["ok"] else "FAIL"
-    skipped = receipt.get("properties", {}).get("skipped")
-    if skipped:
-        lines.append(f"properties: not run ({skipped})")
-    counts = receipt.get("properties", {}).get("counts")
-    if counts and receipt.get("properties", {}).get("ledgers"):
+    properties = receipt.get("properties", {})
+    if properties.get("skipped"):
+        lines.append(f"properties: not run ({properties['skipped']})")
+    counts = properties.get("counts")
+    if counts and properties.get("ledgers"):
         lines.append("seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes"
                      .format(**counts))
     lines.append(f"{verdict}: {d['title']} [{d['row']}]")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from evidence_gate.locked_paths import HOSTILE_CATEGORIES
+
 ORACLES = ("human_reviewed", "model_draft")
 _KEYS = ("oracle", "counterexample")
 
@@ -35,7 +37,7 @@ class PropertySpec:
 
 def _check_node(node: str, line: int) -> None:
     file = node.split("::", 1)[0]
-    hidden = [c for c in node if unicodedata.category(c) in {"Cc", "Cf", "Cs", "Zl", "Zp"}]
+    hidden = [c for c in node if unicodedata.category(c) in HOSTILE_CATEGORIES]
     if hidden:  # a BOM or zero-width space would lock a file that does not exist instead of the real one
         raise PropertiesInvalid(f"{node!r} contains the invisible character U+{ord(hidden[0]):04X}", line)
     if not file.endswith(".py") or file.startswith("/") or ".." in file.split("/") or "\\" in file:
