@@ -60,24 +60,30 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
 
 def check(repo: Repo, baseline: str, head: str, config: Config) -> LaneResult:
     """Fixture tree ids of baseline and head, and the baseline's digest records (checked later, sealed)."""
+    return check_records(repo, baseline, head, config)[0]
+
+
+def check_records(repo: Repo, baseline: str, head: str, config: Config
+                  ) -> tuple[LaneResult, list[dict[str, Any]]]:
+    """`check`, and the digest records the sealed run must check (none when the lane found a problem)."""
     receipt: dict[str, Any] = {"tree": repo.tree_oid(baseline, config.fixtures.dir),
                                "head_tree": repo.tree_oid(head, config.fixtures.dir), "digests": []}
     data = repo.read_blob(baseline, config.fixtures.digests)
     if data is None:
-        return LaneResult(receipt=receipt)
+        return LaneResult(receipt=receipt), []
     receipt["digests_sha256"] = "sha256:" + hashlib.sha256(data).hexdigest()
     try:
         records = parse_records(data, config.fixtures.dir, config.fixtures.digests)
     except ParseError as exc:
-        return LaneResult((Violation("config-invalid", exc.message, config.fixtures.digests, exc.line),), receipt)
+        return LaneResult((Violation("config-invalid", exc.message, config.fixtures.digests, exc.line),), receipt), []
     if records and not config.fixtures.producer:
         return LaneResult((Violation(
             "config-invalid", f"{config.fixtures.digests} has digest records but `fixtures.producer` is not set; "
             "name the function that produces outputs, e.g. `producer: mypkg.fixtures:produce`",
-            ".evidence-gate.yml"),), receipt)
+            ".evidence-gate.yml"),), receipt), []
     receipt["digests"] = [{"id": r["id"], "output_sha256": r["output_sha256"], "status": "unchecked"}
                           for r in records]
-    return LaneResult(receipt=receipt)
+    return LaneResult(receipt=receipt), records
 
 
 def fixture_hash(receipt: dict[str, Any]) -> str | None:

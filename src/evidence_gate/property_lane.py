@@ -195,8 +195,8 @@ def _not_run(req: DynamicRequest, why: Violation, receipt: dict[str, Any] | None
 
 def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
     """How the test workers were cut off: network "isolated" only when every one had its own empty network
-    namespace, reads "confined" when every worker that stayed root had a read allow-list (else "user": the sandbox
-    user's own permissions); the reasons when a network namespace could not be made."""
+    namespace, reads "confined" only when every one had a read allow-list (a worker gets one when it stays root;
+    else "user": the sandbox user's own permissions); the reasons when a network namespace could not be made."""
     confined = [e for w in workers for e in w.events if e.get("ev") == "confined"]
     notes = sorted({str(e["network_note"]) for e in confined if e.get("network_note")})
     network = "isolated" if confined and all(e.get("network") == "isolated" for e in confined) else "shared"
@@ -275,11 +275,9 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         jobs.append(base_job)
     jobs = [j for j in jobs if j.runs]
 
-    fixture_receipt = fixtures.check(req.repo, req.baseline, req.head, req.config).receipt
+    fixture_lane, raw = fixtures.check_records(req.repo, req.baseline, req.head, req.config)
     records: list[dict[str, Any]] = []
-    if first_shard and fixture_receipt.get("digests") and req.config.fixtures.producer:
-        data = req.repo.read_blob(req.baseline, req.config.fixtures.digests) or b""
-        raw = fixtures.parse_records(data, req.config.fixtures.dir, req.config.fixtures.digests)
+    if first_shard and raw:
         records = fixtures.resolve_inputs(req.repo, req.baseline, req.config.fixtures.dir, raw)
 
     order = _Order()
@@ -334,7 +332,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
                                     "fixtures are read-only evidence", path))
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
-    ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_receipt), violations)
+    ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
     replays = _replays(req, jobs, by_job, violations) if first_shard else []
     _tautologies(req, jobs, by_job, violations)
     digests = _digests(records, digest_worker, req, violations)
