@@ -388,6 +388,7 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
     workers = [by_job[j.name] for j in head_jobs]
     collected = _collected(workers)
     per_worker = [_collected([w]) for w in workers]
+    sources = req.repo.read_blobs(f"{req.baseline}:{s.file}" for s in req.specs)
     ledgers: list[dict[str, Any]] = []
     for spec in req.specs:
         nodes = [n for n in collected if matches_spec(n, spec.node)]
@@ -395,7 +396,7 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
             violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run",
                                         props.list, spec.line))
             nodes = [spec.node]
-        source = req.repo.read_blob(req.baseline, spec.file) or b""
+        source = sources[f"{req.baseline}:{spec.file}"] or b""
         for expected in static_tests(source, spec.file, spec.node):
             if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
                 violations.append(Violation("run-integrity", f"{expected} is defined in the locked file but was not "
