@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import gate
+from evidence_gate import gate, property_lane
+from evidence_gate.git import Repo
+from evidence_gate.model import LaneResult
 from repo_builder import GitRepo
 
 PROPERTY = '''\
@@ -73,3 +76,14 @@ def ledger(receipt: dict[str, Any], node: str = "properties/test_double.py::test
     found = [x for x in receipt["properties"]["ledgers"] if x["property_id"] == node]
     assert len(found) == 1, receipt["properties"]["ledgers"]
     return found[0]
+
+
+def sealed_only(repo: GitRepo, tmp: Path, locked: frozenset[str] = frozenset()) -> LaneResult:
+    """The property lane alone on main..HEAD, with `locked` as the locked lane would have computed it."""
+    git = Repo(repo.path)
+    baseline, head = git.resolve("main"), git.resolve("HEAD")
+    assert baseline is not None and head is not None
+    config, _blob, specs, _list = gate.read_trusted(git, baseline)
+    return property_lane.run(property_lane.DynamicRequest(
+        repo=git, baseline=baseline, head=head, config=config, specs=specs, locked_paths=locked, removed=(),
+        expired=(), active=(), patch_id=head, today=date(2026, 9, 1), workdir=tmp))

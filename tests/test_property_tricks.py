@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from evidence_gate import property_lane
-from evidence_gate.gate import read_trusted
-from evidence_gate.git import Repo
-from evidence_gate.model import LaneResult
-from property_repo import judge, red_repo, rows
+from property_repo import judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 CASES = Path(__file__).parent / "property_cases"
@@ -45,16 +40,5 @@ def test_trick_is_not_green(case: Path, git_repo: GitRepo, tmp_path: Path) -> No
     assert set(found) & set(expect["rows"]), found
     if receipt["decision"]["row"] == "evidence-path-edited":
         # The locked lane stopped it first; the seal must hold on its own too.
-        sealed_rows = {v.row for v in _sealed_only(git_repo, tmp_path).violations}
+        sealed_rows = {v.row for v in sealed_only(git_repo, tmp_path).violations}
         assert sealed_rows & (set(expect["rows"]) - {"evidence-path-edited"}), sealed_rows
-
-
-def _sealed_only(git_repo: GitRepo, tmp_path: Path) -> LaneResult:
-    """The property lane alone on main..HEAD, as if no locked-evidence lane had run."""
-    repo = Repo(git_repo.path)
-    baseline, head = repo.resolve("main"), repo.resolve("HEAD")
-    assert baseline is not None and head is not None
-    config, _blob, specs, _list = read_trusted(repo, baseline)
-    return property_lane.run(property_lane.DynamicRequest(
-        repo=repo, baseline=baseline, head=head, config=config, specs=specs, locked_paths=frozenset(), removed=(),
-        expired=(), active=(), patch_id=head, today=date(2026, 9, 1), workdir=tmp_path))

@@ -14,12 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, property_lane, sealed_run, sealed_tree
+from evidence_gate import landlock, sealed_run, sealed_tree
 from evidence_gate.assertion_hash import statement_hash
-from evidence_gate.gate import read_trusted
-from evidence_gate.git import Repo
-from evidence_gate.model import LaneResult
-from property_repo import base_files, judge, red_repo, rows
+from property_repo import base_files, judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 FREEZE = "version: 1\nentries:\n{entries}"
@@ -255,17 +252,6 @@ def test_double(x):
 '''
 
 
-def _sealed_only(git_repo: GitRepo, tmp_path: Path, locked: frozenset[str] = frozenset()) -> LaneResult:
-    """The property lane alone on main..HEAD, with `locked` as the locked lane would have computed it."""
-    repo = Repo(git_repo.path)
-    baseline, head = repo.resolve("main"), repo.resolve("HEAD")
-    assert baseline is not None and head is not None
-    config, _blob, specs, _list = read_trusted(repo, baseline)
-    return property_lane.run(property_lane.DynamicRequest(
-        repo=repo, baseline=baseline, head=head, config=config, specs=specs, locked_paths=locked, removed=(),
-        expired=(), active=(), patch_id=head, today=datetime.date(2026, 9, 1), workdir=tmp_path))
-
-
 def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_path: Path) -> None:
     """src/strategies.py cannot stand in for the locked properties/strategies.py the property imports by name."""
     red_repo(git_repo, fresh_seeds=0, extra={
@@ -273,7 +259,7 @@ def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_pa
         "properties/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-10**6, 10**6)\n"})
     git_repo.commit("narrow", {"src/strategies.py": "from hypothesis import strategies as st\n\n"
                                                     "ints = st.integers(-100, 100)\n"})
-    result = _sealed_only(git_repo, tmp_path, frozenset({"properties/strategies.py"}))
+    result = sealed_only(git_repo, tmp_path, frozenset({"properties/strategies.py"}))
     assert {"src/strategies.py"} <= {n["path"] for n in result.receipt["sealed"]["neutralised"]}
     assert "property-failed" in {v.row for v in result.violations}, result.violations
 
@@ -348,7 +334,7 @@ def test_symlink_out_of_the_tree_is_dropped(git_repo: GitRepo, tmp_path: Path) -
     (git_repo.path / "src" / "calc.py").unlink()
     (git_repo.path / "src" / "calc.py").symlink_to("/etc/hostname")
     git_repo.commit("link out")
-    result = _sealed_only(git_repo, tmp_path)  # the locked lane stops it first; the seal holds on its own too
+    result = sealed_only(git_repo, tmp_path)  # the locked lane stops it first; the seal holds on its own too
     assert "src/calc.py" in {n["path"] for n in result.receipt["sealed"]["neutralised"]}, result.receipt["sealed"]
     assert {"run-integrity", "property-failed"} & {v.row for v in result.violations}, result.violations
 
