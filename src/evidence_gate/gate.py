@@ -17,7 +17,7 @@ from typing import Any
 
 from evidence_gate import decision, fixtures, freeze_ledger, locked_evidence
 from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, is_agent, parse_config
-from evidence_gate.errors import GateError
+from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
@@ -130,39 +130,37 @@ def _sha256(data: bytes | None) -> str | None:
     return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _require_regular_file(repo: Repo, baseline: str, path: str) -> None:
-    """A trusted input that is a symlink (git stores its target text), a submodule or a folder is `config-invalid`,
-    never silently read as that text or as absent (a gitlink would have meant the built-in defaults)."""
+def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None, bytes | None]:
+    """The blob id and bytes of a trusted input on the baseline; (None, None) when absent.
+
+    One `ls-tree` gives the entry's mode and id: a symlink (git stores its target text), a submodule or a folder is
+    `config-invalid`, never silently read as that text or as absent (a gitlink would have meant the built-in
+    defaults); an entry whose blob is not in this clone is `history-missing`.
+    """
     norm = posixpath.normpath(path)
-    for entry in repo.ls_tree(baseline, [norm]):
-        if entry.path == norm and entry.mode not in {"100644", "100755"}:
-            raise GateError(f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
-                            fix=f"commit {path} to the base branch as a plain file", row="config-invalid")
+    entry = next((e for e in repo.ls_tree(baseline, [norm]) if e.path == norm), None)
+    if entry is None:
+        return None, None
+    if entry.mode not in {"100644", "100755"}:
+        raise GateError(f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
+                        fix=f"commit {path} to the base branch as a plain file", row="config-invalid")
+    data = repo.read_blobs([entry.oid])[entry.oid]
+    if data is None:
+        raise GateError(f"the blob of {path} on the baseline is not in this clone", fix=_fetch_hint(baseline),
+                        row="history-missing")
+    return entry.oid, data
 
 
 def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[PropertySpec, ...], bytes | None]:
     """Configuration and SCORE_PROPERTIES from the baseline's objects; `config-invalid` when unusable."""
-    _require_regular_file(repo, baseline, CONFIG_PATH)
-    config_blob = repo.tree_oid(baseline, CONFIG_PATH)
-    raw = repo.read_blob(baseline, CONFIG_PATH)
-    if config_blob is not None and raw is None and not repo.has_object(config_blob):
-        raise GateError(f"the blob of {CONFIG_PATH} on the baseline is not in this clone", fix=_fetch_hint(baseline),
-                        row="history-missing")
-    if config_blob is not None and raw is None:
-        raise GateError(f"{CONFIG_PATH} on the baseline is not a regular file", fix="make it a plain YAML file",
-                        row="config-invalid")
+    config_blob, raw = _read_trusted_file(repo, baseline, CONFIG_PATH)
     try:
         config = parse_config(raw)
     except ConfigInvalid as exc:
         raise GateError(exc.message + (f" (line {exc.line})" if exc.line else ""),
                         fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
                         row="config-invalid") from exc
-    _require_regular_file(repo, baseline, config.properties.list)
-    list_bytes = repo.read_blob(baseline, config.properties.list)
-    list_oid = repo.tree_oid(baseline, config.properties.list) if list_bytes is None else None
-    if list_oid is not None and not repo.has_object(list_oid):
-        raise GateError(f"the blob of {config.properties.list} on the baseline is not in this clone",
-                        fix=_fetch_hint(baseline), row="history-missing")
+    _list_blob, list_bytes = _read_trusted_file(repo, baseline, config.properties.list)
     if list_bytes is None:
         raise GateError(f"{config.properties.list} is missing on the baseline {baseline[:12]}",
                         fix=f"commit {config.properties.list} to the base branch, one property node id per line",
@@ -274,7 +272,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     (a final receipt); without a row, or any other exception, the receipt is `aborted` with the error.
     """
     out = empty_receipt()
-    code = 1
+    code = EXIT_INTERNAL
     try:  # first an `aborted` receipt, so one that the patch committed at this path never outlives a killed gate
         write_receipt(receipt_path, out)
     except OSError as exc:
