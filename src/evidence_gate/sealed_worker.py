@@ -38,9 +38,10 @@ def _limit(which: int, value: int) -> None:
     try:
         resource.setrlimit(which, (value, value))
     except (ValueError, OSError):
+        # The hard limit could not be lowered: lower the soft one, when that is below the hard limit.
         _soft, hard = resource.getrlimit(which)
         if hard == resource.RLIM_INFINITY or value < hard:
-            resource.setrlimit(which, (min(value, hard) if hard != resource.RLIM_INFINITY else value, hard))
+            resource.setrlimit(which, (value, hard))
 
 
 def apply_limits(limits: dict[str, int]) -> None:
