@@ -10,10 +10,10 @@ import pytest
 from evidence_gate.sealed_run import MAX_LINE, WorkerResult, _reader
 
 
-def _read(payload: bytes) -> WorkerResult:
+def _read(payload: bytes, token: str = "") -> WorkerResult:
     read_fd, write_fd = os.pipe()
     result = WorkerResult("w")
-    thread = threading.Thread(target=_reader, args=(read_fd, result, lambda _e: None))
+    thread = threading.Thread(target=_reader, args=(read_fd, result, lambda _e: None, token))
     thread.start()
     with os.fdopen(write_fd, "wb") as pipe:
         pipe.write(payload)
@@ -25,6 +25,14 @@ def test_good_events_are_read() -> None:
     """Well-formed JSON lines become events."""
     result = _read(b'{"ev": "start", "seed": 1}\n{"ev": "finished", "exitstatus": 0}\n')
     assert [e["ev"] for e in result.events] == ["start", "finished"] and not result.problems
+
+
+def test_lines_without_the_run_token_are_problems() -> None:
+    """With a run token, a line carrying another token or none is a problem, and the token is not kept."""
+    result = _read(b'{"ev": "finished", "exitstatus": 0, "tok": "forged"}\n{"ev": "finished", "exitstatus": 0}\n'
+                   b'{"ev": "start", "seed": 1, "tok": "run"}\n', token="run")
+    assert result.events == [{"ev": "start", "seed": 1}], result.events
+    assert sum("without the run's token" in p for p in result.problems) == 2, result.problems
 
 
 @pytest.mark.parametrize(("payload", "problem"), [
