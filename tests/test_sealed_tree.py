@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from evidence_gate.assertion_hash import matches, statement_hash
-from evidence_gate.git import TreeEntry
-from evidence_gate.sealed_tree import neutralise_reason, plan_tree
+from evidence_gate.git import Repo, TreeEntry
+from evidence_gate.sealed_tree import changed_files, neutralise_reason, plan_tree
 
 
 @pytest.mark.parametrize("path", [
@@ -57,3 +60,22 @@ def test_module_named_like_a_locked_test_is_neutralised() -> None:
     """A repository module with a locked test file's name would be imported in its place; it is left out."""
     assert neutralise_reason("src/test_double.py", frozenset(), frozenset({"test_double"})) is not None
     assert neutralise_reason("src/mypkg/test_double.py", frozenset({"src/mypkg"}), frozenset({"test_double"})) is None
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_changed_files_rehashes_in_both_object_formats(tmp_path: Path, object_format: str) -> None:
+    """A fixture rewritten during the run is reported, in sha1 and sha256 repositories alike (no id is skipped)."""
+    repo_dir = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", f"--object-format={object_format}", str(repo_dir)], check=True)
+    (repo_dir / "fixtures").mkdir()
+    (repo_dir / "fixtures" / "a.txt").write_text("golden\n")
+    (repo_dir / "fixtures" / "b.txt").write_text("kept\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "add", "-A"], cwd=repo_dir, check=True)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo_dir, check=True, env=env)
+    dest = tmp_path / "sealed"
+    (dest / "fixtures").mkdir(parents=True)
+    (dest / "fixtures" / "a.txt").write_text("rewritten\n")
+    (dest / "fixtures" / "b.txt").write_text("kept\n")
+    assert changed_files(Repo(repo_dir), "HEAD", "fixtures", dest) == ["fixtures/a.txt"]

@@ -185,14 +185,16 @@ def changed_files(repo: Repo, commit: str, folder: str, dest: Path) -> list[str]
     """Files of `commit:folder` whose bytes under `dest` no longer match their blob (changed during a run)."""
     changed = []
     for entry in repo.ls_tree(commit, [folder], recursive=True):
-        if entry.type != "blob" or entry.mode == "120000" or len(entry.oid) != 40:
+        if entry.type != "blob" or entry.mode == "120000":
             continue
         target = dest / entry.path
         try:
             data = target.read_bytes() if not target.is_symlink() else None
         except OSError:
             data = None
+        # The object id is the hash of "blob SIZE\0" + bytes: sha1 in most repositories, sha256 in the others.
+        algorithm = hashlib.sha256 if len(entry.oid) == 64 else hashlib.sha1
         header = f"blob {len(data)}\0".encode() if data is not None else b""
-        if data is None or hashlib.sha1(header + data, usedforsecurity=False).hexdigest() != entry.oid:
+        if data is None or algorithm(header + data, usedforsecurity=False).hexdigest() != entry.oid:
             changed.append(entry.path)
     return changed
