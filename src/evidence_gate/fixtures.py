@@ -58,14 +58,10 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
     return out
 
 
-def check(repo: Repo, baseline: str, head: str, config: Config) -> LaneResult:
-    """Fixture tree ids of baseline and head, and the baseline's digest records (checked later, sealed)."""
-    return check_records(repo, baseline, head, config)[0]
-
-
 def check_records(repo: Repo, baseline: str, head: str, config: Config
                   ) -> tuple[LaneResult, list[dict[str, Any]]]:
-    """`check`, and the digest records the sealed run must check (none when the lane found a problem)."""
+    """The fixture lane: tree ids of baseline and head, and the baseline's digest records that the sealed run must
+    check (none when the lane found a problem)."""
     receipt: dict[str, Any] = {"tree": repo.tree_oid(baseline, config.fixtures.dir),
                                "head_tree": repo.tree_oid(head, config.fixtures.dir), "digests": []}
     data = repo.read_blob(baseline, config.fixtures.digests)

@@ -205,7 +205,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     )
     lanes.append(ledger.lane)
     receipt["freeze"] = ledger.lane.receipt
-    fixture = fixtures.check(repo, commits.baseline, commits.head, config)
+    fixture, digest_records = fixtures.check_records(repo, commits.baseline, commits.head, config)
     lanes.append(fixture)
     receipt["fixtures"] = fixture.receipt
 
@@ -233,6 +233,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
                 locked_paths=frozenset(locked.receipt.get("files", [])), removed=ledger.removed,
                 expired=ledger.expired, active=ledger.active, patch_id=commits.head, today=opts.today,
                 workdir=opts.workdir or Path(scratch), shard=opts.shard,
+                fixture_records=(fixture, digest_records),
             ))
         lanes.append(dynamic)
         for key, value in dynamic.receipt.items():

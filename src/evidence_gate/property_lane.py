@@ -57,6 +57,8 @@ class DynamicRequest:
     today: date
     workdir: Path
     shard: tuple[int, int] | None = None
+    # The fixture lane's result and its digest records, when the caller already computed them.
+    fixture_records: tuple[LaneResult, list[dict[str, Any]]] | None = None
 
 
 @dataclass
@@ -275,7 +277,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         jobs.append(base_job)
     jobs = [j for j in jobs if j.runs]
 
-    fixture_lane, raw = fixtures.check_records(req.repo, req.baseline, req.head, req.config)
+    fixture_lane, raw = req.fixture_records or fixtures.check_records(req.repo, req.baseline, req.head, req.config)
     records: list[dict[str, Any]] = []
     if first_shard and raw:
         records = fixtures.resolve_inputs(req.repo, req.baseline, req.config.fixtures.dir, raw)
