@@ -153,7 +153,7 @@ def test_crash_is_aborted_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     def boom(*_args: object) -> None:
         raise RuntimeError("lane exploded")
 
-    monkeypatch.setattr(gate.fixtures, "check", boom)
+    monkeypatch.setattr(gate.fixtures, "check_records", boom)
     receipt_path = tmp_path / "receipt.json"
     code = cli.main(["check", "--repo", str(repo), "--receipt", str(receipt_path), "--no-run",
                      "--today", "2026-09-20"])
