@@ -20,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL_BASE = "docker.io/library/debian:trixie-slim"
-IMAGE = "localhost/evidence-gate:test"
+# Overridable so that several checkouts on one machine (parallel worktrees) do not rebuild each other's image.
+IMAGE = os.environ.get("EVIDENCE_GATE_TEST_IMAGE", "localhost/evidence-gate:test")
 # What CONTAINERS.md prescribes for root podman on these machines; used only when no system file exists.
 PODMAN_CONF = """[containers]
 default_ulimits = []
