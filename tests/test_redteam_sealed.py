@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, sealed_run, sealed_tree
+from evidence_gate import landlock, runner_env, sealed_run, sealed_tree
 from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
@@ -299,6 +299,7 @@ def _forge():
             emit({"ev": "result", "node": node, "spec": node, "seed": seed, "kind": kind, "outcome": "passed",
                   "examples": plugin.trials, "message": "", "tampered": []})
     emit({"ev": "finished", "exitstatus": 0, "tampered": []})
+    emit({"ev": "provenance", "final": True, "loaded": {}, "mismatches": []})
     os._exit(0)
 
 
@@ -323,9 +324,11 @@ def test_in_process_limits(git_repo: GitRepo, tmp_path: Path, trick: str) -> Non
 
 @pytest.mark.parametrize("path", ["src/typing.py", "src/random.py", "src/json/__init__.py", "src/conftest.py",
                                   "src/evil.pth", "src/_pytest/__init__.py"])
-def test_stdlib_and_runner_names_under_src_are_left_out(path: str) -> None:
-    """Modules named like the standard library or the runner, and conftests or .pth files under src/, never load."""
-    assert sealed_tree.neutralise_reason(path, frozenset({"src/json", "src/_pytest"})) is not None
+def test_stdlib_and_runner_names_under_src_are_left_out(path: str, tmp_path: Path) -> None:
+    """Modules the patch adds named like the standard library or the runner, and conftests or .pth files under src/,
+    never load."""
+    owner = runner_env.build(tmp_path / "runner").owner
+    assert sealed_tree.neutralise_reason(path, frozenset({"src/json", "src/_pytest"}), owner=owner) is not None
 
 
 def test_symlink_out_of_the_tree_is_dropped(git_repo: GitRepo, tmp_path: Path) -> None:

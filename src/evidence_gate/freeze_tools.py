@@ -18,6 +18,7 @@ from evidence_gate import sealed_tree
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
+from evidence_gate.property_lane import code_under_test, unloadable
 from evidence_gate.pytest_plugin import matches_spec
 from evidence_gate.sealed_run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
@@ -50,7 +51,9 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     ws = Workspace()
     try:
         tree = ws.root / "head"
-        sealed_tree.build(repo, head, head, frozenset(), tree)
+        sealed_tree.build(repo, head, head, frozenset(), tree, owner=ws.runner.owner)
+        for violation in unloadable(config, tree, ws.runner):
+            raise GateError(violation.message, row="run-integrity")  # the message ends with the fix
         limit = limits(props.memory_mb, props.timeout_s)
         paths = [str(tree)] + [str(tree / p) for p in props.pythonpath]
         if props.install:
@@ -65,10 +68,11 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
             paths.append(str(site))
         job = {"mode": "pytest", "tree": str(tree), "trials": props.trials, "shrink_reruns": 0, "paths": paths,
                "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]}, "args": [node.split("[", 1)[0]],
-               "limits": limit}
+               "limits": limit, "code_under_test": code_under_test(config, tree)}
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()
+    _check_provenance(result.events, node)
     for event in result.events:
         if event.get("ev") == "result" and matches_spec(str(event.get("node")), node) and \
                 event.get("outcome") == "failed" and event.get("assertion_hash"):
@@ -80,6 +84,17 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                         usage=True)
     raise GateError(f"{node} did not fail on HEAD ({', '.join(outcomes)}), so there is no assertion to hash",
                     fix="run it on the commit where it fails")
+
+
+def _check_provenance(events: list[dict[str, Any]], node: str) -> None:
+    """A hash of other code than HEAD's is no hash: stop when the code under test was loaded from elsewhere."""
+    wrong = [m for e in events if e.get("ev") == "provenance" for m in e.get("mismatches") or []]
+    if wrong:
+        first = wrong[0]
+        raise GateError(f"{first.get('module')} was loaded from {first.get('file')}, not from HEAD's "
+                        f"{first.get('expected')}, so {node} did not run on HEAD's code",
+                        fix="make sure nothing the test imports puts another copy first on sys.path",
+                        row="run-integrity")
 
 
 def _slug(node: str) -> str:

@@ -19,12 +19,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, landlock, sealed_tree, seed_ledger
+from evidence_gate import fixtures, landlock, provenance, sealed_tree, seed_ledger
 from evidence_gate.assertion_hash import matches
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.pytest_plugin import matches_spec
+from evidence_gate.runner_env import Runner, RunnerError
 from evidence_gate.score_properties import PropertySpec
 from evidence_gate.sealed_run import (
     WorkerResult,
@@ -181,16 +182,24 @@ def run(req: DynamicRequest) -> LaneResult:
             # Root with neither a user to drop to nor Landlock: the code under test could rewrite the gate itself.
             return _not_run(req, Violation("run-integrity", f"the sealed run would stay root unconfined: "
                                                             f"{ws.sandbox.note}, and this kernel has no Landlock"))
+        try:
+            ws.runner  # noqa: B018 - built here, so that an incomplete harness is a finding, not a crash
+        except RunnerError as exc:
+            return _not_run(req, Violation("run-integrity", f"the sealed run's runner environment could not be built: "
+                                                            f"{exc}; reinstall the runner with `{INSTALL_HINT}`"))
         return _run(req, ws)
     finally:
         ws.close()
 
 
-def _not_run(req: DynamicRequest, why: Violation, receipt: dict[str, Any] | None = None) -> LaneResult:
-    """Nothing could run: the reason, plus every removal and expired entry left unverified."""
+def _not_run(req: DynamicRequest, why: Violation | list[Violation], receipt: dict[str, Any] | None = None
+             ) -> LaneResult:
+    """Nothing could run: the reason(s), plus every removal and expired entry left unverified."""
     file = req.config.freeze.file
-    return LaneResult((why, *[Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test could "
-                                        "not be replayed (no sealed runner)", file, e.line) for e in req.removed],
+    reasons = why if isinstance(why, list) else [why]
+    return LaneResult((*reasons, *[Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test "
+                                             "could not be replayed (no sealed runner)", file, e.line)
+                                   for e in req.removed],
                        *[Violation("freeze-expired", f"entry {e.id!r} expired on {e.expires} and its test could not "
                                    "be run (no sealed runner)", file, e.line) for e in req.expired]), receipt or {})
 
@@ -243,11 +252,16 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     # top-level name is left out, or the by-name import would find the patch's copy first.
     test_files = [s.file for s in req.specs] + [s.counterexample.split("::", 1)[0] for s in req.specs
                                                  if s.counterexample] + sorted(p for p in locked if p.endswith(".py"))
-    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files)
+    owner = ws.runner.owner
+    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files, owner)
+    unloadable_code = unloadable(req.config, head_tree, ws.runner)
+    if unloadable_code:
+        return _not_run(req, unloadable_code, {"sealed": {"runner": ws.runner.to_json(),
+                                                     "neutralised": [n.to_json() for n in neutralised]}})
     needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
     base_tree = ws.root / "base"
     if needs_base:
-        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files)
+        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files, owner)
 
     jobs_n = props.jobs or (os.cpu_count() or 1)
     seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
@@ -296,11 +310,13 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         body = {"mode": "pytest", "tree": job.tree, "paths": paths(Path(job.tree)), "trials": props.trials,
                 "runs": job.runs, "args": sorted({n.split("[", 1)[0] for n in job.runs}), "limits": limit,
                 "shrink_reruns": 2, "trusted_files": sorted(str(Path(job.tree) / p) for p in locked
-                                                            if p.endswith(".py"))}
+                                                            if p.endswith(".py")),
+                "code_under_test": code_under_test(req.config, Path(job.tree))}
         return run_worker(ws, job.name, body, props.timeout_s, order)
 
     def launch_digests() -> WorkerResult:
         body = {"mode": "digest", "tree": str(head_tree), "paths": paths(head_tree), "limits": limit,
+                "code_under_test": code_under_test(req.config, head_tree),
                 "producer": req.config.fixtures.producer,
                 "records": [{"id": r["id"], "input": r["input"]} for r in records]}
         return run_worker(ws, "digests", body, props.timeout_s, order)
@@ -334,6 +350,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
                                     "fixtures are read-only evidence", path))
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
+    origins = _provenance([*workers, *([digest_worker] if digest_worker else [])], head_tree, violations)
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
     replays = _replays(req, jobs, by_job, violations) if first_shard else []
     _tautologies(req, jobs, by_job, violations)
@@ -347,7 +364,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                    "landlock": min((int(e.get("landlock") or 0) for w in workers for e in w.events
                                     if e.get("ev") == "confined"), default=0),
                    **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
-                   "neutralised": [n.to_json() for n in neutralised],
+                   "neutralised": [n.to_json() for n in neutralised], "runner": ws.runner.to_json(),
+                   "provenance": origins,
                    "workers": [{"name": w.name, "exit_code": w.exit_code, "timed_out": w.timed_out,
                                 "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}
                                for w in [*workers, *([digest_worker] if digest_worker else [])]]},
@@ -359,6 +377,72 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if digests is not None:
         receipt["fixtures"] = {"digests": digests}
     return LaneResult(tuple(violations), receipt)
+
+
+def code_under_test(config: Config, tree: Path) -> dict[str, str]:
+    """Top-level module names under `properties.pythonpath` in `tree`, each with where it must be loaded from."""
+    return provenance.code_under_test([str(tree / p) for p in config.properties.pythonpath])
+
+
+HARNESS_WAY_OUT = ("the built-in harness cannot judge a package that pytest or Hypothesis itself imports; gate it "
+                   "with a harness that does not need it (the CLI on a Hypothesis and pytest that do not require "
+                   "{name!r}, `pip install 'evidence-gate[run]'`), or leave this package out of "
+                   "properties.pythonpath and SCORE_PROPERTIES (README: names the harness cannot judge)")
+STDLIB_WAY_OUT = ("a package named like a standard module is shadowed by it in every Python; rename the package "
+                  "(README: names the harness cannot judge)")
+
+
+def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
+    """Code under test that the sealed interpreter cannot load from the tree, because the harness or the standard
+    library already owns its name: run-integrity before any test, naming the package and the way out."""
+    found = []
+    for name, where in provenance.regular(code_under_test(config, tree)).items():
+        owner = runner.owner(name)
+        if owner is None:
+            continue
+        path = os.path.relpath(where, tree)
+        way_out = (STDLIB_WAY_OUT if owner == "the standard library" else HARNESS_WAY_OUT).format(name=name)
+        found.append(Violation("run-integrity", f"the code under test {path} is the package {name!r}, but {owner} "
+                                                f"already provides {name!r} in the sealed run, so the pull "
+                                                f"request's copy could not be loaded and no property ran. Fix: "
+                                                f"{way_out}", path))
+    return found
+
+
+def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[Violation]) -> list[dict[str, Any]]:
+    """The receipt's `sealed.provenance` (each code-under-test package the head's workers loaded, and from where);
+    every module loaded from elsewhere, in any worker, is run-integrity."""
+    loaded: dict[str, str] = {}
+    wrong: dict[str, dict[str, str]] = {}
+    for worker in workers:
+        events = [e for e in worker.events if e.get("ev") == "provenance"]
+        finals = [e for e in events if e.get("final")]
+        if worker.finished is not None and not finals:
+            violations.append(Violation("run-integrity", f"worker {worker.name} finished without reporting where "
+                                                         "the code under test was loaded from, so the run cannot "
+                                                         "show it judged the pull request's code"))
+        for event in events:
+            for item in event.get("mismatches") or []:
+                if isinstance(item, dict):
+                    wrong.setdefault(str(item.get("module")), {k: str(v) for k, v in item.items()})
+            if worker.name.startswith(("head-", "digests")) and isinstance(event.get("loaded"), dict):
+                for name, file in event["loaded"].items():
+                    loaded.setdefault(str(name), str(file))
+    for module, item in sorted(wrong.items()):
+        violations.append(Violation("run-integrity", f"{module} was loaded from {item.get('file')}, not from the "
+                                                     f"sealed tree's {_shown(item.get('expected', ''), head_tree)}, "
+                                                     "so the run judged other code than the pull request's. Fix: "
+                                                     "make sure nothing the tests import puts another copy first "
+                                                     "on sys.path"))
+    tops = {m.partition(".")[0] for m in wrong}
+    return [{"package": name, "loaded_from": _shown(file, head_tree), "from_tree": name not in tops}
+            for name, file in sorted(loaded.items())]
+
+
+def _shown(path: str, tree: Path) -> str:
+    """A path relative to the sealed tree when it is inside, else as it is."""
+    inside = path.startswith(str(tree) + os.sep)
+    return os.path.relpath(path, tree) if inside else path
 
 
 def static_tests(source: bytes, file: str, spec: str) -> list[str]:

@@ -1,8 +1,9 @@
 """The trusted side of a sealed run: workspace, sandbox user, environment allow-list, limits, timeout, results.
 
-Each worker is `python -I -B -m evidence_gate.sealed_worker JOB FD` in its own process group, as an unprivileged
-user when the gate runs as root, with an environment built from an allow-list. Results come only through the pipe
-the trusted process created; stdout goes to a capped log that is never parsed.
+Each worker is `python -I -S -B` started on the runner environment (`runner_env`: the standard library, the test
+harness and the gate's worker-side modules under a private name, nothing of the gate's own dependencies) in its own
+process group, as an unprivileged user when the gate runs as root, with an environment built from an allow-list.
+Results come only through the pipe the trusted process created; stdout goes to a capped log that is never parsed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evidence_gate import runner_env
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_LINE = 64 * 1024
@@ -183,6 +185,16 @@ class Workspace:
         for name in ("home", "tmp"):
             (self.root / name).chmod(0o700)
             self._hand_over(self.root / name)
+        self._runner: runner_env.Runner | None = None
+        self._runner_lock = threading.Lock()
+
+    @property
+    def runner(self) -> runner_env.Runner:
+        """The runner environment of this run, built on first use (RunnerError when the harness is incomplete)."""
+        with self._runner_lock:
+            if self._runner is None:
+                self._runner = runner_env.build(self.root / "runner")
+            return self._runner
 
     def close(self) -> None:
         """Remove everything (the sealed user's leftovers too, processes first)."""
@@ -284,7 +296,8 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     # (that needs the privilege it is about to give up); `properties.install` keeps the network for pip.
     job = {"isolate_network": True, **job, "ini": str(ini_path),
            "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
-           "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])]}
+           "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])],
+           "runner_links": ws.runner.links()}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
         path.chmod(0o644)
@@ -297,7 +310,8 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         try:
             with _SPAWN_LOCK:
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-B", "-m", "evidence_gate.sealed_worker", str(job_path), str(write_fd)],
+                    [sys.executable, "-I", "-S", "-B", "-c", runner_env.BOOTSTRAP, json.dumps(ws.runner.sys_path),
+                     str(job_path), str(write_fd)],
                     cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                     pass_fds=(write_fd,), start_new_session=True,
                 )
@@ -332,10 +346,13 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
 
 def run_install(ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: dict[str, int],
                 timeout_s: float) -> WorkerResult:
-    """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`."""
+    """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`.
+
+    `$EVIDENCE_GATE_PYTHON` is the gate's interpreter on the runner's sys.path (plus pip), not on the gate's own.
+    """
+    python = runner_env.install_python(ws.runner)
     job = {"mode": "install", "tree": str(tree), "command": command, "limits": limit, "writable": [str(site)],
-           "isolate_network": False,
-           "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": sys.executable}}
+           "isolate_network": False, "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": str(python)}}
     return run_worker(ws, name, job, timeout_s, lambda _event: None)
 
 

@@ -1,7 +1,9 @@
 """The tree a sealed run executes: built from git objects, never from the working copy.
 
-Locked paths come from the baseline's blobs, everything else from the commit under test. Files that would let
-the patch steer pytest, the interpreter or the gate's own dependencies are left out and listed as neutralised.
+Locked paths come from the baseline's blobs, everything else from the commit under test. The code under test is
+never left out: only files that would let the patch steer pytest or the interpreter (configuration, caches,
+start-up hooks, installed-package metadata) and modules the patch adds that would shadow the test harness, the
+standard library or a locked test module are, each listed as neutralised.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import posixpath
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,14 +21,17 @@ from evidence_gate.git import Repo, TreeEntry
 
 PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
                             "pyproject.toml"})
-# Modules the sealed interpreter relies on; a repository file with one of these names never reaches sys.path.
-_GATE_DEPS = frozenset({"pytest", "_pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin", "yaml", "_yaml",
-                        "iniconfig", "packaging", "sortedcontainers", "attr", "attrs", "exceptiongroup", "tomli",
-                        "evidence_gate", "jsonschema", "py", "sitecustomize", "usercustomize"})
-# Standard-library names that are also common folder names for tests; they stay.
+# Standard-library names that are also common folder names for tests: a patch may add them.
 _STDLIB_ALLOWED = frozenset({"test", "this", "antigravity", "idlelib", "turtledemo"})
-PROTECTED = _GATE_DEPS | (frozenset(sys.stdlib_module_names) - _STDLIB_ALLOWED)
+_STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
 _MAX_BATCH = 2000
+# Who owns a top-level module name in the sealed interpreter ("the standard library", "the test harness (...)").
+Owner = Callable[[str], str | None]
+
+
+def stdlib_only(name: str) -> str | None:
+    """The owner lookup without a runner: the standard library's names."""
+    return "the standard library" if name in sys.stdlib_module_names else None
 
 
 @dataclass(frozen=True)
@@ -45,12 +50,8 @@ def _module_name(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset()) -> str | None:
-    """Why `path` must not take effect in a sealed run, or None when it may.
-
-    `reserved` are module names of locked test files: a repository module of the same top-level name would be
-    imported in their place.
-    """
+def hook_reason(path: str) -> str | None:
+    """Why `path` never takes effect, whoever wrote it: configuration, caches, start-up hooks, metadata."""
     parts = path.split("/")
     base = parts[-1]
     for part in parts[:-1]:
@@ -68,15 +69,34 @@ def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozens
         return "*.pth files run code at interpreter start-up"
     if base.endswith((".dist-info", ".egg-info")):
         return "installed-package metadata (entry points, plugins) in the repository is ignored"
+    return None
+
+
+def startup_reason(path: str, package_dirs: frozenset[str]) -> str | None:
+    """A `sitecustomize`/`usercustomize` module outside any package: a start-up hook, whoever wrote it."""
+    name = posixpath.basename(path).removesuffix(".py")
+    if name in _STARTUP_HOOKS and path.endswith(".py") and posixpath.dirname(path) not in package_dirs:
+        return f"{name} is a start-up hook of the interpreter"
+    return None
+
+
+def shadow_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(),
+                  owner: Owner = stdlib_only) -> str | None:
+    """Why `path`, were the patch to add it, would shadow a module the run relies on, or None.
+
+    A module or package reachable by its top-level name (in no package) named like something `owner` knows (the
+    harness, the standard library) or like a locked test module (`reserved`).
+    """
+    parts = path.split("/")
     for depth, part in enumerate(parts):
         # Anything below a folder that is not a package may be imported by its top-level name.
         if "/".join(parts[:depth]) in package_dirs:
             continue
         name = _module_name(part)
-        if name not in PROTECTED and name not in reserved:
+        what = "a locked test module" if name in reserved else (None if name in _STDLIB_ALLOWED else owner(name))
+        if what is None:
             continue
         is_file = depth == len(parts) - 1
-        what = "a locked test module" if name in reserved else "a module of the interpreter or the gate"
         if is_file and (part == name + ".py" or part.endswith((".so", ".pyd"))):
             return f"{name!r} would shadow {what}"
         if not is_file and part == name and "/".join(parts[:depth + 1]) in package_dirs:
@@ -84,12 +104,22 @@ def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozens
     return None
 
 
+def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(),
+                      owner: Owner = stdlib_only) -> str | None:
+    """Why `path`, added by the patch, must not take effect in a sealed run, or None when it may."""
+    return (hook_reason(path) or startup_reason(path, package_dirs)
+            or shadow_reason(path, package_dirs, reserved, owner))
+
+
 def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable[str],
-              reserved: frozenset[str] = frozenset()) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
+              reserved: frozenset[str] = frozenset(), owner: Owner = stdlib_only
+              ) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
     """The entries of the sealed tree and the neutralised paths of `head`.
 
     Locked paths take the baseline's entry (or are absent when the baseline has none); a conftest outside the
-    locked set takes the baseline's copy (or is left out), so the patch's conftests never take effect.
+    locked set takes the baseline's copy (or is left out), so the patch's conftests never take effect. A shadow is
+    left out only when the patch adds it: a path the baseline has too is the project's own code, never neutralised
+    (when it cannot load from the tree, the property lane stops with run-integrity instead).
     """
     locked_set = frozenset(locked)
     base_by_path = {e.path: e for e in baseline}
@@ -113,7 +143,9 @@ def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable
             neutralised.append(Neutralised(path, "submodule (gitlink): not part of the sealed tree"))
             continue
         trusted = path in locked_set or _under_locked(path, locked_set)
-        reason = None if trusted else neutralise_reason(path, package_dirs, reserved)
+        reason = None if trusted else hook_reason(path) or startup_reason(path, package_dirs)
+        if reason is None and not trusted and path not in base_by_path:
+            reason = shadow_reason(path, package_dirs, reserved, owner)
         if reason == "conftest outside the locked set" and path in trusted_conftests:
             if trusted_conftests[path].oid != entry.oid:
                 neutralised.append(Neutralised(path, "the patch's conftest is replaced by the baseline's copy"))
@@ -171,12 +203,12 @@ def _mkdirs(root: Path, folder: Path) -> None:
 
 
 def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path,
-          test_files: Iterable[str] = ()) -> list[Neutralised]:
+          test_files: Iterable[str] = (), owner: Owner = stdlib_only) -> list[Neutralised]:
     """Build the sealed tree of `commit` (locked paths from `baseline`) in `dest`; returns what was neutralised."""
     head_entries = repo.ls_tree(commit, recursive=True)
     base_entries = head_entries if baseline == commit else repo.ls_tree(baseline, recursive=True)
     reserved = frozenset(posixpath.basename(f).removesuffix(".py") for f in test_files) - {"__init__", "conftest"}
-    entries, neutralised = plan_tree(head_entries, base_entries, locked, reserved=reserved)
+    entries, neutralised = plan_tree(head_entries, base_entries, locked, reserved=reserved, owner=owner)
     neutralised += materialise(repo, entries, dest)
     return neutralised
 

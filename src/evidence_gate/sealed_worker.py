@@ -1,9 +1,11 @@
 """The first code the sealed interpreter runs: limits, then trusted imports, then the repository's paths.
 
-Started as `python -I -B -m evidence_gate.sealed_worker JOB FD` by the trusted process. It lowers its own resource
-limits, imports pytest, Hypothesis and the gate's plugin before any repository path is on `sys.path` (and appends,
-never prepends, those paths), then runs one pytest session or the fixture producer, streaming events to FD.
-In install mode it execs `sh -c` with the configured `properties.install` command under the same limits.
+Started by the trusted process as `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD` (see `runner_env`): no
+site-packages, only the standard library and the runner folder (the harness, and these modules under a private
+name) on `sys.path`. It lowers its own resource limits, imports pytest, Hypothesis and the gate's plugin before any
+repository path is on `sys.path` (and appends, never prepends, those paths), then runs one pytest session or the
+fixture producer, streaming events to FD, and reports where the code under test was loaded from. In install mode
+it execs `sh -c` with the configured `properties.install` command under the same limits.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import resource
 import sys
 from typing import Any
 
-from evidence_gate import landlock
+from . import landlock, provenance
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
@@ -102,9 +104,9 @@ def readable(job: dict[str, Any]) -> list[str]:
 
     interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                    *sysconfig.get_paths().values(), *(p for p in sys.path if p)}
-    gate_package = os.path.dirname(os.path.abspath(landlock.__file__))  # noqa: PTH100, PTH120 - an editable install
-    return [job["tree"], *job.get("paths", []), job["ini"], gate_package, *sorted(interpreter), *SYSTEM_READABLE,
-            f"/proc/{os.getpid()}"]
+    # The runner folder holds links; a rule on a link applies to its target (the harness, the worker modules).
+    return [job["tree"], *job.get("paths", []), job["ini"], *job.get("runner_links", []), *sorted(interpreter),
+            *SYSTEM_READABLE, f"/proc/{os.getpid()}"]
 
 
 class Emitter:
@@ -184,24 +186,40 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
+    _site_builtins()
+    expected = dict(job.get("code_under_test", {}))
     if job["mode"] == "digest":
         sys.path.extend(job["paths"])
-        return run_digests(job, emit)
+        code = run_digests(job, emit)
+        provenance.ProvenancePlugin(expected, emit).report(final=True)
+        return code
     import _hypothesis_pytestplugin  # type: ignore[import-untyped]  # noqa: F401, PLC0415 - trusted imports first
     import hypothesis  # noqa: PLC0415
     import hypothesis.strategies  # noqa: F401, PLC0415
     import pytest  # noqa: PLC0415
 
-    from evidence_gate import pytest_plugin  # noqa: PLC0415
+    from . import pytest_plugin  # noqa: PLC0415
 
     before = pytest_plugin.snapshot()
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before)
+    origin = provenance.ProvenancePlugin(expected, emit)
     args = ["-c", job["ini"], "--rootdir", job["tree"], "--confcutdir", job["tree"], "-p", "no:cacheprovider",
             "-p", "no:stepwise", "-p", "_hypothesis_pytestplugin", "--import-mode=append", "-q", "--no-header",
             "-o", "console_output_style=classic", *job["args"]]
-    code = pytest.main(args, plugins=[plugin])
+    code = pytest.main(args, plugins=[plugin, origin])
+    origin.report(final=True)
     return int(code)
+
+
+def _site_builtins() -> None:
+    """`exit`, `quit`, `help` and `copyright`, which `site` would have defined: the worker starts with `-S`, so that
+    no site-packages folder is on `sys.path`, but code under test may still call `exit()`."""
+    import site  # noqa: PLC0415 - with -S, importing site defines helpers and adds no folder
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+"""Where the code under test was loaded from: every imported module whose top-level name exists under a
+`properties.pythonpath` folder of the sealed tree must come from that folder, never from the harness, the
+standard library or an install site.
+
+Imported inside the sealed run (standard library only) and by the trusted side, which lists the names before the run.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import sys
+from typing import Any
+
+MAX_MISMATCHES = 20
+
+
+def code_under_test(roots: list[str]) -> dict[str, str]:
+    """Top-level module names in `roots` (in sys.path order; the first folder that has a name wins), each with the
+    file (a module, an extension) or folder (a package, a namespace portion) it would be imported from."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    names: dict[str, str] = {}
+    for root in roots:
+        try:
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = None
+            if entry.is_dir(follow_symlinks=False) and entry.name.isidentifier():
+                name = entry.name
+            elif entry.name.endswith(".py") and entry.name[:-3].isidentifier():
+                name = entry.name[:-3]
+            elif entry.name.endswith(suffixes):
+                name = entry.name.split(".", 1)[0]
+            if name and name.isidentifier() and name not in names:
+                names[name] = os.path.join(root, entry.name)  # noqa: PTH118 - plain strings, minimal imports
+    return names
+
+
+def regular(names: dict[str, str]) -> dict[str, str]:
+    """The names a plain import would take from the tree first: modules, extensions and packages with `__init__.py`
+    (a namespace folder yields to a module of the same name anywhere else on sys.path)."""
+    return {n: p for n, p in names.items()
+            if not os.path.isdir(p) or os.path.isfile(os.path.join(p, "__init__.py"))}  # noqa: PTH112, PTH113, PTH118
+
+
+def _inside(file: str, where: str) -> bool:
+    return file == where or file.startswith(where + os.sep)
+
+
+def _files(module: Any) -> list[str]:
+    try:
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            return [os.path.abspath(file)]  # noqa: PTH100
+        path = getattr(module, "__path__", None)
+        return [os.path.abspath(str(p)) for p in list(path or [])]  # noqa: PTH100 - a namespace package
+    except Exception:  # noqa: BLE001 - any object can sit in sys.modules; one without a location is judged below
+        return []
+
+
+def check(expected: dict[str, str], modules: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The loaded code-under-test packages (`loaded`: name -> file) and the modules that came from elsewhere."""
+    loaded: dict[str, str] = {}
+    mismatches: list[dict[str, str]] = []
+    for name, module in list((sys.modules if modules is None else modules).items()):
+        top = name.partition(".")[0]
+        where = expected.get(top)
+        if where is None:
+            continue
+        files = _files(module)
+        ok = bool(files) and all(_inside(f, where) for f in files)
+        if name == top:
+            loaded[top] = files[0] if files else "(built in)"
+        if not ok and len(mismatches) < MAX_MISMATCHES:
+            mismatches.append({"module": name, "file": files[0] if files else "(no file: built in or frozen)",
+                               "expected": where})
+    return {"loaded": loaded, "mismatches": mismatches}
+
+
+class ProvenancePlugin:
+    """Checks provenance after each test's teardown, reporting each mismatch once, and at the end of the session."""
+
+    def __init__(self, expected: dict[str, str], emit: Any) -> None:
+        self.expected = expected
+        self.emit = emit
+        self.reported: set[str] = set()
+
+    def report(self, final: bool) -> None:
+        """Emit new mismatches (and, at the end, everything loaded)."""
+        found = check(self.expected)
+        fresh = [m for m in found["mismatches"] if m["module"] not in self.reported]
+        self.reported.update(m["module"] for m in fresh)
+        if final or fresh:
+            self.emit({"ev": "provenance", "final": final, "loaded": found["loaded"] if final else {},
+                       "mismatches": fresh})
+
+    def pytest_runtest_teardown(self) -> None:
+        """After each item: a module swapped in and out of sys.modules during one test is still seen."""
+        self.report(final=False)
