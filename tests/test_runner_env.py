@@ -11,75 +11,18 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import provenance, runner_env
+from evidence_gate import provenance, receipt, runner_env
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
-
-GATE_DEPS = ("yaml", "jsonschema", "github", "requests", "attr", "attrs", "urllib3", "referencing", "jwt")
-
-OUT_OF_REACH = '''\
-import importlib.util
-import sys
-
-from hypothesis import given, strategies as st
-
-from calc import double
-
-
-@given(st.integers(-10**6, 10**6))
-def test_double(x):
-    assert double(x) == x + x
-    reachable = [n for n in {names!r} if importlib.util.find_spec(n) is not None]
-    assert reachable == [], reachable
-    assert sys.flags.no_site == 1
-    assert not [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))], sys.path
-    assert "evidence_gate" not in sys.modules
-    assert "{private}.pytest_plugin" in sys.modules
-'''
-
-NAMED_PROPERTY = '''\
-from hypothesis import given, strategies as st
-
-import {name}
-from {name} import double
-
-
-@given(st.integers(-10**6, 10**6))
-def test_double(x):
-    assert double(x) == x + x
-    assert {name}.MARK == "the pull request's own {name}"
-'''
-RED = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2 if x < 1000 else x\n'
-GREEN = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2\n'
-BUG = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2 if x > -1000 else x\n'
-BROKEN = 'raise RuntimeError("{name} is broken at import")\n'
-
-
-def named_repo(repo: GitRepo, name: str, init: str = RED) -> None:
-    """A baseline whose code under test is the package `name` (src/NAME/__init__.py) with a red property."""
-    files = base_files(fresh_seeds=0)
-    files.update({"properties/test_double.py": NAMED_PROPERTY.format(name=name), "src/calc.py": None,
-                  f"src/{name}/__init__.py": init.format(name=name)})
-    repo.commit("baseline", files)
-    repo.branch("patch")
-
-
-def _harness_needs(name: str) -> bool:
-    """Whether the harness of this installation itself provides the top-level module `name`."""
-    return any(name in runner_env.module_paths(d) for d in runner_env.harness_distributions())
+from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, harness_needs, named_repo, out_of_reach_repo
 
 
 def test_a_worker_cannot_import_the_gates_own_dependencies(git_repo: GitRepo, tmp_path: Path) -> None:
     """Inside the sealed run yaml, jsonschema, github, requests, urllib3 (and attrs where the harness does not need
     it) cannot even be found, no site-packages folder is on sys.path, and the plugin has its private name."""
-    names = [n for n in GATE_DEPS if not _harness_needs(n)]
+    names = [n for n in GATE_DEPS if not harness_needs(n)]
     assert {"yaml", "jsonschema", "github", "requests", "urllib3"} <= set(names)
-    property_source = OUT_OF_REACH.format(names=names, private=runner_env.PRIVATE_PACKAGE)
-    files = base_files(fresh_seeds=0)
-    files["properties/test_double.py"] = property_source
-    git_repo.commit("baseline", files)
-    git_repo.branch("patch")
-    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    out_of_reach_repo(git_repo, names)
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     runner = receipt["sealed"]["runner"]
@@ -94,7 +37,7 @@ def test_code_named_like_a_gate_dependency_is_the_pull_requests_own(name: str, g
                                                                    tmp_path: Path) -> None:
     """A package named like one of the gate's dependencies (or the gate itself) is judged as the PR wrote it: the
     honest patch passes, a bug fails, an import-time error fails; the receipt shows where it was loaded from."""
-    if _harness_needs(name):
+    if harness_needs(name):
         pytest.skip(f"this installation's harness itself needs {name!r} (see the run-integrity test)")
     named_repo(git_repo, name)
     init = f"src/{name}/__init__.py"
@@ -239,3 +182,17 @@ def test_provenance_check_names_modules_from_elsewhere(tmp_path: Path) -> None:
     found = provenance.check(expected, modules)
     assert found["loaded"] == {"pkg": str(tmp_path / "src" / "pkg" / "__init__.py"), "mod": "(built in)"}
     assert [m["module"] for m in found["mismatches"]] == ["pkg.sub", "mod"]
+
+
+@pytest.mark.parametrize(("provenance_item", "valid"), [
+    ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": True}, True),
+    ({"package": "attr", "loaded_from": "/usr/lib/python3/dist-packages/attr/__init__.py", "from_tree": False}, True),
+    ({"package": "attr", "loaded_from": "src/attr/__init__.py"}, False),
+    ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": "yes"}, False),
+])
+def test_receipt_schema_describes_sealed_provenance(provenance_item: dict[str, Any], valid: bool) -> None:
+    """`sealed.provenance` items carry package, loaded_from and a boolean from_tree; the schema says so."""
+    out = receipt.empty_receipt()
+    out["sealed"] = {"provenance": [provenance_item],
+                     "runner": {"python": "3.13.5", "distributions": ["pytest 8.3.5"], "sys_path": ["/usr/lib"]}}
+    assert (receipt.validate(out) == []) is valid
