@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
-from action_runner import TODAY, Runner, action_env, make_runner, read_outputs, run_container
+from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService, runtime_token
+from repo_builder import GitRepo
+from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
 
 pytestmark = pytest.mark.container
 
@@ -76,12 +78,13 @@ def _freeze_line(runner: Runner, needle: str) -> int:
 
 
 def test_image_has_git_python_and_the_unprivileged_user(engine: Engine, image: str, tmp_path: Path) -> None:
-    """The image runs the CLI, has `nobody` for the sealed run, and no pip; the workspace's owner matters to git."""
+    """The image runs the CLI, has `nobody` for the sealed run and pip for `properties.install`; the workspace's owner
+    matters to git."""
     runner = make_runner(tmp_path, "freeze-entry-added")
     proc = run_container(engine, image, runner, {}, "-c",
                           "evidence-gate --version && id -u nobody && git --version && "
                           "python3 -c 'import yaml, jsonschema, github, requests, pytest, hypothesis' && "
-                          "! python3 -m pip --version 2>/dev/null", entrypoint="/bin/bash")
+                          "python3 -m pip --version >/dev/null", entrypoint="/bin/bash")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     out = proc.stdout.decode()
     assert out.startswith("evidence-gate ")
@@ -225,3 +228,70 @@ def test_rerun_in_the_same_job_reuses_the_check_run(engine: Engine, image: str, 
     assert run["conclusion"] == "failure"
     gitconfig = runner.file("home/.gitconfig").read_text(encoding="utf-8")
     assert gitconfig.count("directory = /github/workspace") == 1, gitconfig
+
+
+def _own_repo_runner(root: Path) -> tuple[Runner, GitRepo]:
+    """The runner's folders around a repository of the test's own making (not the demo), in the workspace."""
+    for sub in ("home", "workflow", "file_commands"):
+        (root / sub).mkdir()
+    return Runner(root, 0), GitRepo(root / "workspace")
+
+
+def _judge_in_container(engine: Engine, image: str, runner: Runner, head: str) -> dict[str, Any]:
+    """`check --base main --head HEAD` as an agent patch, through the entrypoint, with the property lane on."""
+    if os.geteuid() == 0:
+        subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
+    proc = run_container(engine, image, runner, {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"},
+                         "check", "--base", "main", "--head", head, "--author", "agent-x",
+                         "--receipt", "/github/home/receipt.json", "--format", "json")
+    receipt = json.loads(runner.file("home/receipt.json").read_text(encoding="utf-8"))
+    assert receipt["state"] == "final", (receipt["errors"], proc.stderr.decode(errors="replace"))
+    assert isinstance(receipt, dict)
+    return receipt
+
+
+def test_sealed_worker_in_the_image_cannot_import_the_gates_dependencies(engine: Engine, image: str,
+                                                                        tmp_path: Path) -> None:
+    """Debian's dist-packages hold PyYAML, jsonschema, PyGithub, requests and attrs beside pytest; the sealed run as
+    `nobody` finds none of them, and its harness is pytest, Hypothesis and what they require."""
+    runner, repo = _own_repo_runner(tmp_path)
+    out_of_reach_repo(repo, list(GATE_DEPS))
+    receipt = _judge_in_container(engine, image, runner, "patch")
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert receipt["sealed"]["user"] == "nobody"
+    names = {d.split()[0].lower() for d in receipt["sealed"]["runner"]["distributions"]}
+    assert {"pytest", "hypothesis", "pluggy"} <= names
+    assert not names & {"pyyaml", "jsonschema", "pygithub", "requests", "urllib3", "attrs"}
+
+
+@pytest.mark.parametrize("name", ["attr", "yaml"])
+def test_code_named_like_a_gate_dependency_is_judged_in_the_image(name: str, engine: Engine, image: str,
+                                                                  tmp_path: Path) -> None:
+    """A package `attr` or `yaml` as code under test, in the image: the honest patch passes, a bug fails, an
+    import-time error fails, and the receipt shows it was loaded from the sealed tree."""
+    runner, repo = _own_repo_runner(tmp_path)
+    named_repo(repo, name)
+    init = f"src/{name}/__init__.py"
+    for branch, source in (("honest", GREEN), ("bug", BUG), ("broken", BROKEN)):
+        repo.branch(branch, "main")
+        repo.commit(branch, {init: source.format(name=name)})
+    repo.checkout("main")
+    receipt = _judge_in_container(engine, image, runner, "honest")
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert receipt["sealed"]["user"] == "nobody"
+    assert receipt["sealed"]["provenance"] == [{"package": name, "loaded_from": init, "from_tree": True}]
+    assert _judge_in_container(engine, image, runner, "bug")["decision"]["row"] == "property-failed"
+    assert _judge_in_container(engine, image, runner, "broken")["decision"]["row"] == "run-integrity"
+
+
+def test_code_named_like_the_harness_is_run_integrity_in_the_image(engine: Engine, image: str, tmp_path: Path) -> None:
+    """A project whose package is named like pytest's own `pluggy` cannot be judged: run-integrity with the way out,
+    before any test runs."""
+    runner, repo = _own_repo_runner(tmp_path)
+    named_repo(repo, "pluggy")
+    repo.commit("honest", {"src/pluggy/__init__.py": GREEN.format(name="pluggy")})
+    receipt = _judge_in_container(engine, image, runner, "patch")
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    [violation] = [v for v in receipt["violations"] if v["row"] == "run-integrity"]
+    assert "package 'pluggy'" in violation["message"] and "Fix:" in violation["message"]
+    assert receipt["properties"].get("ledgers", []) == []
