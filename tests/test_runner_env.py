@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from evidence_gate import provenance, receipt, runner_env
+from evidence_gate.errors import GateError
+from evidence_gate.freeze_tools import failing_hash
+from evidence_gate.git import Repo
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
 from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, harness_needs, named_repo, out_of_reach_repo
@@ -196,3 +199,16 @@ def test_receipt_schema_describes_sealed_provenance(provenance_item: dict[str, A
     out["sealed"] = {"provenance": [provenance_item],
                      "runner": {"python": "3.13.5", "distributions": ["pytest 8.3.5"], "sys_path": ["/usr/lib"]}}
     assert (receipt.validate(out) == []) is valid
+
+
+def test_freeze_hash_judges_heads_own_package_and_refuses_one_it_cannot_load(git_repo: GitRepo) -> None:
+    """`freeze hash` runs on the runner environment too: a red package named `yaml` is hashed from HEAD's tree, and
+    a package named like the standard library stops with run-integrity instead of hashing other code."""
+    named_repo(git_repo, "yaml")
+    digest, event = failing_hash(Repo(git_repo.path), "properties/test_double.py::test_double")
+    assert len(digest) == 64 and event["outcome"] == "failed"
+    named = GitRepo(git_repo.path.parent / "json-project")
+    named_repo(named, "json")
+    with pytest.raises(GateError, match=r"package 'json'.*the standard library") as raised:
+        failing_hash(Repo(named.path), "properties/test_double.py::test_double")
+    assert raised.value.row == "run-integrity"

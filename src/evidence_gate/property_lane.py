@@ -380,8 +380,9 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
 
 
 def code_under_test(config: Config, tree: Path) -> dict[str, str]:
-    """Top-level module names under `properties.pythonpath` in `tree`, each with where it must be loaded from."""
-    return provenance.code_under_test([str(tree / p) for p in config.properties.pythonpath])
+    """Top-level modules and packages under `properties.pythonpath` in `tree`, each with where it must be loaded
+    from. Namespace folders are left out: a regular module of the same name anywhere on sys.path rightly wins."""
+    return provenance.regular(provenance.code_under_test([str(tree / p) for p in config.properties.pythonpath]))
 
 
 HARNESS_WAY_OUT = ("the built-in harness cannot judge a package that pytest or Hypothesis itself imports; gate it "
@@ -396,7 +397,7 @@ def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
     """Code under test that the sealed interpreter cannot load from the tree, because the harness or the standard
     library already owns its name: run-integrity before any test, naming the package and the way out."""
     found = []
-    for name, where in provenance.regular(code_under_test(config, tree)).items():
+    for name, where in code_under_test(config, tree).items():
         owner = runner.owner(name)
         if owner is None:
             continue

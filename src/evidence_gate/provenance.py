@@ -33,7 +33,7 @@ def code_under_test(roots: list[str]) -> dict[str, str]:
                 name = entry.name[:-3]
             elif entry.name.endswith(suffixes):
                 name = entry.name.split(".", 1)[0]
-            if name and name.isidentifier() and name not in names:
+            if name and name.isidentifier() and name != "__pycache__" and name not in names:
                 names[name] = os.path.join(root, entry.name)  # noqa: PTH118 - plain strings, minimal imports
     return names
 
