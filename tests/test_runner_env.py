@@ -117,8 +117,9 @@ def test_code_under_test_loaded_from_elsewhere_is_run_integrity(git_repo: GitRep
     git_repo.commit("still red", {"README.md": "touched\n"})
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
-    message = next(v["message"] for v in receipt["violations"] if "was loaded from" in v["message"])
-    assert "vendor/calc.py" in message and "src/calc.py" in message
+    [found] = [v for v in receipt["violations"] if "was loaded from" in v["message"]]
+    assert "vendor/calc.py" in found["message"] and "src/calc.py" in found["message"]
+    assert found["path"] == "src/calc.py"
     [entry] = receipt["sealed"]["provenance"]
     assert entry["package"] == "calc" and entry["from_tree"] is False
     assert entry["loaded_from"].endswith("vendor/calc.py")

@@ -385,12 +385,24 @@ def code_under_test(config: Config, tree: Path) -> dict[str, str]:
     return provenance.regular(provenance.code_under_test([str(tree / p) for p in config.properties.pythonpath]))
 
 
-HARNESS_WAY_OUT = ("the built-in harness cannot judge a package that pytest or Hypothesis itself imports; gate it "
-                   "with a harness that does not need it (the CLI on a Hypothesis and pytest that do not require "
-                   "{name!r}, `pip install 'evidence-gate[run]'`), or leave this package out of "
-                   "properties.pythonpath and SCORE_PROPERTIES (README: names the harness cannot judge)")
+# pytest and Hypothesis are built on these; any other harness distribution is one a pytest or Hypothesis release needs.
+HARNESS_CORE = ("pytest ", "hypothesis ", "pluggy ")
+CORE_WAY_OUT = ("a harness built on pytest and Hypothesis cannot judge its own parts; leave this package out of "
+                "properties.pythonpath and SCORE_PROPERTIES and test it in its own CI (README: names the harness "
+                "cannot judge)")
+HARNESS_WAY_OUT = ("run the gate on a pytest and Hypothesis whose releases do not require {name!r} (for attr/attrs: "
+                   "Hypothesis 6.150 or later, as in the published image and `pip install 'evidence-gate[run]'`), "
+                   "or leave this package out of properties.pythonpath and SCORE_PROPERTIES (README: names the "
+                   "harness cannot judge)")
 STDLIB_WAY_OUT = ("a package named like a standard module is shadowed by it in every Python; rename the package "
                   "(README: names the harness cannot judge)")
+
+
+def _way_out(name: str, owner: str) -> str:
+    if owner == "the standard library":
+        return STDLIB_WAY_OUT
+    core = any(f"({dist}" in owner for dist in HARNESS_CORE) or "worker-side" in owner
+    return CORE_WAY_OUT if core else HARNESS_WAY_OUT.format(name=name)
 
 
 def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
@@ -402,7 +414,7 @@ def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
         if owner is None:
             continue
         path = os.path.relpath(where, tree)
-        way_out = (STDLIB_WAY_OUT if owner == "the standard library" else HARNESS_WAY_OUT).format(name=name)
+        way_out = _way_out(name, owner)
         found.append(Violation("run-integrity", f"the code under test {path} is the package {name!r}, but {owner} "
                                                 f"already provides {name!r} in the sealed run, so the pull "
                                                 f"request's copy could not be loaded and no property ran. Fix: "
@@ -430,11 +442,12 @@ def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[V
                 for name, file in event["loaded"].items():
                     loaded.setdefault(str(name), str(file))
     for module, item in sorted(wrong.items()):
+        expected = _shown(item.get("expected", ""), head_tree)
         violations.append(Violation("run-integrity", f"{module} was loaded from {item.get('file')}, not from the "
-                                                     f"sealed tree's {_shown(item.get('expected', ''), head_tree)}, "
-                                                     "so the run judged other code than the pull request's. Fix: "
-                                                     "make sure nothing the tests import puts another copy first "
-                                                     "on sys.path"))
+                                                     f"sealed tree's {expected}, so the run judged other code than "
+                                                     "the pull request's. Fix: make sure nothing the tests import "
+                                                     "puts another copy first on sys.path",
+                                    None if Path(expected).is_absolute() else expected))
     tops = {m.partition(".")[0] for m in wrong}
     return [{"package": name, "loaded_from": _shown(file, head_tree), "from_tree": name not in tops}
             for name, file in sorted(loaded.items())]
