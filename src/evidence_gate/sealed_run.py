@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evidence_gate import redact
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_LINE = 64 * 1024
@@ -270,6 +271,7 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
     if token and event.pop("tok", None) != token:
         result.problems.append("a result line without the run's token (written by something other than the plugin)")
         return
+    event = redact.value(event)  # the one place worker text enters the gate: bounded, secrets masked
     result.events.append(event)
     on_event(event)
 
@@ -325,8 +327,9 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         reader.join(timeout=10)
     result.seconds = time.monotonic() - started
     with log_path.open("rb") as handle:
-        handle.seek(max(0, log_path.stat().st_size - LOG_TAIL))
-        result.log_tail = handle.read().decode("utf-8", "replace")
+        # A little more than the tail, so that a secret cut by the tail's start is still whole when it is masked.
+        handle.seek(max(0, log_path.stat().st_size - LOG_TAIL - redact.OVERLAP))
+        result.log_tail = redact.text(handle.read().decode("utf-8", "replace"), limit=1 << 20)[-LOG_TAIL:]
     return result
 
 
