@@ -1,0 +1,300 @@
+"""Confinement of the sealed workers on this host, against a patch that tries every way out at import.
+
+Each trick is production code that is correct only when its escape worked: a confined run gets the red baseline
+back (`property-failed`), and the servers standing in for the docker socket and a TCP service see nothing.
+tests/test_container.py runs the same patch inside the action's container under Docker's default seccomp profile.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidence_gate import confinement, property_lane, seccomp
+from evidence_gate.sealed_run import WorkerResult
+from property_repo import judge, red_repo, rows
+from repo_builder import GitRepo
+
+TOKEN = "ghs_" + "Zq8" * 12
+EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+# Production code: every way out the red team found, tried once at import; `double` is right only if one worked.
+ESCAPES = '''\
+import os
+import resource
+import socket
+import threading
+
+
+def _tries():
+    reached = []
+    try:
+        with open({git_config!r}, encoding="utf-8") as handle:
+            if {extraheader!r} in handle.read():
+                reached.append("git-config")
+    except OSError:
+        pass
+    try:
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.settimeout(2)
+        unix.connect({sock!r})
+        unix.sendall(b"GET /containers/json HTTP/1.0\\r\\n\\r\\n")
+        reached.append("docker-sock")
+    except OSError:
+        pass
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"reached")
+        reached.append("tcp")
+    except OSError:
+        pass
+    threading.stack_size(64 * 1024)  # the task bound, not the memory bound, must be what stops them
+    stop, started = threading.Event(), 0
+    try:
+        for _ in range(600):
+            threading.Thread(target=stop.wait, daemon=True).start()
+            started += 1
+    except RuntimeError:
+        pass
+    stop.set()
+    if started >= 600:
+        reached.append("threads")
+    for limit in (resource.RLIMIT_NPROC, resource.RLIMIT_AS, resource.RLIMIT_CPU):
+        try:
+            resource.setrlimit(limit, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            reached.append(f"rlimit-{{limit}}")
+        except (OSError, ValueError):
+            pass
+    try:
+        os.setresuid(0, 0, 0)
+        reached.append("uid-0")
+    except OSError:
+        pass
+    return reached
+
+
+REACHED = _tries()
+
+
+def double(x):
+    return x * 2 if REACHED or x < 1000 else x
+'''
+FORK_BOMB = '''\
+import os
+import time
+
+
+def _bomb():
+    children = []
+    try:
+        for _ in range(600):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    return children
+
+
+FORKED = len(_bomb())
+
+
+def double(x):
+    return x * 2 if FORKED >= 600 or x < 1000 else x
+'''
+# Repository text that carries secrets into a skip reason and a failure message: the second wall is redaction.
+LEAKS = '''\
+import unittest
+
+LITERAL = {token!r}
+FROM_ENV = {env_value!r}
+
+
+def double(x):
+    if x % 2:
+        raise unittest.SkipTest(f"skipping, see {{LITERAL}} and AUTHORIZATION: basic {extraheader}")
+    raise ValueError(f"broken with {{FROM_ENV}}")
+'''
+
+
+@contextmanager
+def listening() -> Iterator[tuple[list[str], int, Path]]:
+    """A TCP server on 127.0.0.1 and a UNIX socket standing in for /var/run/docker.sock; what reached them."""
+    folder = Path(f"/tmp/evidence-gate-sock-{secrets.token_hex(4)}")  # short: sun_path holds 108 bytes
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    path = folder / "docker.sock"
+    seen: list[str] = []
+    servers = [socket.create_server(("127.0.0.1", 0)), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
+    servers[1].bind(str(path))
+    servers[1].listen()
+    path.chmod(0o666)
+    stop = threading.Event()
+
+    def accept(server: socket.socket, name: str) -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _addr = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                seen.append(name)
+
+    threads = [threading.Thread(target=accept, args=(server, name), daemon=True)
+               for server, name in zip(servers, ("tcp", "unix"), strict=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield seen, servers[0].getsockname()[1], path
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        for server in servers:
+            server.close()
+        path.unlink(missing_ok=True)
+        folder.rmdir()
+
+
+def persist_token(repo: GitRepo) -> Path:
+    """What actions/checkout leaves in the checkout by default: the job token as an extraheader, world-readable."""
+    repo.git("config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {EXTRAHEADER}")
+    config = repo.path / ".git" / "config"
+    config.chmod(0o644)
+    return config
+
+
+def assert_confined(sealed: dict[str, Any]) -> None:
+    """The receipt records every bound as applied by every worker."""
+    assert sealed["reads"] == "confined", sealed
+    assert sealed["seccomp"] == "sockets-denied", sealed
+    assert sealed["network"] in ("isolated", "filtered"), sealed
+    assert sealed["landlock"] >= 1, sealed
+    assert sealed["tasks"] and all("RLIMIT_NPROC 512" in t for t in sealed["tasks"]), sealed
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The checkout's persisted token, a listening docker.sock, a TCP server, 600 threads, raised limits and uid 0
+    are all out of reach of the code under test; the red property stays red and the receipt says what held."""
+    config = persist_token(git_repo)
+    with listening() as (seen, port, sock):
+        red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+        git_repo.commit("escape", {"src/calc.py": ESCAPES.format(git_config=str(config), extraheader=EXTRAHEADER,
+                                                                 sock=str(sock), port=port)})
+        receipt = judge(git_repo, tmp_path)
+    assert seen == []
+    assert "property-failed" in rows(receipt), receipt["violations"]
+    assert receipt["ok"] is False
+    assert TOKEN not in json.dumps(receipt) and EXTRAHEADER not in json.dumps(receipt)
+    assert_confined(receipt["sealed"])
+
+
+def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
+    """Control: the same code in a plain interpreter reads the token and reaches both servers (threads and limits
+    too where the user allows), so the confined run's red property is the confinement's doing."""
+    config = persist_token(git_repo)
+    with listening() as (seen, port, sock):
+        code = ESCAPES.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)
+        proc = subprocess.run([sys.executable, "-c", code + "\nprint(' '.join(REACHED))"], capture_output=True,
+                              text=True, check=False, timeout=120)
+        deadline = time.monotonic() + 5
+        while len(set(seen)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert proc.returncode == 0, proc.stderr
+    assert {"git-config", "tcp"} <= set(proc.stdout.split()), proc.stdout
+    assert sorted(set(seen)) == ["tcp", "unix"]
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_a_fork_bomb_is_stopped_at_the_task_bound(git_repo: GitRepo, tmp_path: Path) -> None:
+    """600 forks at import stop at the bound (as root too), the run is not a pass and nothing outlives it."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("bomb", {"src/calc.py": FORK_BOMB})
+    receipt = judge(git_repo, tmp_path)
+    assert "property-failed" in rows(receipt), receipt["violations"]
+    assert_confined(receipt["sealed"])
+
+
+def test_secrets_in_repository_text_do_not_reach_the_receipt(git_repo: GitRepo, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skip reason and a failure message carrying a token, an extraheader and the value of the gate's own
+    GITHUB_TOKEN are masked where the worker's text enters the gate."""
+    env_value = f"s3cr3t-{secrets.token_hex(12)}"
+    monkeypatch.setenv("GITHUB_TOKEN", env_value)
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("leak", {"src/calc.py": LEAKS.format(token=TOKEN, env_value=env_value,
+                                                         extraheader=EXTRAHEADER)})
+    receipt = judge(git_repo, tmp_path)
+    text = json.dumps(receipt)
+    assert receipt["ok"] is False
+    for secret in (TOKEN, EXTRAHEADER, env_value):
+        assert secret not in text, secret
+    assert "[redacted]" in text, receipt["violations"]
+
+
+def _worker(event: dict[str, Any] | None) -> WorkerResult:
+    result = WorkerResult("head-0", events=[event] if event else [], exit_code=0)
+    result.events.append({"ev": "finished", "exitstatus": 0})
+    return result
+
+
+FULL = {"ev": "confined", "landlock": 4, "reads": True, "seccomp": "none", "tasks": "RLIMIT_NPROC 512 on uid 65534",
+        "network": "filtered"}
+
+
+@pytest.mark.parametrize(("event", "missing"), [
+    (None, "reported no confinement"),
+    ({"ev": "confined", "error": "this kernel has no Landlock"}, "no Landlock"),
+    ({**FULL, "seccomp": "off"}, "seccomp socket filter"),
+    ({**FULL, "reads": False}, "read allow-list"),
+    ({**FULL, "tasks": ""}, "task bound"),
+    ({**FULL, "network": "shared"}, "network cut"),
+])
+def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:
+    """The gate checks each worker's first report: anything short of every bound is a run-integrity problem."""
+    problems = property_lane._worker_problems(_worker(event), 60)
+    assert any(missing in p for p in problems), problems
+    assert property_lane._worker_problems(_worker(FULL), 60) == []
+
+
+def test_a_kernel_without_seccomp_runs_nothing(git_repo: GitRepo, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """No seccomp filter (an old kernel, a profile refusing the syscall): run-integrity naming it, no code ran."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    monkeypatch.setattr(seccomp, "missing", lambda: "this kernel has no seccomp (CONFIG_SECCOMP)")
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert "CONFIG_SECCOMP" in receipt["violations"][0]["message"], receipt["violations"]
+    assert "sealed" not in receipt or not receipt["sealed"].get("workers"), receipt["sealed"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root mode")
+def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
+    """As root the bound moves the worker to a uid of its own with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH only."""
+    code = ("import os, resource\nfrom evidence_gate import confinement\n"
+            "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
+            "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
+            "print(len(os.listdir('/root')) > 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    how, uids, caps, reads_root = proc.stdout.splitlines()
+    assert "RLIMIT_NPROC 64 on uid" in how
+    assert 0 not in json.loads(uids.replace("(", "[").replace(")", "]"))
+    assert int(caps.split()[1], 16) == 0b110, caps
+    assert reads_root == "True"  # the root-owned interpreter stays usable (here: /root itself, 0700)
