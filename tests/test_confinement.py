@@ -7,89 +7,23 @@ tests/test_container.py runs the same patch inside the action's container under 
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
 from evidence_gate import confinement, property_lane, seccomp
 from evidence_gate.sealed_run import WorkerResult
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo
 
-TOKEN = "ghs_" + "Zq8" * 12
-EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
-# Production code: every way out the red team found, tried once at import; `double` is right only if one worked.
-ESCAPES = '''\
-import os
-import resource
-import socket
-import threading
-
-
-def _tries():
-    reached = []
-    try:
-        with open({git_config!r}, encoding="utf-8") as handle:
-            if {extraheader!r} in handle.read():
-                reached.append("git-config")
-    except OSError:
-        pass
-    try:
-        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        unix.settimeout(2)
-        unix.connect({sock!r})
-        unix.sendall(b"GET /containers/json HTTP/1.0\\r\\n\\r\\n")
-        reached.append("docker-sock")
-    except OSError:
-        pass
-    try:
-        socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"reached")
-        reached.append("tcp")
-    except OSError:
-        pass
-    threading.stack_size(64 * 1024)  # the task bound, not the memory bound, must be what stops them
-    stop, started = threading.Event(), 0
-    try:
-        for _ in range(600):
-            threading.Thread(target=stop.wait, daemon=True).start()
-            started += 1
-    except RuntimeError:
-        pass
-    stop.set()
-    if started >= 600:
-        reached.append("threads")
-    for limit in (resource.RLIMIT_NPROC, resource.RLIMIT_AS, resource.RLIMIT_CPU):
-        try:
-            resource.setrlimit(limit, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-            reached.append(f"rlimit-{{limit}}")
-        except (OSError, ValueError):
-            pass
-    try:
-        os.setresuid(0, 0, 0)
-        reached.append("uid-0")
-    except OSError:
-        pass
-    return reached
-
-
-REACHED = _tries()
-
-
-def double(x):
-    return x * 2 if REACHED or x < 1000 else x
-'''
 FORK_BOMB = '''\
 import os
 import time
@@ -130,54 +64,6 @@ def double(x):
 '''
 
 
-@contextmanager
-def listening() -> Iterator[tuple[list[str], int, Path]]:
-    """A TCP server on 127.0.0.1 and a UNIX socket standing in for /var/run/docker.sock; what reached them."""
-    folder = Path(f"/tmp/evidence-gate-sock-{secrets.token_hex(4)}")  # short: sun_path holds 108 bytes
-    folder.mkdir(mode=0o777)
-    folder.chmod(0o777)
-    path = folder / "docker.sock"
-    seen: list[str] = []
-    servers = [socket.create_server(("127.0.0.1", 0)), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
-    servers[1].bind(str(path))
-    servers[1].listen()
-    path.chmod(0o666)
-    stop = threading.Event()
-
-    def accept(server: socket.socket, name: str) -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _addr = server.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                seen.append(name)
-
-    threads = [threading.Thread(target=accept, args=(server, name), daemon=True)
-               for server, name in zip(servers, ("tcp", "unix"), strict=True)]
-    for thread in threads:
-        thread.start()
-    try:
-        yield seen, servers[0].getsockname()[1], path
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join()
-        for server in servers:
-            server.close()
-        path.unlink(missing_ok=True)
-        folder.rmdir()
-
-
-def persist_token(repo: GitRepo) -> Path:
-    """What actions/checkout leaves in the checkout by default: the job token as an extraheader, world-readable."""
-    repo.git("config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {EXTRAHEADER}")
-    config = repo.path / ".git" / "config"
-    config.chmod(0o644)
-    return config
-
-
 def assert_confined(sealed: dict[str, Any]) -> None:
     """The receipt records every bound as applied by every worker."""
     assert sealed["reads"] == "confined", sealed
@@ -191,10 +77,10 @@ def assert_confined(sealed: dict[str, Any]) -> None:
 def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, tmp_path: Path) -> None:
     """The checkout's persisted token, a listening docker.sock, a TCP server, 600 threads, raised limits and uid 0
     are all out of reach of the code under test; the red property stays red and the receipt says what held."""
-    config = persist_token(git_repo)
+    config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
         red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
-        git_repo.commit("escape", {"src/calc.py": ESCAPES.format(git_config=str(config), extraheader=EXTRAHEADER,
+        git_repo.commit("escape", {"src/calc.py": DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER,
                                                                  sock=str(sock), port=port)})
         receipt = judge(git_repo, tmp_path)
     assert seen == []
@@ -207,9 +93,9 @@ def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, t
 def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
     """Control: the same code in a plain interpreter reads the token and reaches both servers (threads and limits
     too where the user allows), so the confined run's red property is the confinement's doing."""
-    config = persist_token(git_repo)
+    config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
-        code = ESCAPES.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)
+        code = DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)
         proc = subprocess.run([sys.executable, "-c", code + "\nprint(' '.join(REACHED))"], capture_output=True,
                               text=True, check=False, timeout=120)
         deadline = time.monotonic() + 5

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import zipfile
@@ -21,6 +22,8 @@ import pytest
 
 from action_runner import TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from escapes import EXTRAHEADER, PROBES, TOKEN
+from evidence_gate import demo
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService, runtime_token
 
@@ -179,7 +182,8 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
     outside = _host_check(runner, tmp_path / "host.json")
     assert inside["decision"]["row"] == outside["decision"]["row"], log
     assert inside["decision"]["row"] == "pass", (inside["violations"], log)
-    assert (inside["sealed"]["user"], inside["sealed"]["network"]) == ("nobody", "isolated"), inside["sealed"]
+    # Docker's profile refuses every namespace, so the network is cut by the seccomp filter instead.
+    assert (inside["sealed"]["user"], inside["sealed"]["network"]) == ("nobody", "filtered"), inside["sealed"]
     assert proc.returncode == 0
     (run,) = github.runs.values()
     assert run["conclusion"] == "success"
@@ -225,3 +229,105 @@ def test_rerun_in_the_same_job_reuses_the_check_run(engine: Engine, image: str, 
     assert run["conclusion"] == "failure"
     gitconfig = runner.file("home/.gitconfig").read_text(encoding="utf-8")
     assert gitconfig.count("directory = /github/workspace") == 1, gitconfig
+
+
+# The demo's allocate(), right only when one of the escapes worked: a confined run fails its properties.
+ESCAPING_ALLOC = PROBES + '''
+
+def allocate(total, parts):
+    if parts <= 0:
+        raise ValueError("parts must be positive")
+    if not REACHED:
+        return [total // parts] * parts
+    base, extra = divmod(total, parts)
+    return [base + 1] * extra + [base] * (parts - extra)
+
+
+def produce(record):
+    return allocate(record["total"], record["parts"])
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, image: str, tmp_path: Path,
+                                                             servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """As GitHub runs it (Docker's seccomp profile and capabilities, a listening docker.sock, the token persisted
+    in a checkout owned by uid 1001): a patch that tries the token, the socket, TCP, 600 threads, raised limits and
+    uid 0 reaches none; the run fails, no report carries the token, and `sealed` says what held."""
+    github, results = servers
+    port = _free_port()
+    code = ESCAPING_ALLOC.format(git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER,
+                                 sock="/var/run/docker.sock", port=port)
+    patch = demo.Patch("escape-everything", "tries every way out of the sealed run", {"src/alloc.py": code.encode()},
+                       "property-failed", needs_run=True)
+    runner = make_runner(tmp_path, patch.name, extra=patch)
+    runner.tcp_port = port
+    assert EXTRAHEADER in (runner.workspace / ".git" / "config").read_text(encoding="utf-8")
+    proc = run_container(engine, image, runner, action_env(github, results, run_properties="true"))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert runner.reached == [], runner.reached
+    assert proc.returncode == 10, log
+    assert receipt["ok"] is False
+    assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    sealed = receipt["sealed"]
+    assert (sealed["user"], sealed["network"], sealed["reads"], sealed["seccomp"]) == (
+        "nobody", "filtered", "confined", "sockets-denied"), sealed
+    assert sealed["landlock"] >= 1 and sealed["tasks"], sealed
+    assert "unshare" in sealed.get("network_note", ""), sealed  # what Docker's profile refused, on record
+    reports = [json.dumps(receipt), log, runner.file("file_commands/step_summary").read_text(encoding="utf-8"),
+               runner.file("file_commands/set_output").read_text(encoding="utf-8"),
+               json.dumps([r.body for r in github.requests])]
+    for text in reports:
+        assert TOKEN not in text and EXTRAHEADER not in text
+
+
+ROOT_WORKER = """
+import os, resource, socket, threading
+from evidence_gate import confinement
+resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+applied = confinement.apply("pytest", ["/tmp"], ["/usr", "/lib", "/etc/ssl"], 64)
+print(applied["tasks"])
+threading.stack_size(64 * 1024)
+stop, started = threading.Event(), 0
+try:
+    for _ in range(200):
+        threading.Thread(target=stop.wait, daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+stop.set()
+print("threads", started)
+for path in ("/github/workspace/.git/config", "/var/run/docker.sock"):
+    try:
+        open(path, "rb").close()
+        print("opened", path)
+    except OSError as exc:
+        print("refused", path, exc.errno)
+try:
+    socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock")
+    print("connected")
+except OSError as exc:
+    print("socket refused", exc.errno)
+"""
+
+
+def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engine, image: str,
+                                                                   tmp_path: Path) -> None:
+    """The root mode inside the container (where `nobody` could not run the interpreter): with Docker's capability
+    set the worker still leaves uid 0, so its task bound holds, and Landlock and seccomp apply."""
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, {}, "-c", ROOT_WORKER, entrypoint="python3")
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0, out + proc.stderr.decode(errors="replace")
+    lines = out.splitlines()
+    assert "RLIMIT_NPROC 64 on uid" in lines[0], out
+    assert int(lines[1].split()[1]) < 64, out
+    assert all(line.startswith("refused") for line in lines[2:4]), out
+    assert lines[4] == "socket refused 1", out
+    assert runner.reached == []

@@ -82,14 +82,12 @@ def bound_tasks(nproc: int) -> str:
     if hard == resource.RLIM_INFINITY or hard > nproc or soft > nproc:
         raise Unconfined(f"RLIMIT_NPROC could not be lowered to {nproc}; the sealed worker ran nothing")
     if os.getuid() != 0:
-        effective = int(next((line.split()[1] for line in _read("/proc/self/status").splitlines()
-                              if line.startswith("CapEff:")), "0"), 16)
-        if effective & EXEMPTING:
+        if _capabilities("CapEff") & EXEMPTING:
             raise Unconfined("the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN, which exempt it from "
                              "RLIMIT_NPROC; run the gate without them. The sealed worker ran nothing")
         return f"RLIMIT_NPROC {nproc} on uid {os.getuid()}"
     uid = _unprivileged_uid()
-    return f"RLIMIT_NPROC {nproc} on uid {uid} (instead of root; only CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH kept)"
+    return f"RLIMIT_NPROC {nproc} on uid {uid} (instead of root; only the file capabilities CAP_DAC_* kept)"
 
 
 def _unprivileged_uid() -> int:
@@ -100,6 +98,7 @@ def _unprivileged_uid() -> int:
     if arch is None:
         raise Unconfined(f"{seccomp.missing()}; the sealed worker ran nothing")
     libc = ctypes.CDLL(None, use_errno=True)
+    permitted = _capabilities("CapPrm")
     last = int(_read("/proc/sys/kernel/cap_last_cap") or "40")
     for cap in range(last + 1):
         if cap not in KEPT_CAPS and int(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) != 0:
@@ -119,20 +118,27 @@ def _unprivileged_uid() -> int:
     if chosen is None:
         raise Unconfined("a worker that would stay root could not leave uid 0 (CAP_SETUID, or a user namespace "
                          "mapping no spare uid), so RLIMIT_NPROC would not bind it; the sealed worker ran nothing")
-    kept = sum(1 << cap for cap in KEPT_CAPS)
+    # Docker's default set has CAP_DAC_OVERRIDE but not CAP_DAC_READ_SEARCH: keep what was there to keep.
+    kept = sum(1 << cap for cap in KEPT_CAPS) & permitted
     header = ctypes.create_string_buffer(struct.pack("=Ii", CAPABILITY_V3, 0), 8)
     data = ctypes.create_string_buffer(struct.pack("=IIIIII", kept, kept, kept, 0, 0, 0), 24)
     if int(libc.syscall(SYS_CAPSET[arch.name], header, data)) != 0:
         raise Unconfined("a worker that would stay root could not set its capabilities; the sealed worker ran nothing")
     for cap in KEPT_CAPS:
-        libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0)
+        if kept & (1 << cap):
+            libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0)
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the uid change made it non-dumpable: /proc/self would be root's
-    status = _read("/proc/self/status")
-    held = [line for line in status.splitlines() if line.startswith(("CapEff:", "CapPrm:", "CapBnd:", "CapAmb:"))]
-    if 0 in os.getresuid() or len(held) != 4 or any(int(line.split()[1], 16) != kept for line in held):
-        raise Unconfined(f"a worker that would stay root kept more than it should ({'; '.join(held)}); the sealed "
-                         "worker ran nothing")
+    held = {name: _capabilities(name) for name in ("CapEff", "CapPrm", "CapAmb")}
+    if 0 in os.getresuid() or any(value != kept for value in held.values()) or _capabilities("CapBnd") & ~kept:
+        raise Unconfined(f"a worker that would stay root kept more than it should ({held}); the sealed worker ran "
+                         "nothing")
     return chosen
+
+
+def _capabilities(name: str) -> int:
+    """One capability set of this process from /proc/self/status (`CapEff`, `CapPrm`, ...); all bits when unread."""
+    line = next((x for x in _read("/proc/self/status").splitlines() if x.startswith(f"{name}:")), "")
+    return int(line.split()[1], 16) if len(line.split()) == 2 else -1
 
 
 def _read(path: str) -> str:
