@@ -124,7 +124,7 @@ def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, even
 
 
 def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str], *args: str,
-                   entrypoint: str | None = None) -> subprocess.CompletedProcess[bytes]:
+                   entrypoint: str | None = None, user: str | None = None) -> subprocess.CompletedProcess[bytes]:
     """`docker run` as GitHub's runner does it: its mounts (a listening socket at /var/run/docker.sock included),
     working directory, Docker's seccomp profile and capabilities, and the network; never raises on a non-zero
     exit. Whatever connects to the socket (or to `runner.tcp_port`) is appended to `runner.reached`."""
@@ -141,6 +141,8 @@ def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str
             argv += ["-e", f"{key}={value}"]
         if entrypoint is not None:
             argv += ["--entrypoint", entrypoint]
+        if user is not None:  # not what the runner does; for the tests of a gate that is not root
+            argv += ["--user", user]
         try:
             return engine.run(*argv, image, *args, check=False, timeout=600)
         finally:

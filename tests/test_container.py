@@ -254,20 +254,26 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _escaping_runner(root: Path) -> Runner:
+    """The demo with a pull request whose allocate() tries every way out; its port reaches `runner.reached`."""
+    port = _free_port()
+    code = ESCAPING_ALLOC.format(git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER,
+                                 sock="/var/run/docker.sock", port=port)
+    patch = demo.Patch("escape-everything", "tries every way out of the sealed run", {"src/alloc.py": code.encode()},
+                       "property-failed", needs_run=True)
+    runner = make_runner(root, patch.name, extra=patch)
+    runner.tcp_port = port
+    assert EXTRAHEADER in (runner.workspace / ".git" / "config").read_text(encoding="utf-8")
+    return runner
+
+
 def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, image: str, tmp_path: Path,
                                                              servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """As GitHub runs it (Docker's seccomp profile and capabilities, a listening docker.sock, the token persisted
     in a checkout owned by uid 1001): a patch that tries the token, the socket, TCP, 600 threads, raised limits and
     uid 0 reaches none; the run fails, no report carries the token, and `sealed` says what held."""
     github, results = servers
-    port = _free_port()
-    code = ESCAPING_ALLOC.format(git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER,
-                                 sock="/var/run/docker.sock", port=port)
-    patch = demo.Patch("escape-everything", "tries every way out of the sealed run", {"src/alloc.py": code.encode()},
-                       "property-failed", needs_run=True)
-    runner = make_runner(tmp_path, patch.name, extra=patch)
-    runner.tcp_port = port
-    assert EXTRAHEADER in (runner.workspace / ".git" / "config").read_text(encoding="utf-8")
+    runner = _escaping_runner(tmp_path)
     proc = run_container(engine, image, runner, action_env(github, results, run_properties="true"))
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
@@ -285,6 +291,28 @@ def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, ima
                json.dumps([r.body for r in github.requests])]
     for text in reports:
         assert TOKEN not in text and EXTRAHEADER not in text
+
+
+def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(engine: Engine, image: str,
+                                                                            tmp_path: Path) -> None:
+    """The CLI run as a non-root user in the container (no namespace of any kind can be made there): the same
+    patch reaches nothing, and `sealed` records the gate's own user bounded by RLIMIT_NPROC."""
+    runner = _escaping_runner(tmp_path)
+    for folder in (runner.workspace, runner.file("home")):
+        folder.chmod(0o777)  # the receipt and git's safe.directory line, written as that user
+    proc = run_container(engine, image, runner, {"HOME": "/github/home"}, "check", "--event",
+                         "/github/workflow/event.json", "--today", TODAY, "--receipt", "/github/workspace/receipt.json",
+                         user="65534:65534")
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert runner.reached == [], runner.reached
+    assert proc.returncode == 10, log
+    assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    sealed = receipt["sealed"]
+    assert "not root" in sealed["note"], sealed
+    assert (sealed["network"], sealed["reads"], sealed["seccomp"]) == ("filtered", "confined", "sockets-denied"), sealed
+    assert sealed["tasks"] == ["RLIMIT_NPROC 512 on uid 65534"], sealed
+    assert TOKEN not in json.dumps(receipt) + log and EXTRAHEADER not in json.dumps(receipt) + log
 
 
 ROOT_WORKER = """
