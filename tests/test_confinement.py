@@ -70,6 +70,8 @@ def assert_confined(sealed: dict[str, Any]) -> None:
     assert sealed["seccomp"] == "sockets-denied", sealed
     assert sealed["network"] in ("isolated", "filtered"), sealed
     assert sealed["landlock"] >= 1, sealed
+    assert sealed["landlock_network"] is (sealed["landlock"] >= 4), sealed
+    assert sealed["scoped"] is (sealed["landlock"] >= 6), sealed
     assert sealed["tasks"] and all("RLIMIT_NPROC 512" in t for t in sealed["tasks"]), sealed
 
 
@@ -184,3 +186,37 @@ def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
     assert 0 not in json.loads(uids.replace("(", "[").replace(")", "]"))
     assert int(caps.split()[1], 16) == 0b110, caps
     assert reads_root == "True"  # the root-owned interpreter stays usable (here: /root itself, 0700)
+
+
+# The gate itself inside 16 Landlock layers (a no-op each: writes allowed everywhere), the most a process may have:
+# the kernel refuses the worker's own layer, so the worker's confinement really fails and it must run nothing.
+STACKED_GATE = """
+import sys
+from evidence_gate import landlock
+for _ in range(16):
+    landlock.confine(["/"])
+from evidence_gate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A bound that fails inside the worker (here Landlock's layer limit) fails closed: `check` is run-integrity
+    naming it, `freeze hash` says so instead of "not collected"; no property passes."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt_path = tmp_path / "receipt.json"
+    check = subprocess.run([sys.executable, "-c", STACKED_GATE, "check", "--repo", str(git_repo.path), "--base",
+                            "main", "--author", "agent-x", "--receipt", str(receipt_path)],
+                           capture_output=True, text=True, check=False, timeout=300)
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    assert check.returncode == 10, check.stdout + check.stderr
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert any("16 Landlock layers" in v["message"] for v in receipt["violations"]), receipt["violations"]
+    assert receipt["properties"]["counts"]["budget_passes"] == 0, receipt["properties"]
+    hashed = subprocess.run([sys.executable, "-c", STACKED_GATE, "freeze", "hash",
+                             "properties/test_double.py::test_double", "--repo", str(git_repo.path)],
+                            capture_output=True, text=True, check=False, timeout=300)
+    assert hashed.returncode != 0
+    assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr

@@ -17,6 +17,7 @@ reports it and runs nothing. Standard library only: imported before any reposito
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import resource
 import struct
@@ -66,7 +67,9 @@ def apply(mode: str, writable: list[str], readable: list[str], nproc: int) -> di
     try:
         landlock.confine(writable, readable, network=keeps_network)
     except OSError as exc:
-        raise Unconfined(f"Landlock ABI {version} could not be applied ({exc}); the sealed worker ran nothing") from exc
+        why = ("the gate already runs inside 16 Landlock layers, the kernel's limit" if exc.errno == errno.E2BIG
+               else str(exc))
+        raise Unconfined(f"Landlock ABI {version} could not be applied ({why}); the sealed worker ran nothing") from exc
     filter_mode = "inet" if keeps_network else "none"
     try:
         arch = seccomp.install(filter_mode)

@@ -19,18 +19,19 @@ from evidence_gate import confinement, landlock
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
-# What a worker that stays root may read besides its trees, folders and the interpreter's paths: system code, CA
-# certificates, the time zone, its own /proc entry and the random devices. Not /root, /etc at large, or any checkout.
+# What every worker may read besides its trees, folders and the interpreter's paths: system code, CA certificates,
+# the time zone, the world-readable user, group, host and service tables the C library looks names up in, its own
+# /proc entry and the random devices. Not /root, /etc at large, or any checkout.
 SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ssl", "/etc/localtime",
-                   "/etc/ld.so.cache", "/dev/urandom", "/dev/random")
-# What `properties.install` (pip, a shell) reads on top: name resolution, users and groups, CA bundles, pip's config
-# and the distribution's name and version (pip's user agent).
-INSTALL_READABLE = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-                    "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group", "/etc/ca-certificates",
-                    "/etc/pki", "/etc/pip.conf", "/etc/xdg/pip", "/etc/mime.types", "/etc/python3",
-                    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}", "/etc/os-release",
-                    "/etc/debian_version", "/etc/lsb-release", "/etc/alpine-release", "/etc/redhat-release",
-                    "/etc/system-release")
+                   "/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts",
+                   "/etc/services", "/etc/protocols", "/etc/mime.types", "/etc/os-release", "/dev/urandom",
+                   "/dev/random")
+# What `properties.install` (pip, a shell) reads on top: name resolution, CA bundles, pip's configuration and the
+# distribution's name and version (pip's user agent).
+INSTALL_READABLE = ("/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/ca-certificates", "/etc/pki",
+                    "/etc/pip.conf", "/etc/xdg/pip", "/etc/python3",
+                    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}", "/etc/debian_version",
+                    "/etc/lsb-release", "/etc/alpine-release", "/etc/redhat-release", "/etc/system-release")
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
