@@ -19,10 +19,12 @@ TOKEN = "ghs_" + "Zq8" * 12
 EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
 # Production code: every way out the red team found, tried once at import; REACHED lists what worked.
 PROBES = '''\
+import ctypes
 import os
 import resource
 import socket
 import subprocess
+import sys
 import threading
 
 
@@ -47,6 +49,18 @@ def _tries():
         reached.append("tcp")
     except OSError:
         pass
+    # The same from child processes: confinement must hold across fork and exec.
+    for name, argv in (("child-git-config", ["cat", {git_config!r}]),
+                       ("child-docker-sock", [sys.executable, "-c", "import socket; s = socket.socket(socket.AF_UNIX);"
+                                              " s.connect({sock!r}); print('x-access-token')"])):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
+            if {extraheader!r} in out or "x-access-token" in out:
+                reached.append(name)
+        except (OSError, subprocess.SubprocessError):
+            pass
+    # A user namespace of its own (root inside it) must not lift the task bound either.
+    ctypes.CDLL(None).unshare(0x10000000)
     threading.stack_size(64 * 1024)  # the task bound, not the memory bound, must be what stops them
     stop, started = threading.Event(), 0
     try:

@@ -104,7 +104,7 @@ def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
         while len(set(seen)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
     assert proc.returncode == 0, proc.stderr
-    assert {"git-config", "tcp"} <= set(proc.stdout.split()), proc.stdout
+    assert {"git-config", "tcp", "child-git-config", "child-docker-sock"} <= set(proc.stdout.split()), proc.stdout
     assert sorted(set(seen)) == ["tcp", "unix"]
 
 

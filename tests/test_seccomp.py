@@ -33,6 +33,16 @@ attempt("socketpair-dgram", lambda: socket.socketpair(socket.AF_UNIX, socket.SOC
 attempt("asyncio", lambda: asyncio.run(asyncio.sleep(0)))
 attempt("setresuid", lambda: os.setresuid(-1, -1, -1))
 attempt("setgroups", lambda: os.setgroups([]))
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def raw(number, *args):
+    if libc.syscall(number, *args) != -1:
+        raise AssertionError("allowed")
+    raise OSError(ctypes.get_errno(), "refused")
+numbers = seccomp.native().numbers
+params = ctypes.create_string_buffer(120)
+attempt("io_uring_setup", lambda: raw(numbers["io_uring_setup"], 4, params))
+attempt("pidfd_getfd", lambda: raw(numbers["pidfd_getfd"], 0, 0, 0))
 a, b = socket.socketpair()
 attempt("connect-pair", lambda: a.connect("/nonexistent"))
 attempt("bind-pair", lambda: a.bind("\\0abstract-name"))
@@ -59,6 +69,7 @@ def test_no_network_mode_leaves_only_unix_stream_pairs() -> None:
     assert got["socketpair-dgram"] == "EPERM", got  # a datagram pair could sendto() a named socket on the host
     assert (got["connect-pair"], got["bind-pair"]) == ("EPERM", "EPERM"), got
     assert (got["setresuid"], got["setgroups"]) == ("EPERM", "EPERM"), got
+    assert (got["io_uring_setup"], got["pidfd_getfd"]) == ("EPERM", "EPERM"), got  # not EFAULT/EBADF: never reached
 
 
 def test_install_mode_keeps_tcp_and_udp_but_no_unix_sockets() -> None:
