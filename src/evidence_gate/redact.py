@@ -30,10 +30,14 @@ PATTERNS = (
 )
 
 
-@cache
 def _environment_secrets() -> tuple[str, ...]:
-    """The gate's secret-looking values and their encodings, longest first (so no part is left behind)."""
-    values = {v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET}
+    """The gate's secret-looking values (as the environment is now) and their encodings, longest first."""
+    return _forms(frozenset(v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET))
+
+
+@cache
+def _forms(values: frozenset[str]) -> tuple[str, ...]:
+    """Every form of `values` to mask, longest first (so no part of a longer one is left behind)."""
     return tuple(sorted({form for v in values for form in _encodings(v)}, key=len, reverse=True))
 
 

@@ -59,7 +59,7 @@ def apply_limits(limits: dict[str, int]) -> None:
     _limit(resource.RLIMIT_CPU, limits["cpu_s"])
     _limit(resource.RLIMIT_FSIZE, 256 * MB)
     _limit(resource.RLIMIT_CORE, 0)
-    # Binds a worker that keeps uid 0 too, once confinement.apply has moved its real uid (see there).
+    # Binds a worker that would stay root too, once confinement.apply has moved it off uid 0 (see there).
     _limit(resource.RLIMIT_NPROC, limits["nproc"])
 
 
@@ -107,7 +107,8 @@ def drop_privileges(uid: int, gid: int) -> None:
 
 def readable(job: dict[str, Any]) -> list[str]:
     """Where a worker may read (in every mode): its tree and paths, the run's ini, the interpreter and system code;
-    an install also name resolution and pip's configuration. Never /root, /etc at large, /proc or any checkout."""
+    an install also name resolution and pip's configuration. Never /root, /etc at large, another /proc entry or
+    any checkout."""
     import sysconfig  # noqa: PLC0415
 
     interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
