@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
-from evidence_gate import confinement, property_lane, seccomp
+from evidence_gate import confinement, property_lane, sealed_run, seccomp
 from evidence_gate.sealed_run import WorkerResult
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo
@@ -220,3 +220,11 @@ def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp
                             capture_output=True, text=True, check=False, timeout=300)
     assert hashed.returncode != 0
     assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr
+
+
+def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`docker run --user 1001` on an image without that user: the sandbox keeps the gate's uid and names it,
+    instead of the gate crashing on the passwd lookup."""
+    monkeypatch.setattr(os, "geteuid", lambda: 1_999_999)
+    chosen = sealed_run.sandbox.__wrapped__()
+    assert (chosen.uid, chosen.user) == (None, "uid 1999999"), chosen

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from action_runner import TODAY, Runner, action_env, make_runner, read_outputs, run_container
+from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
 from escapes import EXTRAHEADER, PROBES, TOKEN
 from evidence_gate import demo
@@ -295,23 +295,25 @@ def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, ima
 
 def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(engine: Engine, image: str,
                                                                             tmp_path: Path) -> None:
-    """The CLI run as a non-root user in the container (no namespace of any kind can be made there): the same
-    patch reaches nothing, and `sealed` records the gate's own user bounded by RLIMIT_NPROC."""
+    """The CLI run as the checkout's owner (uid 1001, not in the image's passwd) in the container, where no
+    namespace of any kind can be made: the same patch reaches nothing, and `sealed` records the gate's own uid
+    bounded by RLIMIT_NPROC."""
     runner = _escaping_runner(tmp_path)
     for folder in (runner.workspace, runner.file("home")):
         folder.chmod(0o777)  # the receipt and git's safe.directory line, written as that user
     proc = run_container(engine, image, runner, {"HOME": "/github/home"}, "check", "--event",
                          "/github/workflow/event.json", "--today", TODAY, "--receipt", "/github/workspace/receipt.json",
-                         user="65534:65534")
+                         user=f"{OWNER_UID}:{OWNER_UID}")
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
     assert runner.reached == [], runner.reached
     assert proc.returncode == 10, log
     assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
     sealed = receipt["sealed"]
-    assert "not root" in sealed["note"], sealed
+    # podman adds a passwd entry for --user's uid, docker does not (sealed_run.sandbox then says `uid 1001`).
+    assert "not root" in sealed["note"] and sealed["user"] in (str(OWNER_UID), f"uid {OWNER_UID}"), sealed
     assert (sealed["network"], sealed["reads"], sealed["seccomp"]) == ("filtered", "confined", "sockets-denied"), sealed
-    assert sealed["tasks"] == ["RLIMIT_NPROC 512 on uid 65534"], sealed
+    assert sealed["tasks"] == [f"RLIMIT_NPROC 512 on uid {OWNER_UID}"], sealed
     assert TOKEN not in json.dumps(receipt) + log and EXTRAHEADER not in json.dumps(receipt) + log
 
 

@@ -57,7 +57,10 @@ class Sandbox:
 @cache
 def sandbox() -> Sandbox:
     """`nobody` when the gate is root and that user can run the interpreter; else the current user, with a note."""
-    me = pwd.getpwuid(os.geteuid()).pw_name
+    try:
+        me = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:  # a uid without a passwd entry, e.g. `docker run --user 1001` on an image that lacks it
+        me = f"uid {os.geteuid()}"
     if os.geteuid() != 0:
         return Sandbox(None, None, me, "the gate is not root, so the sealed run keeps the gate's user")
     try:
