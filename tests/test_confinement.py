@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from repo_builder import GitRepo
 FORK_BOMB = '''\
 import os
 import time
+import unittest
 
 
 def _bomb():
@@ -47,7 +49,9 @@ FORKED = len(_bomb())
 
 
 def double(x):
-    return x * 2 if FORKED >= 600 or x < 1000 else x
+    if FORKED >= 600:
+        return x * 2
+    raise unittest.SkipTest(f"forked {FORKED} of 600")  # a skip reason carries the count into the receipt
 '''
 # Repository text that carries secrets into a skip reason and a failure message: the second wall is redaction.
 LEAKS = '''\
@@ -110,12 +114,15 @@ def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
 
 @pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
 def test_a_fork_bomb_is_stopped_at_the_task_bound(git_repo: GitRepo, tmp_path: Path) -> None:
-    """600 forks at import stop at the bound (as root too), the run is not a pass and nothing outlives it."""
+    """600 forks at import stop at the bound (as root too, and below 512: the worker's own tasks count), the run is
+    not a pass, and the count the code reports shows the task bound stopped it."""
     red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
     git_repo.commit("bomb", {"src/calc.py": FORK_BOMB})
     receipt = judge(git_repo, tmp_path)
-    assert "property-failed" in rows(receipt), receipt["violations"]
+    assert receipt["ok"] is False and "run-integrity" in rows(receipt), receipt["violations"]
     assert_confined(receipt["sealed"])
+    forked = [int(n) for n in re.findall(r"forked (\d+) of 600", json.dumps(receipt))]
+    assert forked and all(400 < n < 512 for n in forked), forked  # the task bound stopped it, not memory
 
 
 def test_secrets_in_repository_text_do_not_reach_the_receipt(git_repo: GitRepo, tmp_path: Path,
