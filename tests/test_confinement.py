@@ -235,3 +235,26 @@ def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytes
     monkeypatch.setattr(os, "geteuid", lambda: 1_999_999)
     chosen = sealed_run.sandbox.__wrapped__()
     assert (chosen.uid, chosen.user) == (None, "uid 1999999"), chosen
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker_socket(git_repo: GitRepo,
+                                                                                       tmp_path: Path) -> None:
+    """`properties.install` (patch-controlled through the head's requirements) downloads over TCP, but cannot read
+    the checkout's persisted token or connect to a UNIX socket: the command succeeds only if all three hold."""
+    config = persist_token(git_repo.path)
+    with listening() as (seen, port, sock):
+        connect_unix = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
+        connect_tcp = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+        install = (f"cat /dev/null && ! cat {config} > /dev/null 2>&1"
+                   f" && ! \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_unix}\" 2>/dev/null"
+                   f" && \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_tcp}\"")
+        red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1, install=install)
+        git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+        receipt = judge(git_repo, tmp_path)
+        deadline = time.monotonic() + 5
+        while "tcp" not in seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert seen == ["tcp"], seen
+    assert TOKEN not in json.dumps(receipt)
