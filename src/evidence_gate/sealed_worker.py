@@ -1,7 +1,8 @@
 """The first code the sealed interpreter runs: limits, then trusted imports, then the repository's paths.
 
 Started as `python -I -B -m evidence_gate.sealed_worker JOB FD` by the trusted process. It lowers its own resource
-limits, imports pytest, Hypothesis and the gate's plugin before any repository path is on `sys.path` (and appends,
+limits and confines itself (`confinement.apply`: task bound, Landlock, seccomp; it runs nothing if one fails), imports
+pytest, Hypothesis and the gate's plugin before any repository path is on `sys.path` (and appends,
 never prepends, those paths), then runs one pytest session or the fixture producer, streaming events to FD.
 In install mode it execs `sh -c` with the configured `properties.install` command under the same limits.
 """
