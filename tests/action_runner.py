@@ -10,19 +10,25 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import shared_data
 from container_engine import Engine
+from escapes import listening, persist_token
 from evidence_gate import demo
 from fake_github import FakeGitHub
 from fake_results_service import FakeResultsService
 
 TODAY = "2026-09-20"  # the demo's date: its freeze entries are unexpired then
 REPOSITORY = "octo-org/alloc"
-OWNER_UID = 4242  # the checkout belongs to someone else, as on a runner
+OWNER_UID = 1001  # the checkout belongs to the host's `runner` user, as on GitHub's hosted runners
 EVENTS = shared_data.EVENTS
+# What GitHub's runner gives a container action (CONTAINERS.md): Docker's default seccomp profile and capability
+# set, no --privileged, no --user; podman's own defaults are more permissive, so both are passed explicitly.
+DOCKER_SECCOMP = shared_data.SHARED / "containers" / "docker-default-seccomp.json"
+DOCKER_CAPS = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP",
+               "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
 
 
 def pr_number(name: str) -> int:
@@ -38,6 +44,9 @@ class Runner:
     root: Path
     pr: int
     origin: Path | None = None  # the repository a shallow workspace was cloned from, mounted at the same path
+    # Who connected to the socket mounted at /var/run/docker.sock, and to `tcp_port` on 127.0.0.1, over all runs.
+    reached: list[str] = field(default_factory=list)
+    tcp_port: int | None = None
 
     @property
     def workspace(self) -> Path:
@@ -70,12 +79,13 @@ def _shallow_checkout(origin: Path, workspace: Path, ref: str) -> None:
 
 
 def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, event: str = "pull_request",
-                shallow: bool = False) -> Runner:
-    """The demo repository on the merge commit of pull request `pr_name`, and an event (pull_request or
-    merge_group) naming it; `shallow` checks it out like actions/checkout's default depth of 1."""
+                shallow: bool = False, extra: demo.Patch | None = None) -> Runner:
+    """The demo repository on the merge commit of pull request `pr_name` (one of the demo's, or `extra`), and an
+    event (pull_request or merge_group) naming it; `shallow` checks it out like actions/checkout's default depth
+    of 1. Like actions/checkout, the job token is persisted in the checkout's .git/config."""
     files = demo.example_files()
-    prs = demo.patches(files)
-    runner = Runner(root, pr_number(pr_name))
+    prs = demo.patches(files) + ([extra] if extra else [])
+    runner = Runner(root, len(prs) if extra and extra.name == pr_name else pr_number(pr_name))
     merge_ref = f"refs/pull/{runner.pr}/merge"
     if shallow:
         runner.origin = root / "origin"
@@ -107,25 +117,36 @@ def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, even
     (root / "workflow" / "event.json").write_text(json.dumps(payload), encoding="utf-8")
     (root / "file_commands" / "set_output").touch()
     (root / "file_commands" / "step_summary").touch()
+    persist_token(runner.workspace)
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
     return runner
 
 
 def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str], *args: str,
-                   entrypoint: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`docker run` with the runner's mounts, working directory and network; never raises on a non-zero exit."""
-    argv = ["run", "--rm", "--network=host", "--workdir", "/github/workspace",
-            "-v", f"{runner.workspace}:/github/workspace", "-v", f"{runner.file('home')}:/github/home",
-            "-v", f"{runner.file('workflow')}:/github/workflow",
-            "-v", f"{runner.file('file_commands')}:/github/file_commands"]
-    if runner.origin is not None:
-        argv += ["-v", f"{runner.origin}:{runner.origin}:ro"]
-    for key, value in env.items():
-        argv += ["-e", f"{key}={value}"]
-    if entrypoint is not None:
-        argv += ["--entrypoint", entrypoint]
-    return engine.run(*argv, image, *args, check=False, timeout=600)
+                   entrypoint: str | None = None, user: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`docker run` as GitHub's runner does it: its mounts (a listening socket at /var/run/docker.sock included),
+    working directory, Docker's seccomp profile and capabilities, and the network; never raises on a non-zero
+    exit. Whatever connects to the socket (or to `runner.tcp_port`) is appended to `runner.reached`."""
+    with listening(runner.tcp_port) as (seen, _port, docker_sock):
+        argv = ["run", "--rm", "--network=host", "--workdir", "/github/workspace",
+                "--security-opt", f"seccomp={DOCKER_SECCOMP}", "--cap-drop=all", f"--cap-add={','.join(DOCKER_CAPS)}",
+                "-v", f"{docker_sock}:/var/run/docker.sock",
+                "-v", f"{runner.workspace}:/github/workspace", "-v", f"{runner.file('home')}:/github/home",
+                "-v", f"{runner.file('workflow')}:/github/workflow",
+                "-v", f"{runner.file('file_commands')}:/github/file_commands"]
+        if runner.origin is not None:
+            argv += ["-v", f"{runner.origin}:{runner.origin}:ro"]
+        for key, value in env.items():
+            argv += ["-e", f"{key}={value}"]
+        if entrypoint is not None:
+            argv += ["--entrypoint", entrypoint]
+        if user is not None:  # not what the runner does; for the tests of a gate that is not root
+            argv += ["--user", user]
+        try:
+            return engine.run(*argv, image, *args, check=False, timeout=600)
+        finally:
+            runner.reached += seen
 
 
 def action_env(github: FakeGitHub, results: FakeResultsService, run_properties: str = "false",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import zipfile
@@ -21,6 +22,8 @@ import pytest
 
 from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from escapes import EXTRAHEADER, PROBES, TOKEN
+from evidence_gate import demo
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService, runtime_token
 from repo_builder import GitRepo
@@ -182,7 +185,8 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
     outside = _host_check(runner, tmp_path / "host.json")
     assert inside["decision"]["row"] == outside["decision"]["row"], log
     assert inside["decision"]["row"] == "pass", (inside["violations"], log)
-    assert (inside["sealed"]["user"], inside["sealed"]["network"]) == ("nobody", "isolated"), inside["sealed"]
+    # Docker's profile refuses every namespace, so the network is cut by the seccomp filter instead.
+    assert (inside["sealed"]["user"], inside["sealed"]["network"]) == ("nobody", "filtered"), inside["sealed"]
     assert proc.returncode == 0
     (run,) = github.runs.values()
     assert run["conclusion"] == "success"
@@ -295,3 +299,135 @@ def test_code_named_like_the_harness_is_run_integrity_in_the_image(engine: Engin
     [violation] = [v for v in receipt["violations"] if v["row"] == "run-integrity"]
     assert "package 'pluggy'" in violation["message"] and "Fix:" in violation["message"]
     assert receipt["properties"].get("ledgers", []) == []
+
+
+# The demo's allocate(), right only when one of the escapes worked: a confined run fails its properties.
+ESCAPING_ALLOC = PROBES + '''
+
+def allocate(total, parts):
+    if parts <= 0:
+        raise ValueError("parts must be positive")
+    if not REACHED:
+        return [total // parts] * parts
+    base, extra = divmod(total, parts)
+    return [base + 1] * extra + [base] * (parts - extra)
+
+
+def produce(record):
+    return allocate(record["total"], record["parts"])
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _escaping_runner(root: Path) -> Runner:
+    """The demo with a pull request whose allocate() tries every way out; its port reaches `runner.reached`."""
+    port = _free_port()
+    code = ESCAPING_ALLOC.format(git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER,
+                                 sock="/var/run/docker.sock", port=port)
+    patch = demo.Patch("escape-everything", "tries every way out of the sealed run", {"src/alloc.py": code.encode()},
+                       "property-failed", needs_run=True)
+    runner = make_runner(root, patch.name, extra=patch)
+    runner.tcp_port = port
+    assert EXTRAHEADER in (runner.workspace / ".git" / "config").read_text(encoding="utf-8")
+    return runner
+
+
+def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, image: str, tmp_path: Path,
+                                                             servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """As GitHub runs it (Docker's seccomp profile and capabilities, a listening docker.sock, the token persisted
+    in a checkout owned by uid 1001): a patch that tries the token, the socket, TCP, 600 threads, raised limits and
+    uid 0 reaches none; the run fails, no report carries the token, and `sealed` says what held."""
+    github, results = servers
+    runner = _escaping_runner(tmp_path)
+    proc = run_container(engine, image, runner, action_env(github, results, run_properties="true"))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert runner.reached == [], runner.reached
+    assert proc.returncode == 10, log
+    assert receipt["ok"] is False
+    assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    sealed = receipt["sealed"]
+    assert (sealed["user"], sealed["network"], sealed["reads"], sealed["seccomp"]) == (
+        "nobody", "filtered", "confined", "sockets-denied"), sealed
+    assert sealed["landlock"] >= 1 and sealed["tasks"], sealed
+    assert "unshare" in sealed.get("network_note", ""), sealed  # what Docker's profile refused, on record
+    reports = [json.dumps(receipt), log, runner.file("file_commands/step_summary").read_text(encoding="utf-8"),
+               runner.file("file_commands/set_output").read_text(encoding="utf-8"),
+               json.dumps([r.body for r in github.requests])]
+    for text in reports:
+        assert TOKEN not in text and EXTRAHEADER not in text
+
+
+def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(engine: Engine, image: str,
+                                                                            tmp_path: Path) -> None:
+    """The CLI run as the checkout's owner (uid 1001, not in the image's passwd) in the container, where no
+    namespace of any kind can be made: the same patch reaches nothing, and `sealed` records the gate's own uid
+    bounded by RLIMIT_NPROC."""
+    runner = _escaping_runner(tmp_path)
+    for folder in (runner.workspace, runner.file("home")):
+        folder.chmod(0o777)  # the receipt and git's safe.directory line, written as that user
+    proc = run_container(engine, image, runner, {"HOME": "/github/home"}, "check", "--event",
+                         "/github/workflow/event.json", "--today", TODAY, "--receipt", "/github/workspace/receipt.json",
+                         user=f"{OWNER_UID}:{OWNER_UID}")
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert runner.reached == [], runner.reached
+    assert proc.returncode == 10, log
+    assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    sealed = receipt["sealed"]
+    # podman adds a passwd entry for --user's uid, docker does not (sealed_run.sandbox then says `uid 1001`).
+    assert "not root" in sealed["note"] and sealed["user"] in (str(OWNER_UID), f"uid {OWNER_UID}"), sealed
+    assert (sealed["network"], sealed["reads"], sealed["seccomp"]) == ("filtered", "confined", "sockets-denied"), sealed
+    assert sealed["tasks"] == [f"RLIMIT_NPROC 512 on uid {OWNER_UID}"], sealed
+    assert TOKEN not in json.dumps(receipt) + log and EXTRAHEADER not in json.dumps(receipt) + log
+
+
+ROOT_WORKER = """
+import os, resource, socket, threading
+from evidence_gate import confinement
+resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+applied = confinement.apply("pytest", ["/tmp"], ["/usr", "/lib", "/etc/ssl"], 64)
+print(applied["tasks"])
+threading.stack_size(64 * 1024)
+stop, started = threading.Event(), 0
+try:
+    for _ in range(200):
+        threading.Thread(target=stop.wait, daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+stop.set()
+print("threads", started)
+for path in ("/github/workspace/.git/config", "/var/run/docker.sock"):
+    try:
+        open(path, "rb").close()
+        print("opened", path)
+    except OSError as exc:
+        print("refused", path, exc.errno)
+try:
+    socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock")
+    print("connected")
+except OSError as exc:
+    print("socket refused", exc.errno)
+"""
+
+
+def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engine, image: str,
+                                                                   tmp_path: Path) -> None:
+    """The root mode inside the container (where `nobody` could not run the interpreter): with Docker's capability
+    set the worker still leaves uid 0, so its task bound holds, and Landlock and seccomp apply."""
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, {}, "-c", ROOT_WORKER, entrypoint="python3")
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 0, out + proc.stderr.decode(errors="replace")
+    lines = out.splitlines()
+    assert "RLIMIT_NPROC 64 on uid" in lines[0], out
+    assert int(lines[1].split()[1]) < 64, out
+    assert all(line.startswith("refused") for line in lines[2:4]), out
+    assert lines[4] == "socket refused 1", out
+    assert runner.reached == []

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import sealed_tree
+from evidence_gate import confinement, sealed_tree
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
@@ -72,6 +72,11 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()
+    unconfined = confinement.shortfall(next((e for e in result.events if e.get("ev") == "confined"), None),
+                                       install=False)
+    if unconfined:
+        raise GateError(f"{node} could not run sealed: {unconfined}", row="run-integrity",
+                        fix="run `freeze hash` on a Linux kernel with Landlock and seccomp (or in the action's image)")
     _check_provenance(result.events, node)
     for event in result.events:
         if event.get("ev") == "result" and matches_spec(str(event.get("node")), node) and \

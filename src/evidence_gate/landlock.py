@@ -24,6 +24,9 @@ _WRITE_FILE = 1 << 1
 _TRUNCATE = 1 << 14
 _DIR_RIGHTS = sum(1 << b for b in (4, 5, 6, 7, 8, 9, 10, 11, 12))
 _REFER = 1 << 13
+# ABI 4: TCP bind and connect are handled rights too; with no rule granting them, both are refused.
+_NET_BIND_TCP = 1 << 0
+_NET_CONNECT_TCP = 1 << 1
 # ABI 6: signals and abstract unix sockets stay inside the domain.
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 _SCOPE_SIGNAL = 1 << 1
@@ -39,10 +42,11 @@ def abi() -> int:
     return max(version, 0)
 
 
-def confine(writable: list[str], readable: list[str] | None = None) -> int:
+def confine(writable: list[str], readable: list[str] | None = None, *, network: bool = True) -> int:
     """Allow writes only beneath `writable` (folders or files) from now on, for this process and its children.
 
     With `readable`, reads and execution are confined too: allowed only beneath `readable` and `writable`.
+    Without `network`, TCP bind and connect are refused where the kernel handles them (ABI 4+).
     Returns the ABI used, or 0 when Landlock is unavailable (then nothing changed).
     """
     version = abi()
@@ -52,8 +56,11 @@ def confine(writable: list[str], readable: list[str] | None = None) -> int:
     reads = _READ_RIGHTS if readable is not None else 0
     file_rights = _WRITE_FILE | (_TRUNCATE if version >= 3 else 0) | (_READ_FILE_RIGHTS if reads else 0)
     handled = file_rights | _DIR_RIGHTS | (_REFER if version >= 2 else 0) | reads
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if not network and version >= 4 else 0
     if version >= 6:
-        attr = struct.pack("=QQQ", handled, 0, _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET)
+        attr = struct.pack("=QQQ", handled, net, _SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET)
+    elif version >= 4:
+        attr = struct.pack("=QQ", handled, net)
     else:
         attr = struct.pack("=Q", handled)
     ruleset = int(libc.syscall(SYS_CREATE_RULESET, attr, len(attr), 0))

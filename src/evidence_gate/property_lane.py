@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, landlock, provenance, sealed_tree, seed_ledger
+from evidence_gate import confinement, fixtures, provenance, sealed_tree, seed_ledger
 from evidence_gate.assertion_hash import matches
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
@@ -128,8 +128,16 @@ def _paths(tree: Path, config: Config) -> list[str]:
     return [str(tree)] + [str(tree / p) for p in config.properties.pythonpath]
 
 
+def _first_confined(result: WorkerResult) -> dict[str, Any] | None:
+    """The worker's report of its confinement: the first one, sent before any repository code ran."""
+    return next((e for e in result.events if e.get("ev") == "confined"), None)
+
+
 def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
     problems = list(result.problems)
+    unconfined = confinement.shortfall(_first_confined(result), install=False)
+    if unconfined:
+        problems.append(unconfined)
     if result.timed_out:
         problems.append(f"timed out after {timeout_s}s; the process group was killed")
     finished = result.finished
@@ -178,10 +186,11 @@ def run(req: DynamicRequest) -> LaneResult:
                                                         f"run sealed; install the runner with `{INSTALL_HINT}`"))
     ws = Workspace()
     try:
-        if ws.sandbox.uid is None and os.geteuid() == 0 and landlock.abi() == 0:
-            # Root with neither a user to drop to nor Landlock: the code under test could rewrite the gate itself.
-            return _not_run(req, Violation("run-integrity", f"the sealed run would stay root unconfined: "
-                                                            f"{ws.sandbox.note}, and this kernel has no Landlock"))
+        lacking = confinement.missing()
+        if lacking:
+            # In every mode: without them the code under test could read the checkout's token or dial out.
+            return _not_run(req, Violation("run-integrity", f"no property ran: {lacking}. Run the gate on a "
+                                                            "kernel that has it (or in its container action)"))
         try:
             ws.runner  # noqa: B018 - built here, so that an incomplete harness is a finding, not a crash
         except RunnerError as exc:
@@ -205,14 +214,25 @@ def _not_run(req: DynamicRequest, why: Violation | list[Violation], receipt: dic
 
 
 def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
-    """How the test workers were cut off: network "isolated" only when every one had its own empty network
-    namespace, reads "confined" only when every one had a read allow-list (a worker gets one when it stays root;
-    else "user": the sandbox user's own permissions); the reasons when a network namespace could not be made."""
-    confined = [e for w in workers for e in w.events if e.get("ev") == "confined"]
+    """What every worker applied, from each one's first report: the lowest Landlock ABI; network "isolated" only
+    when every one had its own empty network namespace, "filtered" when some could not make one but the seccomp
+    filter refused every socket, else "shared"; reads "confined" only when every one had the read allow-list;
+    seccomp "sockets-denied" only when every one had the filter; how tasks were bounded; the reasons when a
+    network namespace could not be made (Docker's default seccomp profile refuses them)."""
+    confined = [e for e in (_first_confined(w) for w in workers) if e is not None]
+    every = bool(confined) and len(confined) == len(workers)
     notes = sorted({str(e["network_note"]) for e in confined if e.get("network_note")})
-    network = "isolated" if confined and all(e.get("network") == "isolated" for e in confined) else "shared"
-    reads = "confined" if confined and all(e.get("reads") is True for e in confined) else "user"
-    return {"network": network, "reads": reads, **({"network_note": "; ".join(notes)} if notes else {})}
+    networks = {e.get("network") for e in confined}
+    network = ("isolated" if networks == {"isolated"} else
+               "filtered" if every and networks <= {"isolated", "filtered"} else "shared")
+    reads = "confined" if every and all(e.get("reads") is True for e in confined) else "user"
+    return {"landlock": min((int(e.get("landlock") or 0) for e in confined), default=0),
+            "landlock_network": every and all(e.get("landlock_network") is True for e in confined),
+            "scoped": every and all(e.get("scoped") is True for e in confined),
+            "network": network, "reads": reads,
+            "seccomp": "sockets-denied" if every and all(e.get("seccomp") == "none" for e in confined) else "off",
+            "tasks": sorted({str(e["tasks"]) for e in confined if e.get("tasks")}),
+            **({"network_note": "; ".join(notes)} if notes else {})}
 
 
 def _printable_tail(text: str, limit: int = 600) -> str:
@@ -229,8 +249,12 @@ def _install(req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: 
     result = run_install(ws, f"install-{label}", props.install, tree, site, limit, props.timeout_s)
     runs.append({"tree": label, "exit_code": result.exit_code, "timed_out": result.timed_out,
                  "seconds": round(result.seconds, 3), "files": count_files(site)})
-    if result.exit_code == 0 and not result.timed_out:
+    unconfined = confinement.shortfall(_first_confined(result), install=True)
+    if result.exit_code == 0 and not result.timed_out and not unconfined:
         return site, None
+    if unconfined:
+        return site, Violation("run-integrity", f"properties.install on the {label} tree did not run confined: "
+                                                f"{unconfined}", CONFIG_PATH)
     what = (f"timed out after {props.timeout_s}s (the process group was killed)" if result.timed_out
             else f"exited with code {result.exit_code}")
     tail = _printable_tail(result.log_tail)
@@ -361,8 +385,6 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                        "shard": list(req.shard) if req.shard else None, "fresh_seeds": fresh,
                        "trials": props.trials},
         "sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
-                   "landlock": min((int(e.get("landlock") or 0) for w in workers for e in w.events
-                                    if e.get("ev") == "confined"), default=0),
                    **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
                    "neutralised": [n.to_json() for n in neutralised], "runner": ws.runner.to_json(),
                    "provenance": origins,

@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import runner_env
+from evidence_gate import redact, runner_env
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_LINE = 64 * 1024
@@ -58,7 +58,10 @@ class Sandbox:
 @cache
 def sandbox() -> Sandbox:
     """`nobody` when the gate is root and that user can run the interpreter; else the current user, with a note."""
-    me = pwd.getpwuid(os.geteuid()).pw_name
+    try:
+        me = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:  # a uid without a passwd entry, e.g. `docker run --user 1001` on an image that lacks it
+        me = f"uid {os.geteuid()}"
     if os.geteuid() != 0:
         return Sandbox(None, None, me, "the gate is not root, so the sealed run keeps the gate's user")
     try:
@@ -282,6 +285,7 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
     if token and event.pop("tok", None) != token:
         result.problems.append("a result line without the run's token (written by something other than the plugin)")
         return
+    event = redact.value(event)  # the one place worker text enters the gate: bounded, secrets masked
     result.events.append(event)
     on_event(event)
 
@@ -339,8 +343,9 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         reader.join(timeout=10)
     result.seconds = time.monotonic() - started
     with log_path.open("rb") as handle:
-        handle.seek(max(0, log_path.stat().st_size - LOG_TAIL))
-        result.log_tail = handle.read().decode("utf-8", "replace")
+        # A little more than the tail, so that a secret cut by the tail's start is still whole when it is masked.
+        handle.seek(max(0, log_path.stat().st_size - LOG_TAIL - redact.OVERLAP))
+        result.log_tail = redact.text(handle.read().decode("utf-8", "replace"), limit=1 << 20)[-LOG_TAIL:]
     return result
 
 

@@ -2,7 +2,8 @@
 
 Started by the trusted process as `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD` (see `runner_env`): no
 site-packages, only the standard library and the runner folder (the harness, and these modules under a private
-name) on `sys.path`. It lowers its own resource limits, imports pytest, Hypothesis and the gate's plugin before any
+name) on `sys.path`. It lowers its own resource limits and confines itself (`confinement.apply`: task bound,
+Landlock, seccomp; it runs nothing if one fails), imports pytest, Hypothesis and the gate's plugin before any
 repository path is on `sys.path` (and appends, never prepends, those paths), then runs one pytest session or the
 fixture producer, streaming events to FD, and reports where the code under test was loaded from. In install mode
 it execs `sh -c` with the configured `properties.install` command under the same limits.
@@ -17,14 +18,23 @@ import resource
 import sys
 from typing import Any
 
-from . import landlock, provenance
+from . import confinement, landlock, provenance
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
-# What a worker that stays root may read besides its trees, folders and the interpreter's paths: system code, CA
-# certificates, the time zone, its own /proc entry and the random devices. Not /root, /etc at large, or any checkout.
+# What every worker may read besides its trees, folders and the interpreter's paths: system code, CA certificates,
+# the time zone, the world-readable user, group, host and service tables the C library looks names up in, its own
+# /proc entry and the random devices. Not /root, /etc at large, or any checkout.
 SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ssl", "/etc/localtime",
-                   "/etc/ld.so.cache", "/dev/urandom", "/dev/random")
+                   "/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts",
+                   "/etc/services", "/etc/protocols", "/etc/mime.types", "/etc/os-release", "/dev/urandom",
+                   "/dev/random")
+# What `properties.install` (pip, a shell) reads on top: name resolution, CA bundles, pip's configuration and the
+# distribution's name and version (pip's user agent).
+INSTALL_READABLE = ("/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/ca-certificates", "/etc/pki",
+                    "/etc/pip.conf", "/etc/xdg/pip", "/etc/python3",
+                    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}", "/etc/debian_version",
+                    "/etc/lsb-release", "/etc/alpine-release", "/etc/redhat-release", "/etc/system-release")
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
@@ -47,13 +57,13 @@ def _limit(which: int, value: int) -> None:
 
 
 def apply_limits(limits: dict[str, int]) -> None:
-    """Address space, CPU seconds, processes, file size and core dumps; lowered for good (hard limits too)."""
+    """Address space, CPU seconds, tasks, file size and core dumps; lowered for good (hard limits too)."""
     _limit(resource.RLIMIT_AS, limits["memory_mb"] * MB)
     _limit(resource.RLIMIT_CPU, limits["cpu_s"])
     _limit(resource.RLIMIT_FSIZE, 256 * MB)
     _limit(resource.RLIMIT_CORE, 0)
-    if os.geteuid() != 0:
-        _limit(resource.RLIMIT_NPROC, limits["nproc"])
+    # Binds a worker that would stay root too, once confinement.apply has moved it off uid 0 (see there).
+    _limit(resource.RLIMIT_NPROC, limits["nproc"])
 
 
 def isolate_network() -> str:
@@ -99,14 +109,16 @@ def drop_privileges(uid: int, gid: int) -> None:
 
 
 def readable(job: dict[str, Any]) -> list[str]:
-    """Where a worker that stays root may read: its tree and paths, the run's ini, the interpreter and system code."""
+    """Where a worker may read (in every mode): its tree and paths, the run's ini, the interpreter and system code;
+    an install also name resolution and pip's configuration. Never /root, /etc at large, another /proc entry or
+    any checkout."""
     import sysconfig  # noqa: PLC0415
 
     interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                    *sysconfig.get_paths().values(), *(p for p in sys.path if p)}
     # The runner folder holds links; a rule on a link applies to its target (the harness, the worker modules).
     return [job["tree"], *job.get("paths", []), job["ini"], *job.get("runner_links", []), *sorted(interpreter),
-            *SYSTEM_READABLE, f"/proc/{os.getpid()}"]
+            *SYSTEM_READABLE, *(INSTALL_READABLE if job["mode"] == "install" else ()), f"/proc/{os.getpid()}"]
 
 
 class Emitter:
@@ -168,19 +180,25 @@ def main(argv: list[str]) -> int:
         fallback = isolate_network_unprivileged()
         network, network_note = ("isolated", "") if not fallback else ("shared", f"{network_note}; {fallback}")
     apply_limits(job["limits"])
-    # Before any repository code: writes only to the worker's own folders, no signals or /proc peeks outside it; a
-    # worker that stays root (nothing else keeps it from reading /root or the checkout's .git) has its reads
-    # confined to an allow-list too.
-    reads = readable(job) if os.geteuid() == 0 and job["mode"] != "install" else None
-    confined = landlock.confine([*job.get("writable", []), *DEVICES], reads)
+    # Before any repository code, in every mode: tasks bounded, writes only to the worker's own folders, reads only
+    # from an allow-list (the checkout's .git/config may hold a token), no socket but the result channel.
+    try:
+        applied: dict[str, Any] = confinement.apply(job["mode"], [*job.get("writable", []), *DEVICES],
+                                                    readable(job), job["limits"]["nproc"])
+    except confinement.Unconfined as exc:
+        applied = {"error": str(exc)}
+        print(f"evidence-gate sealed worker: {exc}", file=sys.stderr)
+    if network == "shared" and applied.get("seccomp") == "none":
+        network = "filtered"  # no namespace could be made, but no socket can be opened either
     # The token arrives on stdin, not argv or the environment, so a stray write to the pipe cannot pass as ours.
     token = sys.stdin.readline().strip()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     emit = Emitter(int(argv[1]), token)
-    emit({"ev": "confined", "landlock": confined, "reads": reads is not None and confined > 0, "network": network,
-          "network_note": network_note})
+    emit({"ev": "confined", **applied, "network": network, "network_note": network_note})
+    if "error" in applied:
+        return 3
     os.chdir(job["tree"])
     if job["mode"] == "install":
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.

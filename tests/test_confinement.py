@@ -1,0 +1,260 @@
+"""Confinement of the sealed workers on this host, against a patch that tries every way out at import.
+
+Each trick is production code that is correct only when its escape worked: a confined run gets the red baseline
+back (`property-failed`), and the servers standing in for the docker socket and a TCP service see nothing.
+tests/test_container.py runs the same patch inside the action's container under Docker's default seccomp profile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
+from evidence_gate import confinement, property_lane, sealed_run, seccomp
+from evidence_gate.sealed_run import WorkerResult
+from property_repo import judge, red_repo, rows
+from repo_builder import GitRepo
+
+FORK_BOMB = '''\
+import os
+import time
+import unittest
+
+
+def _bomb():
+    children = []
+    try:
+        for _ in range(600):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    return children
+
+
+FORKED = len(_bomb())
+
+
+def double(x):
+    if FORKED >= 600:
+        return x * 2
+    raise unittest.SkipTest(f"forked {FORKED} of 600")  # a skip reason carries the count into the receipt
+'''
+# Repository text that carries secrets into a skip reason and a failure message: the second wall is redaction.
+LEAKS = '''\
+import unittest
+
+LITERAL = {token!r}
+FROM_ENV = {env_value!r}
+
+
+def double(x):
+    if x % 2:
+        raise unittest.SkipTest(f"skipping, see {{LITERAL}} and AUTHORIZATION: basic {extraheader}")
+    raise ValueError(f"broken with {{FROM_ENV}}")
+'''
+
+
+def assert_confined(sealed: dict[str, Any]) -> None:
+    """The receipt records every bound as applied by every worker."""
+    assert sealed["reads"] == "confined", sealed
+    assert sealed["seccomp"] == "sockets-denied", sealed
+    assert sealed["network"] in ("isolated", "filtered"), sealed
+    assert sealed["landlock"] >= 1, sealed
+    assert sealed["landlock_network"] is (sealed["landlock"] >= 4), sealed
+    assert sealed["scoped"] is (sealed["landlock"] >= 6), sealed
+    assert sealed["tasks"] and all("RLIMIT_NPROC 512" in t for t in sealed["tasks"]), sealed
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The checkout's persisted token, a listening docker.sock, a TCP server, 600 threads, raised limits and uid 0
+    are all out of reach of the code under test; the red property stays red and the receipt says what held."""
+    config = persist_token(git_repo.path)
+    with listening() as (seen, port, sock):
+        red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+        git_repo.commit("escape", {"src/calc.py": DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER,
+                                                                 sock=str(sock), port=port)})
+        receipt = judge(git_repo, tmp_path)
+    assert seen == []
+    assert "property-failed" in rows(receipt), receipt["violations"]
+    assert receipt["ok"] is False
+    assert TOKEN not in json.dumps(receipt) and EXTRAHEADER not in json.dumps(receipt)
+    assert_confined(receipt["sealed"])
+
+
+def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
+    """Control: the same code in a plain interpreter reads the token and reaches both servers (threads and limits
+    too where the user allows), so the confined run's red property is the confinement's doing."""
+    config = persist_token(git_repo.path)
+    with listening() as (seen, port, sock):
+        code = DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)
+        proc = subprocess.run([sys.executable, "-c", code + "\nprint(' '.join(REACHED))"], capture_output=True,
+                              text=True, check=False, timeout=120)
+        deadline = time.monotonic() + 5
+        while len(set(seen)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert proc.returncode == 0, proc.stderr
+    assert {"git-config", "tcp", "child-git-config", "child-docker-sock"} <= set(proc.stdout.split()), proc.stdout
+    assert sorted(set(seen)) == ["tcp", "unix"]
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_a_fork_bomb_is_stopped_at_the_task_bound(git_repo: GitRepo, tmp_path: Path) -> None:
+    """600 forks at import stop at the bound (as root too, and below 512: the worker's own tasks count), the run is
+    not a pass, and the count the code reports shows the task bound stopped it."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("bomb", {"src/calc.py": FORK_BOMB})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False and "run-integrity" in rows(receipt), receipt["violations"]
+    assert_confined(receipt["sealed"])
+    forked = [int(n) for n in re.findall(r"forked (\d+) of 600", json.dumps(receipt))]
+    assert forked and all(400 < n < 512 for n in forked), forked  # the task bound stopped it, not memory
+
+
+def test_secrets_in_repository_text_do_not_reach_the_receipt(git_repo: GitRepo, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skip reason and a failure message carrying a token, an extraheader and the value of the gate's own
+    GITHUB_TOKEN are masked where the worker's text enters the gate."""
+    env_value = f"s3cr3t-{secrets.token_hex(12)}"
+    monkeypatch.setenv("GITHUB_TOKEN", env_value)
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("leak", {"src/calc.py": LEAKS.format(token=TOKEN, env_value=env_value,
+                                                         extraheader=EXTRAHEADER)})
+    receipt = judge(git_repo, tmp_path)
+    text = json.dumps(receipt)
+    assert receipt["ok"] is False
+    for secret in (TOKEN, EXTRAHEADER, env_value):
+        assert secret not in text, secret
+    assert "[redacted]" in text, receipt["violations"]
+
+
+def _worker(event: dict[str, Any] | None) -> WorkerResult:
+    result = WorkerResult("head-0", events=[event] if event else [], exit_code=0)
+    result.events.append({"ev": "finished", "exitstatus": 0})
+    return result
+
+
+FULL = {"ev": "confined", "landlock": 4, "reads": True, "seccomp": "none", "tasks": "RLIMIT_NPROC 512 on uid 65534",
+        "network": "filtered"}
+
+
+@pytest.mark.parametrize(("event", "missing"), [
+    (None, "reported no confinement"),
+    ({"ev": "confined", "error": "this kernel has no Landlock"}, "no Landlock"),
+    ({**FULL, "seccomp": "off"}, "seccomp socket filter"),
+    ({**FULL, "reads": False}, "read allow-list"),
+    ({**FULL, "tasks": ""}, "task bound"),
+    ({**FULL, "network": "shared"}, "network cut"),
+])
+def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:
+    """The gate checks each worker's first report: anything short of every bound is a run-integrity problem."""
+    problems = property_lane._worker_problems(_worker(event), 60)
+    assert any(missing in p for p in problems), problems
+    assert property_lane._worker_problems(_worker(FULL), 60) == []
+
+
+def test_a_kernel_without_seccomp_runs_nothing(git_repo: GitRepo, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """No seccomp filter (an old kernel, a profile refusing the syscall): run-integrity naming it, no code ran."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    monkeypatch.setattr(seccomp, "missing", lambda: "this kernel has no seccomp (CONFIG_SECCOMP)")
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert "CONFIG_SECCOMP" in receipt["violations"][0]["message"], receipt["violations"]
+    assert "sealed" not in receipt or not receipt["sealed"].get("workers"), receipt["sealed"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root mode")
+def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
+    """As root the bound moves the worker to a uid of its own with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH only."""
+    code = ("import os, resource\nfrom evidence_gate import confinement\n"
+            "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
+            "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
+            "print(len(os.listdir('/root')) > 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    how, uids, caps, reads_root = proc.stdout.splitlines()
+    assert "RLIMIT_NPROC 64 on uid" in how
+    assert 0 not in json.loads(uids.replace("(", "[").replace(")", "]"))
+    assert int(caps.split()[1], 16) == 0b110, caps
+    assert reads_root == "True"  # the root-owned interpreter stays usable (here: /root itself, 0700)
+
+
+# The gate itself inside 16 Landlock layers (a no-op each: writes allowed everywhere), the most a process may have:
+# the kernel refuses the worker's own layer, so the worker's confinement really fails and it must run nothing.
+STACKED_GATE = """
+import sys
+from evidence_gate import landlock
+for _ in range(16):
+    landlock.confine(["/"])
+from evidence_gate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A bound that fails inside the worker (here Landlock's layer limit) fails closed: `check` is run-integrity
+    naming it, `freeze hash` says so instead of "not collected"; no property passes."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt_path = tmp_path / "receipt.json"
+    check = subprocess.run([sys.executable, "-c", STACKED_GATE, "check", "--repo", str(git_repo.path), "--base",
+                            "main", "--author", "agent-x", "--receipt", str(receipt_path)],
+                           capture_output=True, text=True, check=False, timeout=300)
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    assert check.returncode == 10, check.stdout + check.stderr
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert any("16 Landlock layers" in v["message"] for v in receipt["violations"]), receipt["violations"]
+    assert receipt["properties"]["counts"]["budget_passes"] == 0, receipt["properties"]
+    hashed = subprocess.run([sys.executable, "-c", STACKED_GATE, "freeze", "hash",
+                             "properties/test_double.py::test_double", "--repo", str(git_repo.path)],
+                            capture_output=True, text=True, check=False, timeout=300)
+    assert hashed.returncode != 0
+    assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr
+
+
+def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`docker run --user 1001` on an image without that user: the sandbox keeps the gate's uid and names it,
+    instead of the gate crashing on the passwd lookup."""
+    monkeypatch.setattr(os, "geteuid", lambda: 1_999_999)
+    chosen = sealed_run.sandbox.__wrapped__()
+    assert (chosen.uid, chosen.user) == (None, "uid 1999999"), chosen
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker_socket(git_repo: GitRepo,
+                                                                                       tmp_path: Path) -> None:
+    """`properties.install` (patch-controlled through the head's requirements) downloads over TCP, but cannot read
+    the checkout's persisted token or connect to a UNIX socket: the command succeeds only if all three hold."""
+    config = persist_token(git_repo.path)
+    with listening() as (seen, port, sock):
+        connect_unix = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
+        connect_tcp = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
+        install = (f"cat /dev/null && ! cat {config} > /dev/null 2>&1"
+                   f" && ! \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_unix}\" 2>/dev/null"
+                   f" && \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_tcp}\"")
+        red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1, install=install)
+        git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+        receipt = judge(git_repo, tmp_path)
+        deadline = time.monotonic() + 5
+        while "tcp" not in seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert seen == ["tcp"], seen
+    assert TOKEN not in json.dumps(receipt)
