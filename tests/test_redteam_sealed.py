@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, runner_env, sealed_run, sealed_tree
+from evidence_gate import landlock, runner_env, sealed_tree
 from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo

@@ -18,7 +18,7 @@ import resource
 import sys
 from typing import Any
 
-from . import confinement, landlock, provenance
+from . import confinement, provenance
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
