@@ -7,7 +7,8 @@
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
 `context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
 `check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, and with `--png`
-`check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png`.
+`check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png` (for the
+cases in PNG_CASES).
 
 The PNGs come from `cmark-gfm` (table, autolink, strikethrough and tasklist extensions, as GitHub uses) wrapped in
 GitHub-like CSS, screenshotted by headless Chromium at GitHub's width (1012 px window).
@@ -36,6 +37,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars")
 EXTENSIONS = ("table", "autolink", "strikethrough", "tasklist")
+# Cases screenshotted by `--png` (the PNGs are large; the Markdown goldens of every case are checked in tests).
+PNG_CASES = ("pass", "property-failed", "tampering", "many-findings", "human-patch", "fork-fallback")
 # GitHub-like, written for this script: system font stack, 16px markdown body, GitHub's greys and borders.
 CSS = """
 body { margin: 0; background: #fff; color: #1f2328; }
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                     drift.append(str(path.relative_to(ROOT)))
                 continue
             path.write_text(content, "utf-8")
-        if args.png and not args.check:
+        if args.png and not args.check and case.name in PNG_CASES:
             files = render_case(case)
             run_md = files["check-summary.md"] + "\n\n" + files["check-text.md"]
             screenshot(page(to_html(run_md), files["check-title.txt"].strip()), case / "check-run.png")

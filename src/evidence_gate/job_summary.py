@@ -10,6 +10,7 @@ detail: every commit, hash, ledger and finding. The job summary is the summary w
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -133,7 +134,8 @@ def _todo(receipt: dict[str, Any], links: Links) -> str:
     out = f"**What to do:** {prose(todo)}"
     refs = []
     if links.docs:
-        refs.append(gfm.link("what this row means", f"{links.docs}#{report_rows.info(row).anchor}"))
+        anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
+        refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
     if links.artifact:
         refs.append(gfm.link("receipt artifact", links.artifact))
     return out + (" (" + " · ".join(refs) + ")" if refs else "")
@@ -166,7 +168,7 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     messages = [str(v.get("message")) for v in receipt.get("violations") or [] if isinstance(v, dict)]
     errors = [e for e in errors if not any(e.startswith(m) or m in e for m in messages)]  # a precondition's once
     if k == "aborted" and errors:
-        out += ["### What went wrong", "", gfm.block("\n".join(errors), "text", 6000), ""]
+        out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
     groups = report_rows.violations_by_lane(receipt)
     if not groups and not property_report.failing(receipt):
         return out
@@ -201,12 +203,13 @@ def _lane_findings(receipt: dict[str, Any], lane: str, found: list[dict[str, Any
     return [*out, ""]
 
 
-def _split_fix(messages: list[str]) -> tuple[list[str], str]:
-    """Messages without a `; fix` tail they all share, and that tail ('' when they do not share one)."""
-    tails = {m.rsplit("; ", 1)[1] for m in messages if "; " in m}
-    if len(messages) < 2 or len(tails) != 1 or not all("; " in m for m in messages):
-        return messages, ""
-    return [m.rsplit("; ", 1)[0] for m in messages], tails.pop()
+def common_fix(messages: list[str]) -> str:
+    """The `; fix` tail most of these messages end with, when at least two share it ('' otherwise)."""
+    tails = Counter(m.rsplit("; ", 1)[1] for m in messages if "; " in m)
+    if not tails:
+        return ""
+    tail, n = tails.most_common(1)[0]
+    return tail if n >= 2 else ""
 
 
 def _strip_where(message: str, path: str | None) -> str:
@@ -221,31 +224,33 @@ def _strip_where(message: str, path: str | None) -> str:
 
 def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: int | None,
                   line_link: Callable[[str, int | None], str]) -> list[str]:
-    """Findings grouped by file (or by folder), identical messages merged; at most `max_items` lines."""
+    """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
+    at most `max_items` finding lines."""
+    fix = common_fix([gfm.printable(v.get("message")) for v in found])
+    out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
     groups: dict[str, list[dict[str, Any]]] = {}
     for v in found:
         path = v.get("path")
-        key = ("" if not path else path.rsplit("/", 1)[0] + "/" if "/" in path else "./") if by_folder \
-            else (path or "")
+        key = (path.rsplit("/", 1)[0] + "/" if "/" in path else "./") if by_folder and path else (path or "")
         groups.setdefault(key, []).append(v)
-    out: list[str] = []
     shown = 0
     for key, vs in groups.items():
-        messages, fix = _split_fix([_strip_where(gfm.printable(v.get("message")), v.get("path")) for v in vs])
         merged: dict[str, list[dict[str, Any]]] = {}
-        for message, v in zip(messages, vs, strict=True):
+        for v in vs:
+            message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
+            message = message.removesuffix(f"; {fix}") if fix else message
             merged.setdefault(message, []).append(v)
-        head = f"**{gfm.code(key, 300)}**" if key else "**(no file)**"
-        out.append(f"{head} ({len(vs)})" + (f" — {prose(fix, 500)}" if fix else ""))
+        if key:
+            out.append(f"**{gfm.code(key, 300)}** ({len(vs)})")
         for message, members in merged.items():
             if max_items is not None and shown >= max_items:
                 break
             shown += 1
             out.append(_item(message, members, by_folder, line_link))
         out.append("")
-    if max_items is not None and len(found) > shown >= max_items:
-        out.append(f"… {len(found) - shown} more finding lines: every finding is in the full detail below and in "
-                   "the receipt.")
+    if max_items is not None and shown >= max_items and len(found) > shown:
+        out.append(f"… and more: every finding is in the full detail below and in the receipt ({len(found)} in "
+                   "this lane).")
     return out
 
 
@@ -253,10 +258,11 @@ def _item(message: str, members: list[dict[str, Any]], by_folder: bool,
           line_link: Callable[[str, int | None], str]) -> str:
     text = prose(message, 600)
     if by_folder:
-        names = [str(v.get("path") or "").rsplit("/", 1)[-1] for v in members]
-        shown = ", ".join(gfm.code(n, 200) for n in names[:MAX_NAMES])
+        names = [gfm.code(str(v.get("path") or "").rsplit("/", 1)[-1], 200) for v in members]
         more = f" … (+{len(names) - MAX_NAMES})" if len(names) > MAX_NAMES else ""
-        return f"- {shown}{more}: {text}"
+        if len(names) == 1:
+            return f"- {names[0]} {text}"
+        return f"- {text} — {len(names)} files: {', '.join(names[:MAX_NAMES])}{more}"
     where = [line_link(str(v["path"]), v.get("line")) for v in members if v.get("path") and v.get("line")]
     return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
 
@@ -292,14 +298,14 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
             out += ["Rows: " + ", ".join(gfm.code(r) for r in rows), ""]
     errors = [str(e) for e in receipt.get("errors") or []]
     if errors:
-        out += ["### Errors", "", gfm.block("\n".join(errors), "text", 30000), ""]
+        out += ["### Errors", "", gfm.block("\n".join(errors).strip(), "text", 30000), ""]
     return "\n".join(out)
 
 
 def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None,
            check_name: str = "evidence-gate") -> str:
-    """The job summary: a heading with the check's title, the summary, the full detail collapsed."""
-    heading = f"## {gfm.text(check_name, 100)}: {gfm.text(title(receipt))}"
+    """The job summary: a heading with the check's name, the summary, the full detail collapsed."""
+    heading = f"## {gfm.text(check_name, 100)}"
     text = details(receipt, receipt_sha256, links)
     return (f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n<details><summary>Full detail: "
             f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n")

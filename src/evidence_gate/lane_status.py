@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_gate import gfm, property_report, report_rows
+from evidence_gate import decision, gfm, property_report, report_rows
 
 # The receipt section a lane fills once it ran (an aborted or precondition receipt lacks it).
 _REACHED = {"Locked evidence": ("locked", "watched"), "Freeze ledger": ("freeze", "valid"),
             "Fixtures": ("fixtures", "head_tree"), "Harness probes": ("probes", None)}
+
+
+def _row_title(row: str) -> str:
+    try:
+        return decision.row(row).title
+    except KeyError:
+        return row
 
 
 def _plural(n: int, word: str, many: str | None = None) -> str:
@@ -53,9 +60,13 @@ def _static(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]]) -> 
             return "fail", _plural(len(found), "finding")
         digests = [d for d in fixtures.get("digests") or [] if isinstance(d, dict)]
         matched = sum(1 for d in digests if d.get("status") == "match")
-        tree = "tree unchanged" if fixtures.get("tree") == fixtures.get("head_tree") else "tree checked"
-        return "pass", (f"{tree}; {matched} of {_plural(len(digests), 'digest record')} re-produced" if digests
-                        else f"{tree}; no digest records re-produced")
+        checked = [d for d in digests if d.get("status") != "unchecked"]
+        records = (f"{matched} of {_plural(len(digests), 'digest record')} re-produced" if checked
+                   else f"{_plural(len(digests), 'digest record')} not re-produced (the property lane did not run)"
+                   if digests else "no digest records")
+        if fixtures.get("tree") != fixtures.get("head_tree"):
+            return "unknown", f"tree changed (reported under Locked evidence); {records}"
+        return "pass", f"tree unchanged; {records}"
     return ("fail", _plural(len(found), "finding")) if found else ("pass", "no probes added")
 
 
@@ -91,7 +102,9 @@ def lane_status(receipt: dict[str, Any], lane: str) -> tuple[str, str] | None:
     state = receipt.get("state")
     row = str((receipt.get("decision") or {}).get("row"))
     if lane == "Preconditions":
-        return ("fail", gfm.text(found[0].get("message"), 300)) if found else None
+        return ("fail", f"{gfm.text(_row_title(row))}: the gate could not evaluate (see above)") if found else None
+    if lane == "Harness probes" and not found and not _reached(receipt, lane):
+        return None  # a receipt from a gate without this lane
     stopped = state != "final" or row in report_rows.PRECONDITIONS
     if lane != "Properties" and not found and not _reached(receipt, lane):
         return ("unknown", "not evaluated: the gate stopped before this lane") if stopped else None
