@@ -273,3 +273,33 @@ def test_reproduce_command_reproduces_the_failing_seed(git_repo: GitRepo, tmp_pa
     example = re.sub(r"\s+", "", str(ledger["falsifying"]).split(":", 1)[1])
     shown = "".join(re.sub(r"\s+", "", line.removeprefix("E")) for line in proc.stdout.splitlines())
     assert example in shown, (example, proc.stdout)
+
+
+def test_truncation_closes_the_details_but_ignores_details_inside_fences() -> None:
+    """A cut job summary closes its own `<details>`; a `<details>` line inside patch text's fence is not counted."""
+    text = "<details><summary>x</summary>\n\n```text\n<details>\n</details>\n<details>\n```\n" + "line\n" * 5000
+    cut = job_summary.truncate_bytes(text, 4000)
+    assert cut.count("\n</details>\n") == 1 + text[:4000].count("\n</details>\n")
+    assert job_summary.truncate_bytes("<details>\n" + "y\n" * 3000, 1000).rstrip().endswith(
+        job_summary.TRUNCATED_MARKER.strip())
+
+
+def test_many_failing_properties_are_capped_in_the_summary() -> None:
+    """Fifteen failing properties: ten shown in full, the rest counted; every one keeps its annotation."""
+    r = case_receipt("property-failed")
+    first = r["properties"]["ledgers"][0]
+    r["properties"]["ledgers"] = [dict(first, property_id=f"{first['property_id']}_{i}") for i in range(15)]
+    r["violations"] = [dict(r["violations"][0], message=f"{x['property_id']} failed on planned seed(s) 1101")
+                       for x in r["properties"]["ledgers"]]
+    built = check_report.build(r, "sha256:x")
+    assert built.summary.count("```sh") == 10 and "5 more failing properties" in built.summary
+    assert len([a for a in built.annotations if a.line == first["failure"]["line"]]) == 15
+
+
+def test_provenance_is_listed_in_the_text() -> None:
+    """The sealed run's provenance (the `runner` interface) is in the full detail, outside-the-tree loads marked."""
+    r = case_receipt("pass")
+    r["sealed"]["provenance"] = [{"package": "alloc", "loaded_from": "src/alloc.py", "from_tree": True},
+                                 {"package": "evil", "loaded_from": "/usr/lib/evil.py", "from_tree": False}]
+    text = check_report.build(r, "sha256:x").text
+    assert "- `alloc` from `src/alloc.py`\n- `evil` from `/usr/lib/evil.py` (**outside the sealed tree**)" in text

@@ -24,6 +24,7 @@ CHECK_SUMMARY_LIMIT = 65535               # characters: the check-run `output.su
 TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is in the artifact]**\n"
 MAX_ITEMS = 30                            # finding lines per lane in the summary (the text has all)
 MAX_NAMES = 25                            # file names merged into one summary line
+MAX_FAILING = 10                          # failing properties shown in full in the summary
 MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unknown": "⚠️"}
 
 
@@ -192,8 +193,11 @@ def _lane_findings(receipt: dict[str, Any], lane: str, found: list[dict[str, Any
         ledgers = (receipt.get("properties") or {}).get("ledgers") or []
         if failing:
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
-            for ledger in failing:
+            for ledger in failing[:MAX_FAILING]:
                 out += property_report.failure_block(receipt, ledger, line_link)
+            if len(failing) > MAX_FAILING:
+                out += [f"… {len(failing) - MAX_FAILING} more failing properties: each has its seed ledger in the "
+                        "full detail and its own annotation.", ""]
         if not found:
             return out
         out += ["#### Property run problems" if failing else "#### Properties", ""]
@@ -296,6 +300,12 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
             out += finding_lines(found, by_folder=False, max_items=None, line_link=_line_link(links))
             rows = sorted({str(v.get("row")) for v in found})
             out += ["Rows: " + ", ".join(gfm.code(r) for r in rows), ""]
+    provenance = [p for p in (receipt.get("sealed") or {}).get("provenance") or [] if isinstance(p, dict)]
+    if provenance:
+        out += ["### Code under test, as the sealed run loaded it", ""]
+        out += [f"- {gfm.code(p.get('package'), 100)} from {gfm.code(p.get('loaded_from'), 300)}"
+                + ("" if p.get("from_tree") else " (**outside the sealed tree**)") for p in provenance[:200]]
+        out.append("")
     errors = [str(e) for e in receipt.get("errors") or []]
     if errors:
         out += ["### Errors", "", gfm.block("\n".join(errors).strip(), "text", 30000), ""]
@@ -357,6 +367,15 @@ def _open_fence(text: str) -> str:
 
 
 def _open_html(text: str) -> list[str]:
-    """Closing tags for the report's own `<details>` blocks still open at the end of `text`."""
-    opened = len(re.findall(r"^<details>", text, re.MULTILINE)) - len(re.findall(r"^</details>", text, re.MULTILINE))
+    """Closing tags for the report's own `<details>` blocks still open at the end of `text` (lines inside a code
+    fence are patch text, not tags)."""
+    opened, fence = 0, ""
+    for line in text.split("\n"):
+        m = re.match(r"^(`{3,})", line)
+        if m and not fence:
+            fence = m.group(1)
+        elif fence and line.rstrip() == fence:
+            fence = ""
+        elif not fence:
+            opened += line.startswith("<details>") - line.startswith("</details>")
     return ["</details>"] * max(opened, 0)
