@@ -248,8 +248,8 @@ def test_static_only_names_the_input_not_the_cli_flag_alone() -> None:
 
 def test_precondition_message_appears_once() -> None:
     """A precondition's message (kept in both `violations` and `errors`) is shown once in the summary."""
-    summary = check_report.build(case_receipt("history-missing"), "sha256:x").summary
-    assert summary.count("is not in this clone") == 1
+    built = check_report.build(case_receipt("history-missing"), "sha256:x")
+    assert built.summary.count("is not in this clone") == 1 and built.text.count("is not in this clone") == 1
 
 
 def test_reproduce_command_reproduces_the_failing_seed(git_repo: GitRepo, tmp_path: Path) -> None:

@@ -161,13 +161,17 @@ def summary(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...]
     return "\n".join(out)
 
 
+def new_errors(receipt: dict[str, Any]) -> list[str]:
+    """The receipt's errors that do not repeat a finding (a precondition is both a violation and an error)."""
+    messages = [str(v.get("message")) for v in receipt.get("violations") or [] if isinstance(v, dict)]
+    return [str(e) for e in receipt.get("errors") or [] if not any(m in str(e) for m in messages)]
+
+
 def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     """`### What failed`: errors of a crash, then each lane's findings, a failing property in full."""
     k = kind(receipt)
     out: list[str] = []
-    errors = [str(e) for e in receipt.get("errors") or []]
-    messages = [str(v.get("message")) for v in receipt.get("violations") or [] if isinstance(v, dict)]
-    errors = [e for e in errors if not any(e.startswith(m) or m in e for m in messages)]  # a precondition's once
+    errors = new_errors(receipt)
     if k == "aborted" and errors:
         out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
     groups = report_rows.violations_by_lane(receipt)
@@ -306,7 +310,7 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
         out += [f"- {gfm.code(p.get('package'), 100)} from {gfm.code(p.get('loaded_from'), 300)}"
                 + ("" if p.get("from_tree") else " (**outside the sealed tree**)") for p in provenance[:200]]
         out.append("")
-    errors = [str(e) for e in receipt.get("errors") or []]
+    errors = new_errors(receipt)
     if errors:
         out += ["### Errors", "", gfm.block("\n".join(errors).strip(), "text", 30000), ""]
     return "\n".join(out)
