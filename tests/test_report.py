@@ -303,3 +303,20 @@ def test_provenance_is_listed_in_the_text() -> None:
                                  {"package": "evil", "loaded_from": "/usr/lib/evil.py", "from_tree": False}]
     text = check_report.build(r, "sha256:x").text
     assert "- `alloc` from `src/alloc.py`\n- `evil` from `/usr/lib/evil.py` (**outside the sealed tree**)" in text
+
+
+def test_links_come_only_from_the_runner_and_the_receipt() -> None:
+    """README, artifact and blob links are built from the runner's variables; `uses: ./` gets no README link,
+    a non-http server none at all, and `EVIDENCE_GATE_DOCS_URL` overrides the README."""
+    r = case_receipt("pass")
+    env = {"GITHUB_SERVER_URL": "https://ghe.example", "GITHUB_RUN_ID": "7", "GITHUB_ACTION_REPOSITORY": "o/gate",
+           "GITHUB_ACTION_REF": "v1"}
+    links = check_report.links_from(env, "o/r", r, "42")
+    assert links == Links(docs="https://ghe.example/o/gate/blob/v1/README.md",
+                          artifact="https://ghe.example/o/r/actions/runs/7/artifacts/42",
+                          blob=f"https://ghe.example/o/r/blob/{r['git']['head']}")
+    assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).docs is None
+    assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).artifact is None
+    assert check_report.links_from({**env, "GITHUB_SERVER_URL": "javascript:alert(1)"}, "o/r", r) == Links()
+    docs = check_report.links_from({**env, "EVIDENCE_GATE_DOCS_URL": "https://docs.example/README.md#x"}, "o/r", r)
+    assert docs.docs == "https://docs.example/README.md"

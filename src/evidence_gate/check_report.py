@@ -131,12 +131,16 @@ def build(receipt: dict[str, Any], receipt_sha256: str, *, notes: tuple[str, ...
 
 def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:
     """The links the runner's variables allow: README of the action's own repository and ref (none for `uses: ./`,
-    whose README is the caller's), the artifact page once uploaded, and the head commit's files."""
+    whose README is the caller's; `EVIDENCE_GATE_DOCS_URL` overrides it), the artifact page once uploaded, and the
+    head commit's files."""
     server = str(env.get("GITHUB_SERVER_URL") or "").rstrip("/")
     if not server.startswith(("https://", "http://")):
         return Links()
     action_repo, action_ref = env.get("GITHUB_ACTION_REPOSITORY") or "", env.get("GITHUB_ACTION_REF") or ""
     docs = f"{server}/{action_repo}/blob/{gfm.url_path(action_ref)}/README.md" if action_repo and action_ref else None
+    override = str(env.get("EVIDENCE_GATE_DOCS_URL") or "")  # e.g. set by a release's action.yml `runs.env`
+    if override.startswith("https://"):
+        docs = override.split("#", 1)[0]
     run_id = env.get("GITHUB_RUN_ID") or ""
     artifact = (f"{server}/{repository}/actions/runs/{run_id}/artifacts/{artifact_id}"
                 if repository and run_id.isdigit() and artifact_id.isdigit() else None)
