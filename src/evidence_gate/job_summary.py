@@ -25,6 +25,7 @@ TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is 
 MAX_ITEMS = 30                            # finding lines per lane in the summary (the text has all)
 MAX_NAMES = 25                            # file names merged into one summary line
 MAX_FAILING = 10                          # failing properties shown in full in the summary
+LINKED_FINDINGS = 150                     # findings the text links to their line, at most
 MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unknown": "⚠️"}
 
 
@@ -262,6 +263,18 @@ def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: in
     return out
 
 
+def every_finding(found: list[dict[str, Any]], line_link: Callable[[str, int | None], str]) -> list[str]:
+    """One line per finding, location first, a fix the lane's findings share said once before them."""
+    fix = common_fix([gfm.printable(v.get("message")) for v in found])
+    out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
+    for v in found:
+        message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
+        message = message.removesuffix(f"; {fix}") if fix else message
+        where = line_link(str(v["path"]), v.get("line")) + " " if v.get("path") else ""
+        out.append(f"- {where}{prose(message, 2000)}")
+    return [*out, ""]
+
+
 def _item(message: str, members: list[dict[str, Any]], by_folder: bool,
           line_link: Callable[[str, int | None], str]) -> str:
     text = prose(message, 600)
@@ -301,7 +314,8 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
         out += [f"### Every finding ({total})", ""]
         for lane, found in groups.items():
             out += [f"#### {lane} ({len(found)})", ""]
-            out += finding_lines(found, by_folder=False, max_items=None, line_link=_line_link(links))
+            # Links cost ~110 characters each: beyond LINKED_FINDINGS the text keeps every finding, unlinked.
+            out += every_finding(found, _line_link(links if total <= LINKED_FINDINGS else Links()))
             rows = sorted({str(v.get("row")) for v in found})
             out += ["Rows: " + ", ".join(gfm.code(r) for r in rows), ""]
     provenance = [p for p in (receipt.get("sealed") or {}).get("provenance") or [] if isinstance(p, dict)]
