@@ -84,8 +84,7 @@ def test_403_on_create_falls_back_to_workflow_commands(tmp_path: Path, shared_di
     lines = printed.splitlines()
     assert len([x for x in lines if x.startswith("::warning::") and "workflow commands" in x]) == 1
     assert len([x for x in lines if x.startswith("::error file=fixtures/f")]) == FIXTURES
-    assert ("::error file=fixtures/f07.txt,line=1,title=Locked evidence%3A Locked evidence touched "
-            "[evidence-path-edited]::") in printed
+    assert "::error file=fixtures/f07.txt,line=1,title=Locked evidence touched [evidence-path-edited]::" in printed
     assert github.calls("PATCH") == []
     assert outputs(tmp_path / "output")["check-run-id"] == ""
     summary = (tmp_path / "summary.md").read_text("utf-8")

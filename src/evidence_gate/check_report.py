@@ -98,7 +98,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
     by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}
     first: list[Annotation] = []
     rest: list[Annotation] = []
-    for lane, found in report_rows.violations_by_lane(receipt).items():
+    for found in report_rows.violations_by_lane(receipt).values():
         for v in found:
             if not v.get("path"):
                 continue
@@ -110,7 +110,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 continue
             rest.append(Annotation(path=_clean(str(v["path"])), line=int(v.get("line") or 1),
                                    message=_clean(f"{message} [{v['row']}]"),
-                                   title=f"{lane}: {_row_title(str(v['row']))} [{v['row']}]", level=level))
+                                   title=f"{_row_title(str(v['row']))} [{v['row']}]", level=level))
     out = first + rest
     return out if limit is None else out[: max(limit, 0)]
 
