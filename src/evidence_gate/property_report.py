@@ -77,24 +77,23 @@ def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: An
     out = [f"**{gfm.code(ledger.get('property_id'), 300)}** failed on {where_failed(ledger, planned)}; {stable}.", ""]
     failure = failure_of(ledger)
     if failure is not None:
-        out.append(f"- **Failing line:** {line_link(failure['path'], failure['line'])} "
-                   f"{gfm.code(failure.get('statement') or '', 200)}")
-        exception = str(failure.get("exception") or "")
-        if exception and "\n" not in exception.strip():
-            out.append(f"- **Error:** {gfm.code(exception, 500)}")
+        out += [f"**Failing line:** {line_link(failure['path'], failure['line'])} "
+                f"{gfm.code(failure.get('statement') or '', 200)}", ""]
+        exception = str(failure.get("exception") or "").strip()
+        if exception and "\n" not in exception:
+            out += [f"**Error:** {gfm.code(exception, 500)}", ""]
         elif exception:
-            out += ["- **Error:**", "", gfm.block(exception.strip()[:500], "text"), ""]
+            out += ["**Error:**", "", gfm.block(exception[:500], "text"), ""]
     elif ledger.get("assertion_hash"):
-        out.append(f"- **Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded "
-                   "no line for this failure)")
-    out.append("")
+        out += [f"**Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded no "
+                "line for this failure)", ""]
     example = minimal_example(ledger)
     if example:
-        out += ["Minimal example:", "", gfm.block(example, "python", 2000), ""]
+        out += ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
     seed = int(ledger["failing_seed"])
     trials = (receipt.get("properties") or {}).get("trials")
     runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
-    out += [f"Reproduce seed {seed} locally ({runs}the gate's settings), from the repository root:", "",
+    out += [f"**Reproduce seed {seed} locally** ({runs}the gate's settings), from the repository root:", "",
             gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"), ""]
     return out
 
