@@ -39,6 +39,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 EXTENSIONS = ("table", "autolink", "strikethrough", "tasklist")
 # Cases screenshotted by `--png` (the PNGs are large; the Markdown goldens of every case are checked in tests).
 PNG_CASES = ("pass", "property-failed", "tampering", "many-findings", "human-patch", "fork-fallback")
+PNG_STAMP = "png-sources.sha256"
 # GitHub-like, written for this script: system font stack, 16px markdown body, GitHub's greys and borders.
 CSS = """
 body { margin: 0; background: #fff; color: #1f2328; }
@@ -97,6 +98,22 @@ def render_case(case: Path) -> dict[str, str]:
         + "\n",
         "job-summary.md": job,
     }
+
+
+def png_sources(files: dict[str, str]) -> dict[str, tuple[str, str | None]]:
+    """Each PNG's Markdown and heading: the check run (title, summary, text) and the job summary."""
+    return {"check-run.png": (files["check-summary.md"] + "\n\n" + files["check-text.md"],
+                              files["check-title.txt"].strip()),
+            "job-summary.png": (files["job-summary.md"], None)}
+
+
+def png_stamp(files: dict[str, str]) -> str:
+    """`sha256  png` lines: what each PNG was rendered from, so a test can tell a PNG older than its Markdown."""
+    lines = []
+    for png, (markdown, heading) in png_sources(files).items():
+        digest = hashlib.sha256(f"{heading}\n{markdown}".encode()).hexdigest()
+        lines.append(f"{digest}  {png}")
+    return "\n".join(lines) + "\n"
 
 
 def to_html(markdown: str) -> str:
@@ -162,9 +179,9 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(content, "utf-8")
         if args.png and not args.check and case.name in PNG_CASES:
             files = render_case(case)
-            run_md = files["check-summary.md"] + "\n\n" + files["check-text.md"]
-            screenshot(page(to_html(run_md), files["check-title.txt"].strip()), case / "check-run.png")
-            screenshot(page(to_html(files["job-summary.md"])), case / "job-summary.png")
+            for png, (markdown, heading) in png_sources(files).items():
+                screenshot(page(to_html(markdown), heading), case / png)
+            (case / PNG_STAMP).write_text(png_stamp(files), "utf-8")
         print(f"rendered {case.name}")
     if drift:
         print("golden renders differ (regenerate with `python scripts/render_reports.py`):\n  " + "\n  ".join(drift),

@@ -61,6 +61,14 @@ def test_cases_cover_the_required_renders() -> None:
             assert (RENDER.CASES / name / png).read_bytes().startswith(b"\x89PNG"), (name, png)
 
 
+@pytest.mark.parametrize("name", RENDER.PNG_CASES)
+def test_pngs_were_rendered_from_the_current_markdown(name: str) -> None:
+    """Each PNG's recorded source is today's Markdown: a change to the report without new screenshots fails."""
+    stamp = (RENDER.CASES / name / RENDER.PNG_STAMP).read_text("utf-8")
+    assert stamp == RENDER.png_stamp(RENDER.render_case(RENDER.CASES / name)), (
+        f"the PNGs of {name} are older than its Markdown; run `python scripts/render_reports.py --png`")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_markdown_goldens_match(case: Path) -> None:
     """Each case's title, summary, text, annotations and job summary are exactly its checked-in golden."""
