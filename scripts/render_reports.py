@@ -3,6 +3,7 @@
     python scripts/render_reports.py            # rewrite the Markdown goldens of every case
     python scripts/render_reports.py --png      # also render them as GitHub does and screenshot them
     python scripts/render_reports.py --check    # exit 1 when a Markdown golden differs (what the tests check)
+    python scripts/render_reports.py --receipt receipt.json --out preview/ [--png]   # look at any receipt
 
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
 `context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
@@ -77,11 +78,15 @@ def case_dirs() -> list[Path]:
 
 def render_case(case: Path) -> dict[str, str]:
     """The golden files of one case, by file name, from its receipt and context."""
-    data = (case / "receipt.json").read_bytes()
-    receipt = json.loads(data)
     context: dict[str, Any] = {}
     if (case / "context.json").exists():
         context = json.loads((case / "context.json").read_text("utf-8"))
+    return render_receipt((case / "receipt.json").read_bytes(), context)
+
+
+def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
+    """The rendered files of one receipt (its bytes, for the sha256 the summary quotes), by file name."""
+    receipt = json.loads(data)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     env = context.get("env") or {}
     links = check_report.links_from(env, env.get("GITHUB_REPOSITORY", ""), receipt,
@@ -156,13 +161,30 @@ def screenshot(document: str, target: Path) -> None:
         _chromium([f"--window-size={WIDTH},{height}", f"--screenshot={target}", shot.as_uri()], work)
 
 
+def preview(receipt: Path, out: Path, png: bool) -> int:
+    """Render one receipt (say, a CI run's artifact) into `out`, screenshots too with `png`."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = render_receipt(receipt.read_bytes(), {})
+    for name, content in files.items():
+        (out / name).write_text(content, "utf-8")
+    if png:
+        for name, (markdown, heading) in png_sources(files).items():
+            screenshot(page(to_html(markdown), heading), (out / name).resolve())
+    print(f"rendered {receipt} into {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write (or `--check`) every case's goldens; `--png` also screenshots them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
     parser.add_argument("--png", action="store_true", help="also render PNGs with cmark-gfm and headless chromium")
     parser.add_argument("cases", nargs="*", help="case folder names (default: all)")
+    parser.add_argument("--receipt", type=Path, help="preview any receipt.json instead of the cases (with --out)")
+    parser.add_argument("--out", type=Path, help="folder for the preview of --receipt")
     args = parser.parse_args(argv)
+    if args.receipt:
+        return preview(args.receipt, args.out or Path(), args.png)
     cases = [CASES / c for c in args.cases] if args.cases else case_dirs()
     if args.png and not (shutil.which("cmark-gfm") and Path(CHROMIUM).exists()):
         print("render_reports: --png needs cmark-gfm and chromium (apt-get install cmark-gfm chromium)",

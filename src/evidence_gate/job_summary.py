@@ -249,7 +249,9 @@ def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: in
             message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
             message = message.removesuffix(f"; {fix}") if fix else message
             merged.setdefault(message, []).append(v)
-        if key:
+        if key == "./":
+            out.append(f"**repository root** ({len(vs)})")
+        elif key:
             out.append(f"**{gfm.code(key, 300)}** ({len(vs)})")
         for message, members in merged.items():
             if max_items is not None and shown >= max_items:
