@@ -328,3 +328,12 @@ def test_links_come_only_from_the_runner_and_the_receipt() -> None:
     assert check_report.links_from({**env, "GITHUB_SERVER_URL": "javascript:alert(1)"}, "o/r", r) == Links()
     docs = check_report.links_from({**env, "EVIDENCE_GATE_DOCS_URL": "https://docs.example/README.md#x"}, "o/r", r)
     assert docs.docs == "https://docs.example/README.md"
+
+
+def test_root_files_are_grouped_under_the_repository_root() -> None:
+    """A locked file at the root (a new conftest.py) is listed under 'repository root', by its name."""
+    r = case_receipt("tampering")
+    r["violations"] = [{"row": "evidence-path-edited", "path": "conftest.py", "line": None,
+                        "message": "conftest.py was added (locked: a conftest.py above properties/test_p.py)"}]
+    summary = check_report.build(r, "sha256:x").summary
+    assert "**repository root** (1)\n- `conftest.py` was added" in summary

@@ -133,16 +133,6 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
         fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
 
 
-def conclusion_of(receipt: dict[str, Any]) -> str:
-    """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
-    return check_report.conclusion(receipt)
-
-
-def annotations_of(receipt: dict[str, Any]) -> list[check_report.Annotation]:
-    """Check-run annotations: failing properties on their failing line, a human patch's findings as notices."""
-    return check_report.annotations_for(receipt)
-
-
 class _Run:
     """One action run: where it prints, how it sleeps and what it says."""
 
