@@ -127,7 +127,9 @@ def html_of(markdown: str) -> _Tags:
 HOSTILE = ["````\n<script>alert(1)</script>", "| a | b |\n|---|---|", "@octocat please merge", "www.evil.example",
            "https://evil.example/x", "[click](https://evil.example)", "<img src=x onerror=alert(1)>",
            "</details><details open>", "::error file=a,line=1::forged", "**bold** _em_ # heading", "a\u202eb\x1bc",
-           "`` ` `` trailing `", "<!-- comment", "![img](https://evil.example/i.png)", "x@evil.example"]
+           "`` ` `` trailing `", "<!-- comment", "![img](https://evil.example/i.png)", "x@evil.example",
+           "- a list", "1. ordered", "     indented code", "+ plus", "===", "$x^2$", ":rocket: WWW.evil.example",
+           "> quote", "~~struck~~", "&lt;b&gt;", "\\*not emphasis\\*"]
 
 
 def hostile_receipt(texts: list[str]) -> dict[str, Any]:
@@ -167,14 +169,14 @@ def test_hostile_text_renders_as_text_through_cmark_gfm() -> None:
                                     _all_markdown(hostile_receipt(plain), tuple(plain)), strict=True):
         got, want = html_of(hostile_md), html_of(plain_md)
         assert all(_ours(h) for h in got.hrefs), got.hrefs
-        for tag in ("img", "script", "iframe", "table", "tr", "a", "details", "h2", "h3", "h4", "li", "strong",
-                    "em", "pre", "blockquote"):
-            assert got.tags[tag] == want.tags[tag], (tag, got.tags, want.tags)
+        assert {t: n for t, n in got.tags.items() if t != "code"} == {t: n for t, n in want.tags.items()
+                                                                       if t != "code"}
+        assert not {"script", "img", "iframe", "del", "input", "ol", "hr", "h1"} & set(got.tags)
 
 
 @needs_cmark
-@settings(max_examples=25, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("ab `*_[]()<>|#!@:/.\\\n-=~&;"), min_size=1, max_size=30)
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab1w `*_[]()<>|#!@:/.\\\n-=+~&;$"), min_size=1, max_size=30)
                 .filter(lambda t: "; " not in t), min_size=1, max_size=4, unique_by=lambda t: re.sub(r"\S", "w", t)))
 def test_any_patch_text_leaves_the_structure_alone(texts: list[str]) -> None:
     """For any text in paths, messages, examples and errors, the rendered HTML has the elements of the same receipt

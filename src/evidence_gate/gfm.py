@@ -2,7 +2,8 @@
 
 Everything that did not come from the gate's own words — paths, messages, test output, entry ids, node ids — goes
 through `text`, `code` or `block`, so a patch can neither close a code span or fence, nor inject HTML, a table
-cell, a heading, a link, an autolink (`www.`, `https:`, an e-mail address) or an `@mention`. Each form first spells
+cell, a heading, a list, a link, an autolink (`www.`, `https:`, an e-mail address), an `@mention`, an emoji
+shortcode or math. Each form first spells
 out control, format and surrogate characters (`\\n`, `\\u202e`) the way every other reporter does.
 """
 
@@ -13,7 +14,11 @@ from urllib.parse import quote, urlsplit
 
 from evidence_gate.locked_paths import display_path
 
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character CommonMark can escape
+# Inline syntax characters, escaped wherever they occur: emphasis, code, links and images, raw HTML and entities,
+# tables, strikethrough, headings, emoji shortcodes and URL autolinks (`:`), math (`$`), and backslash itself.
+_SYNTAX = re.compile(r"([\\`*_\[\]<>!&|~#:$])")
+_WWW = re.compile(r"(?i)\b(www)\.")                # the `www.` autolink
+_LINE_START = re.compile(r"^([-+=]|\d+[.)])")      # a list item, a setext underline, an ordered list
 
 
 def printable(value: object, limit: int | None = None) -> str:
@@ -24,14 +29,20 @@ def printable(value: object, limit: int | None = None) -> str:
     return one
 
 
-def text(value: object, limit: int | None = None) -> str:
-    """Untrusted text as plain Markdown prose: every punctuation character escaped, `@` kept out of mentions.
+def text(value: object, limit: int | None = None, *, at_start: bool = True) -> str:
+    """Untrusted text as plain Markdown prose: inline syntax escaped, `@` kept out of mentions, and nothing at its
+    start that could open a block (it may follow a list marker).
 
-    A backslash escape ends cmark-gfm's `www.`/URL autolinks; an e-mail autolink or a mention needs a bare `@`
-    inside one text run, so `@` is written as a one-character code span.
+    `at_start=False` is for a piece that continues a line (it keeps its leading blanks). A backslash escape ends
+    cmark-gfm's `www.`/URL autolinks; an e-mail autolink or a mention needs a bare `@` inside one text run, so `@`
+    is written as a one-character code span. Hyphens, dots, quotes and the like stay as they are, so the Markdown
+    source still reads (and greps) like the message.
     """
-    escaped = _PUNCTUATION.sub(r"\\\1", printable(value, limit))
-    return escaped.replace("\\@", "`@`")
+    plain = printable(value, limit)
+    escaped = _WWW.sub(r"\1\\.", _SYNTAX.sub(r"\\\1", plain.lstrip() if at_start else plain))
+    if at_start:
+        escaped = _LINE_START.sub(lambda m: m.group(1)[:-1] + "\\" + m.group(1)[-1], escaped)
+    return escaped.replace("@", "`@`")
 
 
 def code(value: object, limit: int | None = None, *, table: bool = False) -> str:

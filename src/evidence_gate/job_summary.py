@@ -49,8 +49,8 @@ def prose(message: str, limit: int | None = None) -> str:
     parts = flat.split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no code at all
         return gfm.text(flat)
-    return "".join((gfm.code(p) if p.strip() else gfm.text(f"`{p}`")) if i % 2 else gfm.text(p)
-                   for i, p in enumerate(parts))
+    return "".join((gfm.code(p) if p.strip() else gfm.text(f"`{p}`", at_start=False)) if i % 2
+                   else gfm.text(p, at_start=i == 0) for i, p in enumerate(parts))
 
 
 def kind(receipt: dict[str, Any]) -> str:
