@@ -94,7 +94,8 @@ def _counts(receipt: dict[str, Any]) -> str:
             continue
         noun = {"Locked evidence": "locked path", "Freeze ledger": "freeze-ledger finding",
                 "Fixtures": "fixture finding", "Harness probes": "harness probe"}.get(lane, "finding")
-        parts.append(f"{len(found)} {noun}{'s' if len(found) != 1 else ''}")
+        n = len({v.get("path") for v in found}) if lane == "Locked evidence" else len(found)
+        parts.append(f"{n} {noun}{'s' if n != 1 else ''}")
     parts += _property_counts(receipt)
     return ", ".join(parts) if parts else "nothing to report"
 
