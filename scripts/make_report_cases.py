@@ -109,10 +109,42 @@ def _many_findings(tmp: Path) -> dict[str, Any]:
     return receipt
 
 
-def main() -> int:
-    """Rewrite every case's receipt.json and context.json."""
+def _run_problem(tmp: Path) -> dict[str, Any]:
+    """A real gate run whose patch breaks the import of the code under test: the property cannot run cleanly."""
+    repo = tmp / "broken"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    files = {
+        ".evidence-gate.yml": json.dumps({"version": 1, "properties": {
+            "seeds": [11, 12], "fresh_seeds": 0, "trials": 20, "timeout_s": 60, "jobs": 1, "pythonpath": ["src"]}}),
+        "SCORE_PROPERTIES": "properties/test_double.py::test_double\n",
+        "properties/test_double.py": "from hypothesis import given, strategies as st\n\nfrom calc import double\n\n\n"
+                                     "@given(st.integers())\ndef test_double(x):\n    assert double(x) == x + x\n",
+        "src/calc.py": "def double(x):\n    return x * 2\n",
+    }
+    for rel, content in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(content, "utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "checkout", "-q", "-b", "patch")
+    (repo / "src/calc.py").write_text("import fastmath  # not installed\n\n\ndef double(x):\n    return x * 2\n",
+                                      "utf-8")
+    _git(repo, "commit", "-q", "-am", "patch")
+    opts = gate.CheckOptions(repo=repo, base="main", head="HEAD", author="agent-x[bot]", today=date(2026, 9, 20))
+    receipt, _code = gate.evaluate(opts, tmp / "broken.json")
+    return receipt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite every case's receipt.json and context.json (`run-problem` alone with that argument)."""
+    if (argv if argv is not None else sys.argv[1:]) == ["run-problem"]:
+        with tempfile.TemporaryDirectory(prefix="report-cases-") as tmp_name:
+            _write("run-problem", _run_problem(Path(tmp_name)), {"env": ENV, "artifact_id": "987654321"})
+        return 0
     with tempfile.TemporaryDirectory(prefix="report-cases-") as tmp_name:
         tmp = Path(tmp_name)
+        _write("run-problem", _run_problem(tmp), {"env": ENV, "artifact_id": "987654321"})
         receipts = _demo(tmp / "demo")
         for case, name in FROM_DEMO.items():
             receipt = json.loads((receipts / f"{name}.json").read_text("utf-8"))

@@ -158,7 +158,7 @@ def summary(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...]
     if git.get("baseline") and git.get("head"):
         ids.append(f"baseline {gfm.code(str(git['baseline'])[:12])} → head {gfm.code(str(git['head'])[:12])}")
     if receipt.get("version"):
-        ids.append(f"evidence-gate {gfm.text(receipt['version'], 40)}")
+        ids.append(f"evidence-gate {gfm.text(receipt['version'], 40, at_start=False)}")
     out += ["<sub>" + " · ".join(ids) + "</sub>", ""]
     return "\n".join(out)
 
@@ -206,7 +206,9 @@ def _lane_findings(receipt: dict[str, Any], lane: str, found: list[dict[str, Any
                         "full detail and its own annotation.", ""]
         if not found:
             return out
-        out += ["#### Property run problems" if failing else "#### Properties", ""]
+        plural = "s" if len(found) != 1 else ""
+        out += [f"#### Property run problems · {len(found)}" if failing else f"#### Properties · {len(found)} "
+                f"finding{plural}", ""]
     else:
         out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
     out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)

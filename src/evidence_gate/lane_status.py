@@ -85,8 +85,8 @@ def _properties(receipt: dict[str, Any], found: list[dict[str, Any]]) -> tuple[s
     parts = []
     if failed:
         parts.append(f"{len(failed)} of {len(ledgers)} failed")
-    parts.append(f"{held} of {len(ledgers)} held on {seeds}{trials}" if failed else
-                 f"{_plural(held, 'property', 'properties')} held on {seeds}{trials}")
+    parts.append(f"{_plural(held, 'property', 'properties')} held on {seeds}{trials}" if held == len(ledgers)
+                 else f"{held} of {len(ledgers)} held on {seeds}{trials}")
     if excused:
         parts.append(f"{excused} failing but excused by a freeze entry")
     problems = [v for v in found if v.get("row") not in property_report.FAILED_ROWS]
