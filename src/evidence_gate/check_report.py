@@ -85,9 +85,14 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
     if example:
         details += ["Minimal example:", example, ""]
     details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
-    return Annotation(path=_clean(path), line=max(line, 1), message="\n".join(_clean(p) for p in parts),
+    return Annotation(path=_clean(path), line=max(line, 1), message=_lines(parts),
                       title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]", level=level,
-                      raw_details="\n".join(details))
+                      raw_details=_lines(details))
+
+
+def _lines(parts: list[str]) -> str:
+    """Multi-line text for the API: each line printable, the line breaks kept."""
+    return "\n".join(_clean(line) for part in parts for line in part.split("\n"))
 
 
 def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
