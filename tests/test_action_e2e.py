@@ -37,8 +37,12 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     (run_id, run), = github.runs.items()
     assert run["head_sha"] == pr.head != pr.merge
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
-    assert run["output"]["title"] == "evidence-path-edited: Locked evidence touched"
-    assert "| Locked evidence | fail | 60 |" in run["output"]["summary"]
+    assert run["output"]["title"] == "evidence-path-edited: Locked evidence touched — 60 locked paths"
+    assert run["output"]["summary"].startswith("❌ **Fail**: Locked evidence touched")
+    assert "- ❌ **Locked evidence** — 60 paths touched" in run["output"]["summary"]
+    assert "(https://github.example/octo/repo/actions/runs/99/artifacts/4242)" in run["output"]["summary"].replace(
+        "<", "(").replace(">", ")")
+    assert "### Every finding (60)" in run["output"]["text"] and pr.merge in run["output"]["text"]
     assert sorted(a["path"] for a in github.annotations[run_id]) == [f"fixtures/f{i:02}.txt" for i in range(FIXTURES)]
     assert [len(p.body["output"].get("annotations", [])) for p in github.calls("PATCH")] == [50, 10]
     assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"
@@ -50,7 +54,8 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert archive.read("receipt.json") == receipt_path.read_bytes()
     summary = (tmp_path / "summary.md").read_text("utf-8")
-    assert "evidence-gate: FAIL" in summary and "fixtures/f00.txt" in summary
+    assert summary.startswith("## evidence-gate\n\n❌ **Fail**: Locked evidence touched")
+    assert "`f00.txt`" in summary and "<details><summary>Full detail" in summary
     assert "::error" not in printed  # the check run carries the annotations; no duplicates in the log
 
 
@@ -79,11 +84,12 @@ def test_403_on_create_falls_back_to_workflow_commands(tmp_path: Path, shared_di
     lines = printed.splitlines()
     assert len([x for x in lines if x.startswith("::warning::") and "workflow commands" in x]) == 1
     assert len([x for x in lines if x.startswith("::error file=fixtures/f")]) == FIXTURES
-    assert "::error file=fixtures/f07.txt,line=1,title=evidence-gate::" in printed
+    assert "::error file=fixtures/f07.txt,line=1,title=Locked evidence touched [evidence-path-edited]::" in printed
     assert github.calls("PATCH") == []
     assert outputs(tmp_path / "output")["check-run-id"] == ""
     summary = (tmp_path / "summary.md").read_text("utf-8")
-    assert "Resource not accessible by integration" in summary and "| Locked evidence | fail | 60 |" in summary
+    assert "Resource not accessible by integration" in summary and "**Locked evidence** — 60 paths touched" in summary
+    assert summary.index("Resource not accessible") < summary.index("### What failed")  # the note comes first
 
 
 def test_human_patch_is_neutral_and_passes(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
@@ -92,7 +98,10 @@ def test_human_patch_is_neutral_and_passes(tmp_path: Path, shared_dir: Path, git
     code, _ = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
     assert code == EXIT_PASS
     (run,) = github.runs.values()
-    assert (run["conclusion"], run["output"]["title"]) == ("neutral", "human-patch: Human patch: not scored")
+    assert run["conclusion"] == "neutral"
+    assert run["output"]["title"] == "human-patch: Human patch: not scored — 60 locked paths"
+    assert {a["annotation_level"] for a in github.annotations[next(iter(github.runs))]} == {"notice"}
+    assert "ℹ️ **Locked evidence** — 60 paths touched (not scored)" in run["output"]["summary"]
     assert outputs(tmp_path / "output")["ok"] == "true"
 
 

@@ -98,26 +98,26 @@ def receipt_with(messages: list[str], errors: tuple[str, ...] = ()) -> dict[str,
     }
 
 
-def test_summary_fences_patch_text() -> None:
-    """Backticks, pipes, HTML and command text from the patch sit inside a fence longer than any backtick run."""
+def test_summary_escapes_patch_text() -> None:
+    """Backticks, pipes, HTML and command text from the patch stay inert text in the summary and the detail."""
     hostile = "````\n<script>alert(1)</script>\n| a | b |\n::stop-commands::x"
     md = job_summary.render(receipt_with([hostile]), "sha256:" + "0" * 64)
-    fence = re.search(r"^(`{5,})text$", md, re.MULTILINE)
-    assert fence is not None, md
-    body = md.split(fence.group(0) + "\n", 1)[1].split("\n" + fence.group(1) + "\n", 1)[0]
-    assert "<script>alert(1)</script>" in body and "::stop-commands::x [evidence-path-edited]" in body
-    assert "| Locked evidence | fail | 1 |" in md
+    assert "<script>" not in md and "\\<script\\>" in md
+    assert "\n| a | b |" not in md  # no line of patch text starts a table row
+    assert "\n::stop-commands::" not in md
+    assert "- ❌ **Locked evidence** — 1 path touched" in md
     assert "sha256:" + "0" * 64 in md
 
 
-def test_summary_lists_seed_ledgers() -> None:
-    """The seed-ledger table shows each property's status and seeds."""
+def test_summary_lists_seed_ledgers_in_words() -> None:
+    """The full detail has one line per seed ledger: the result in words, then the seeds, then the SPEC status."""
     receipt = receipt_with([])
-    receipt["properties"] = {"ledgers": [{"property_id": "p.py::test_a", "status": "freeze_eligible",
-                                          "planned_seeds": [1, 2], "attempted_seeds": [1, 2], "failing_seed": 2,
-                                          "oracle_source": "human_reviewed"}]}
-    md = job_summary.render(receipt, "sha256:x")
-    assert "| `p.py::test_a` | `freeze_eligible` | 1, 2 | 1, 2 | 2 | `human_reviewed` |" in md
+    receipt["properties"] = {"ledgers": [{"property_id": "p.py::test_a", "status": "budget_pass_no_freeze",
+                                          "planned_seeds": [1, 2], "attempted_seeds": [1, 2], "failing_seed": None,
+                                          "oracle_source": "human_reviewed", "examples": {"1": 50, "2": 50}}]}
+    md = job_summary.details(receipt, "sha256:x")
+    assert ("- `p.py::test_a` — **held on every seed** · seeds 1, 2 · 50 examples per seed · oracle "
+            "`human_reviewed` · status `budget_pass_no_freeze`") in md
 
 
 def test_step_summary_is_truncated_under_1_mib_with_a_closed_fence() -> None:

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import gate, job_summary
+from evidence_gate import check_report, gate, job_summary
 from evidence_gate.errors import EXIT_PRECONDITION, GateError
 from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
@@ -133,22 +133,6 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
         fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
 
 
-def conclusion_of(receipt: dict[str, Any]) -> str:
-    """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
-    if receipt.get("state") == "final" and receipt.get("ok") is True:
-        return "neutral" if receipt["decision"]["row"] == "human-patch" else "success"
-    return "failure"
-
-
-def annotations_of(receipt: dict[str, Any]) -> list[Any]:
-    """Check-run annotations for the violations that name a path (line 1 when the finding is about a whole file)."""
-    from evidence_gate.checks_api import Annotation  # noqa: PLC0415 - PyGithub loads only when the API is used
-
-    return [Annotation(path=_clean(v["path"]), line=v.get("line") or 1, message=_clean(v["message"]),
-                       title=f"evidence-gate [{v['row']}]")
-            for v in receipt.get("violations", []) if v.get("path")]
-
-
 class _Run:
     """One action run: where it prints, how it sleeps and what it says."""
 
@@ -222,16 +206,20 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
     if inputs.upload:
         artifact_id = _upload(run, inputs, data, text)
 
+    links = check_report.links_from(env, repository, receipt, artifact_id)
     if checks is not None and run_id is not None:
-        summary = job_summary.render(receipt, digest, tuple(run.notes))
-        run_id = _complete_check(run, checks, run_id, receipt, summary, now)
+        report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
+        run_id = _complete_check(run, checks, run_id, report, now)
     if run_id is None:
+        # The fallback: one workflow-command annotation per finding, at the level the check run would use.
+        levels = {"failure": "error", "warning": "warning", "notice": "notice"}
+        for a in check_report.annotations_for(receipt):
+            run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
         for v in receipt.get("violations", []):
-            run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"),
-                               path=_clean(v["path"]) if v.get("path") else None, line=v.get("line") or 1,
-                               title="evidence-gate"))
+            if not v.get("path"):
+                run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
 
-    summary = job_summary.render(receipt, digest, tuple(run.notes))
+    summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
     _write_summary(env, job_summary.truncate_bytes(summary))
     outputs = {
         "decision": str(receipt["decision"].get("gate", "fail")) if receipt.get("state") == "final" else "fail",
@@ -278,15 +266,13 @@ def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str
     return None, None
 
 
-def _complete_check(run: _Run, checks: Any, run_id: int, receipt: dict[str, Any], summary: str,
+def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.CheckReport,
                     now: Callable[[], datetime]) -> int | None:
     from evidence_gate import checks_api  # noqa: PLC0415
 
-    decision = receipt["decision"]
-    title = _clean(f"{decision['row']}: {decision['title']}")[:255]
     try:
-        checks.complete(run_id, conclusion_of(receipt), title, job_summary.truncate_chars(summary),
-                        annotations_of(receipt), now())
+        checks.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, now(),
+                        text=report.text)
     except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
         what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"
         run.warn_once(f"the check run {run_id} could not be completed ({what}); {FALLBACK}")
@@ -308,6 +294,6 @@ def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
     except Exception as exc:  # noqa: BLE001 - ArtifactError or a client bug: the receipt is still on disk
         run.warn_once(f"artifact upload failed ({exc}); the receipt stays at {inputs.receipt_path}")
         return ""
-    run.say(command("notice", f"receipt uploaded as artifact {inputs.artifact_name} ({done.size} bytes, "
-                              f"{done.sha256})"))
+    run.say(command("notice", f"receipt uploaded as artifact {inputs.artifact_name} ({done.size} bytes; the zip's "
+                              f"{done.sha256}, not receipt.json's)"))
     return done.artifact_id

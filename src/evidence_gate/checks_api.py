@@ -11,13 +11,14 @@ import hashlib
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
+
+from evidence_gate.check_report import Annotation
 
 ANNOTATIONS_PER_REQUEST = 50
 MAX_ATTEMPTS = 5
@@ -35,22 +36,6 @@ class ChecksError(Exception):
 
 class ChecksForbidden(ChecksError):
     """403 without a rate limit: a fork PR's or read-only token; the caller falls back to workflow commands."""
-
-
-@dataclass(frozen=True)
-class Annotation:
-    """One check-run annotation (a violation with a path)."""
-
-    path: str
-    line: int
-    message: str
-    title: str
-    level: str = "failure"
-
-    def to_json(self) -> dict[str, Any]:
-        """The API's form; messages are cut to the API's 64 KB."""
-        return {"path": self.path, "start_line": self.line, "end_line": self.line, "annotation_level": self.level,
-                "message": self.message[:60000], "title": self.title[:255]}
 
 
 def external_id(repository: str, check_sha: str, check_name: str) -> str:
@@ -156,8 +141,10 @@ class ChecksClient:
         return int(created.id)
 
     def complete(self, run_id: int, conclusion: str, title: str, summary: str,
-                 annotations: Sequence[Annotation], completed_at: datetime) -> int:
+                 annotations: Sequence[Annotation], completed_at: datetime, text: str = "") -> int:
         """Complete the run with the first 50 annotations, then append the rest 50 per update; returns the updates sent.
+
+        Every update repeats title, summary and text (the API requires title and summary with annotations).
 
         Annotations a reused run already shows (from an earlier attempt of the same job) are not sent again.
         """
@@ -168,6 +155,8 @@ class ChecksClient:
         sent = 0
         for index, batch in enumerate(batches):
             output: dict[str, Any] = {"title": title, "summary": summary}
+            if text:
+                output["text"] = text
             if batch:
                 output["annotations"] = [a.to_json() for a in batch]
             if index == 0:

@@ -1,8 +1,10 @@
-"""The receipt as Markdown for `$GITHUB_STEP_SUMMARY` and the check run: lanes, seed ledgers, findings.
+"""The receipt as GitHub-flavoured Markdown: the check run's `summary` and `text`, and `$GITHUB_STEP_SUMMARY`.
 
-Only the gate's own words (lane names, row ids, counts) go into tables; anything that came from the patch or its
-tests (paths, messages, errors) is shown inside fenced code blocks whose fence is longer than any backtick run in
-the text, so it cannot close the fence, inject HTML or Markdown, or look like an annotation.
+The summary answers "pass or fail, and why" in its first line, "what do I do" in its second, then lists what
+failed grouped by kind (locked paths by folder, ledger findings with their lines, each failing property with its
+seeds, minimal example, failing line and a reproduce command), then one line per lane. The text holds the full
+detail: every commit, hash, ledger and finding. The job summary is the summary with the text in a collapsed
+`<details>`. Every value that is not the gate's own words goes through `gfm`.
 """
 
 from __future__ import annotations
@@ -10,103 +12,336 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate.report import violations_of
+from evidence_gate import gfm, property_report, report_rows
+from evidence_gate.lane_status import identity_rows, lane_status
+from evidence_gate.report_rows import LANES, PRECONDITIONS
 
 STEP_SUMMARY_LIMIT = 1024 * 1024          # bytes: GitHub rejects a step summary over 1 MiB
-CHECK_SUMMARY_LIMIT = 65535               # characters: the check-run `output.summary` limit
+CHECK_SUMMARY_LIMIT = 65535               # characters: the check-run `output.summary` and `output.text` limit
 TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is in the artifact]**\n"
-
-# Lanes in reading order; a row belongs to the first lane whose prefix or id matches.
-LANES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Preconditions", ("config-invalid", "history-missing", "event-mismatch")),
-    ("Locked evidence", ("evidence-path-edited",)),
-    ("Freeze ledger", ("freeze-",)),
-    ("Fixtures", ("fixture-",)),
-    ("Properties", ("run-integrity", "seed-ledger-open", "property-")),
-)
+MAX_ITEMS = 30                            # finding lines per lane in the summary (the text has all)
+MAX_NAMES = 25                            # file names merged into one summary line
+MAX_FAILING = 10                          # failing properties shown in full in the summary
+LINKED_FINDINGS = 150                     # findings the text links to their line, at most
+MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unknown": "⚠️"}
 
 
-def lane_of(row: str) -> str:
-    """The lane a violation row belongs to."""
-    for lane, prefixes in LANES:
-        if any(row == p or (p.endswith("-") and row.startswith(p)) for p in prefixes):
-            return lane
-    return "Other"
+@dataclass(frozen=True)
+class Links:
+    """URLs the report may link to, each None when unknown (then nothing is linked)."""
+
+    docs: str | None = None       # the README the row anchors are appended to
+    artifact: str | None = None   # the uploaded receipt artifact
+    blob: str | None = None       # `{server}/{repo}/blob/{sha}`, for links to a finding's line
 
 
 def fenced(text: str, info: str = "text") -> str:
-    """`text` in a code fence no line of it can close."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
+    """`text` in a code fence no line of it can close (kept for callers outside the report)."""
+    return gfm.block(text, info)
 
 
-def code_span(text: str) -> str:
-    """A short trusted-ish value (row id, property id) as inline code safe inside a table cell."""
-    clean = text.replace("\r", " ").replace("\n", " ").replace("|", "\\|").replace("`", "'")
-    return f"`{clean}`"
+def prose(message: str, limit: int | None = None) -> str:
+    """A gate message as Markdown: its backtick-quoted parts as code, the rest as escaped text."""
+    flat = gfm.printable(message, limit)
+    parts = flat.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code at all
+        return gfm.text(flat)
+    return "".join((gfm.code(p) if p.strip() else gfm.text(f"`{p}`", at_start=False)) if i % 2
+                   else gfm.text(p, at_start=i == 0) for i, p in enumerate(parts))
 
 
-def _seeds(values: Any) -> str:
-    if not isinstance(values, list):
-        return "-"
-    shown = ", ".join(str(v) for v in values[:12])
-    return shown + (f", … (+{len(values) - 12})" if len(values) > 12 else "") if values else "none"
-
-
-def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = ()) -> str:
-    """The full report as Markdown (not yet size-limited)."""
-    decision = receipt.get("decision", {})
-    verdict = "PASS" if receipt.get("ok") else "FAIL"
-    out = [f"## evidence-gate: {verdict} — {code_span(str(decision.get('row')))} {decision.get('title', '')}", ""]
+def kind(receipt: dict[str, Any]) -> str:
+    """`aborted`, `precondition`, `human`, `pass` or `fail`: what the report leads with."""
+    row = str((receipt.get("decision") or {}).get("row"))
     if receipt.get("state") != "final":
-        out += ["The gate did not finish (receipt state `aborted`); see the errors below.", ""]
-    out += [f"Receipt: `{receipt_sha256}`", ""]
-    git = receipt.get("git", {})
-    out += ["| commit | id |", "|---|---|"]
-    for key in ("baseline", "head", "merge_base"):
-        value = git.get(key)
-        out.append(f"| {key} | {'-' if value is None else code_span(str(value))} |")
-    out.append("")
-    violations = receipt.get("violations", [])
-    counts = Counter(lane_of(str(v.get("row"))) for v in violations)
-    skipped = receipt.get("properties", {}).get("skipped")
-    out += ["### Lanes", "", "| lane | result | findings |", "|---|---|---|"]
-    for lane, _ in LANES:
-        n = counts.get(lane, 0)
-        result = "fail" if n else "clear"
-        if lane == "Properties" and skipped and not n:
-            result = "not run"
-        out.append(f"| {lane} | {result} | {n} |")
-    if counts.get("Other"):
-        out.append(f"| Other | fail | {counts['Other']} |")
-    out.append("")
-    matched = decision.get("matched") or []
-    if matched:
-        out += ["Matched rows: " + ", ".join(code_span(str(m)) for m in matched), ""]
-    if skipped:
-        out += ["Properties not run:", fenced(str(skipped)), ""]
-    ledgers = receipt.get("properties", {}).get("ledgers") or []
-    if ledgers:
-        out += ["### Seed ledgers", "", "| property | status | planned | attempted | failing seed | oracle |",
-                "|---|---|---|---|---|---|"]
-        for led in ledgers:
-            failing = led.get("failing_seed")
-            out.append(f"| {code_span(str(led.get('property_id')))} | {code_span(str(led.get('status')))} | "
-                       f"{_seeds(led.get('planned_seeds'))} | {_seeds(led.get('attempted_seeds'))} | "
-                       f"{'-' if failing is None else failing} | {code_span(str(led.get('oracle_source')))} |")
-        out.append("")
-    if violations:
-        out += [f"### Findings ({len(violations)})", ""]
-        out += [fenced("\n".join(v.render() for v in violations_of(receipt))), ""]
-    errors = receipt.get("errors") or []
-    if errors:
-        out += ["### Errors", "", fenced("\n".join(str(e) for e in errors)), ""]
+        return "aborted"
+    if row in PRECONDITIONS:
+        return "precondition"
+    if row == "human-patch":
+        return "human"
+    return "pass" if receipt.get("ok") is True else "fail"
+
+
+def _line_link(links: Links) -> Callable[[str, int | None], str]:
+    def render(path: str, line: int | None) -> str:
+        label = gfm.code(f"{path}:{line}" if line else path, 300)
+        if links.blob is None:
+            return label
+        return gfm.link(label, f"{links.blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
+    return render
+
+
+def verdict(receipt: dict[str, Any]) -> str:
+    """The one-line verdict with its mark."""
+    decision = receipt.get("decision") or {}
+    row, title = str(decision.get("row")), str(decision.get("title", ""))
+    lead = {"aborted": f"{MARK['fail']} **The gate itself failed**: it did not finish, so nothing is scored",
+            "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
+            "human": f"{MARK['notice']} **Not scored**: a human patch",
+            "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
+            "fail": f"{MARK['fail']} **Fail**: {gfm.text(title)}"}[kind(receipt)]
+    return f"{lead} · {gfm.code(row)}" + (f" · {_counts(receipt)}" if kind(receipt) in ("pass", "fail") else "")
+
+
+def _counts(receipt: dict[str, Any]) -> str:
+    """`60 locked paths, 1 of 3 properties failed`: what the verdict rests on, in one phrase."""
+    parts = []
+    for lane, found in report_rows.violations_by_lane(receipt).items():
+        if lane == "Properties":
+            continue
+        noun = {"Locked evidence": "locked path", "Freeze ledger": "freeze-ledger finding",
+                "Fixtures": "fixture finding", "Harness probes": "harness probe"}.get(lane, "finding")
+        n = len({v.get("path") for v in found}) if lane == "Locked evidence" else len(found)
+        parts.append(f"{n} {noun}{'s' if n != 1 else ''}")
+    parts += _property_counts(receipt)
+    return ", ".join(parts) if parts else "nothing to report"
+
+
+def _property_counts(receipt: dict[str, Any]) -> list[str]:
+    props = receipt.get("properties") or {}
+    ledgers = props.get("ledgers") or []
+    failed = property_report.failing(receipt)
+    problems = [v for v in report_rows.violations_by_lane(receipt).get("Properties", [])
+                if v.get("row") not in property_report.FAILED_ROWS]
+    out = []
+    if failed:
+        out.append(f"{len(failed)} of {len(ledgers)} properties failed")
+    elif ledgers and not problems:
+        out.append(f"{len(ledgers)} propert{'ies' if len(ledgers) != 1 else 'y'} held")
+    if problems:
+        out.append(f"{len(problems)} property-run problem{'s' if len(problems) != 1 else ''}")
+    if not ledgers and props.get("skipped") and kind(receipt) == "pass":
+        out.append("properties not run")
+    return out
+
+
+def title(receipt: dict[str, Any]) -> str:
+    """The check run's title: the row and the counts, at most 255 characters."""
+    decision = receipt.get("decision") or {}
+    text = f"{decision.get('row')}: {decision.get('title', '')}"
+    if kind(receipt) in ("pass", "fail", "human"):
+        text += f" — {_counts(receipt)}"
+    return gfm.printable(text, 255)
+
+
+def _todo(receipt: dict[str, Any], links: Links) -> str:
+    row = str((receipt.get("decision") or {}).get("row"))
+    if kind(receipt) == "aborted":
+        todo = ("Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback "
+                "to report.")
+    else:
+        todo = report_rows.info(row).todo
+    out = f"**What to do:** {prose(todo)}"
+    refs = []
+    if links.docs:
+        anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
+        refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
+    if links.artifact:
+        refs.append(gfm.link("receipt artifact", links.artifact))
+    return out + (" (" + " · ".join(refs) + ")" if refs else "")
+
+
+def summary(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None
+            ) -> str:
+    """The check run's summary: verdict, what to do, notes, what failed, the lanes, the receipt's identity."""
+    links = links or Links()
+    out = [verdict(receipt), "", _todo(receipt, links), ""]
     for note in notes:
-        out += [f"> {note}", ""]
+        out += [f"> {MARK['unknown']} {prose(note, 2000)}", ""]
+    out += _problems(receipt, links)
+    out += ["### Lanes", "", *lane_lines(receipt), ""]
+    git = receipt.get("git") or {}
+    ids = [f"receipt.json {gfm.code(receipt_sha256)}"]
+    if git.get("baseline") and git.get("head"):
+        ids.append(f"baseline {gfm.code(str(git['baseline'])[:12])} → head {gfm.code(str(git['head'])[:12])}")
+    if receipt.get("version"):
+        ids.append(f"evidence-gate {gfm.text(receipt['version'], 40, at_start=False)}")
+    out += ["<sub>" + " · ".join(ids) + "</sub>", ""]
     return "\n".join(out)
+
+
+def new_errors(receipt: dict[str, Any]) -> list[str]:
+    """The receipt's errors that do not repeat a finding (a precondition is both a violation and an error)."""
+    messages = [str(v.get("message")) for v in receipt.get("violations") or [] if isinstance(v, dict)]
+    return [str(e) for e in receipt.get("errors") or [] if not any(m in str(e) for m in messages)]
+
+
+def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
+    """`### What failed`: errors of a crash, then each lane's findings, a failing property in full."""
+    k = kind(receipt)
+    out: list[str] = []
+    errors = new_errors(receipt)
+    if k == "aborted" and errors:
+        out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
+    groups = report_rows.violations_by_lane(receipt)
+    if not groups and not property_report.failing(receipt):
+        return out
+    heading = {"human": "### Findings (notices: a human patch is not scored)",
+               "precondition": "### Why the gate could not evaluate"}.get(k, "### What failed")
+    out += [heading, ""]
+    for lane, found in groups.items():
+        out += _lane_findings(receipt, lane, found, links, MAX_ITEMS)
+    return out
+
+
+def _lane_findings(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]], links: Links,
+                   max_items: int | None) -> list[str]:
+    line_link = _line_link(links)
+    out: list[str] = []
+    if lane == "Properties":
+        failing = property_report.failing(receipt)
+        nodes = {str(x.get("property_id")) for x in failing}
+        found = [v for v in found if not (v.get("row") in property_report.FAILED_ROWS
+                                          and any(str(v.get("message", "")).startswith(n) for n in nodes))]
+        ledgers = (receipt.get("properties") or {}).get("ledgers") or []
+        if failing:
+            out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
+            for ledger in failing[:MAX_FAILING]:
+                out += property_report.failure_block(receipt, ledger, line_link)
+            if len(failing) > MAX_FAILING:
+                out += [f"… {len(failing) - MAX_FAILING} more failing properties: each has its seed ledger in the "
+                        "full detail and its own annotation.", ""]
+        if not found:
+            return out
+        plural = "s" if len(found) != 1 else ""
+        out += [f"#### Property run problems · {len(found)}" if failing else f"#### Properties · {len(found)} "
+                f"finding{plural}", ""]
+    else:
+        out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
+    out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)
+    return [*out, ""]
+
+
+def common_fix(messages: list[str]) -> str:
+    """The `; fix` tail most of these messages end with, when at least two share it ('' otherwise)."""
+    tails = Counter(m.rsplit("; ", 1)[1] for m in messages if "; " in m)
+    if not tails:
+        return ""
+    tail, n = tails.most_common(1)[0]
+    return tail if n >= 2 else ""
+
+
+def _strip_where(message: str, path: str | None) -> str:
+    """A message without the path it starts with (the group heading already names it)."""
+    if path:
+        shown = gfm.printable(path)
+        for prefix in (f"{shown}: ", f"{shown} "):
+            if message.startswith(prefix):
+                return message[len(prefix):]
+    return message
+
+
+def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: int | None,
+                  line_link: Callable[[str, int | None], str]) -> list[str]:
+    """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
+    at most `max_items` finding lines."""
+    fix = common_fix([gfm.printable(v.get("message")) for v in found])
+    out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for v in found:
+        path = v.get("path")
+        key = (path.rsplit("/", 1)[0] + "/" if "/" in path else "./") if by_folder and path else (path or "")
+        groups.setdefault(key, []).append(v)
+    shown = 0
+    for key, vs in groups.items():
+        merged: dict[str, list[dict[str, Any]]] = {}
+        for v in vs:
+            message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
+            message = message.removesuffix(f"; {fix}") if fix else message
+            merged.setdefault(message, []).append(v)
+        if key == "./":
+            out.append(f"**repository root** ({len(vs)})")
+        elif key:
+            out.append(f"**{gfm.code(key, 300)}** ({len(vs)})")
+        for message, members in merged.items():
+            if max_items is not None and shown >= max_items:
+                break
+            shown += 1
+            out.append(_item(message, members, by_folder, line_link))
+        out.append("")
+    if max_items is not None and shown >= max_items and len(found) > shown:
+        out.append(f"… and more: every finding is in the full detail below and in the receipt ({len(found)} in "
+                   "this lane).")
+    return out
+
+
+def every_finding(found: list[dict[str, Any]], line_link: Callable[[str, int | None], str]) -> list[str]:
+    """One line per finding, location first, a fix the lane's findings share said once before them."""
+    fix = common_fix([gfm.printable(v.get("message")) for v in found])
+    out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
+    for v in found:
+        message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
+        message = message.removesuffix(f"; {fix}") if fix else message
+        where = line_link(str(v["path"]), v.get("line")) + " " if v.get("path") else ""
+        out.append(f"- {where}{prose(message, 2000)}")
+    return [*out, ""]
+
+
+def _item(message: str, members: list[dict[str, Any]], by_folder: bool,
+          line_link: Callable[[str, int | None], str]) -> str:
+    text = prose(message, 600)
+    if by_folder:
+        names = [gfm.code(str(v.get("path") or "").rsplit("/", 1)[-1], 200) for v in members]
+        more = f" … (+{len(names) - MAX_NAMES})" if len(names) > MAX_NAMES else ""
+        if len(names) == 1:
+            return f"- {names[0]} {text}"
+        return f"- {text} — {len(names)} files: {', '.join(names[:MAX_NAMES])}{more}"
+    where = [line_link(str(v["path"]), v.get("line")) for v in members if v.get("path") and v.get("line")]
+    return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
+
+
+def lane_lines(receipt: dict[str, Any]) -> list[str]:
+    """One compact line per lane: mark, name, what it saw."""
+    out = []
+    for lane in LANES:
+        status = lane_status(receipt, lane)
+        if status is not None:
+            out.append(f"- {MARK[status[0]]} **{lane}** — {status[1]}")
+    return out
+
+
+def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
+    """The check run's text: every identity, ledger and finding of the receipt."""
+    links = links or Links()
+    out = ["### Receipt", "", "| what | identity |", "|---|---|",
+           *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)), ""]
+    ledgers = (receipt.get("properties") or {}).get("ledgers") or []
+    if ledgers:
+        out += [f"### Seed ledgers ({len(ledgers)})", ""]
+        out += [property_report.ledger_line(x) for x in ledgers if isinstance(x, dict)]
+        out += ["", "`freeze_eligible` only allows a human to discuss a freeze; it is not a merge approval.", ""]
+    groups = report_rows.violations_by_lane(receipt)
+    if groups:
+        total = sum(len(v) for v in groups.values())
+        out += [f"### Every finding ({total})", ""]
+        for lane, found in groups.items():
+            out += [f"#### {lane} ({len(found)})", ""]
+            # Links cost ~110 characters each: beyond LINKED_FINDINGS the text keeps every finding, unlinked.
+            out += every_finding(found, _line_link(links if total <= LINKED_FINDINGS else Links()))
+            rows = sorted({str(v.get("row")) for v in found})
+            out += ["Rows: " + ", ".join(gfm.code(r) for r in rows), ""]
+    provenance = [p for p in (receipt.get("sealed") or {}).get("provenance") or [] if isinstance(p, dict)]
+    if provenance:
+        out += ["### Code under test, as the sealed run loaded it", ""]
+        out += [f"- {gfm.code(p.get('package'), 100)} from {gfm.code(p.get('loaded_from'), 300)}"
+                + ("" if p.get("from_tree") else " (**outside the sealed tree**)") for p in provenance[:200]]
+        out.append("")
+    errors = new_errors(receipt)
+    if errors:
+        out += ["### Errors", "", gfm.block("\n".join(errors).strip(), "text", 30000), ""]
+    return "\n".join(out)
+
+
+def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None,
+           check_name: str = "evidence-gate") -> str:
+    """The job summary: a heading with the check's name, the summary, the full detail collapsed."""
+    heading = f"## {gfm.text(check_name, 100)}"
+    text = details(receipt, receipt_sha256, links)
+    return (f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n<details><summary>Full detail: "
+            f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n")
 
 
 def truncate_bytes(text: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
@@ -133,10 +368,11 @@ def _cut(text: str, size: Callable[[str], int], limit: int) -> str:
         head = head[:budget]  # for a character limit; a no-op for bytes
         head = head[: head.rfind("\n") + 1]  # whole lines only
         closing = _open_fence(head)
-        result = head + (closing + "\n" if closing else "") + TRUNCATED_MARKER
+        tail = "\n".join(_open_html(head))
+        result = head + (closing + "\n" if closing else "") + (tail + "\n" if tail else "") + TRUNCATED_MARKER
         if size(result) <= limit:
             return result
-        budget -= size(closing) + 1
+        budget -= size(closing) + size(tail) + 2
 
 
 def _open_fence(text: str) -> str:
@@ -151,3 +387,18 @@ def _open_fence(text: str) -> str:
         elif line.rstrip() == fence or (line.startswith(fence) and not line[len(fence):].strip()):
             fence = ""
     return fence
+
+
+def _open_html(text: str) -> list[str]:
+    """Closing tags for the report's own `<details>` blocks still open at the end of `text` (lines inside a code
+    fence are patch text, not tags)."""
+    opened, fence = 0, ""
+    for line in text.split("\n"):
+        m = re.match(r"^(`{3,})", line)
+        if m and not fence:
+            fence = m.group(1)
+        elif fence and line.rstrip() == fence:
+            fence = ""
+        elif not fence:
+            opened += line.startswith("<details>") - line.startswith("</details>")
+    return ["</details>"] * max(opened, 0)

@@ -1,0 +1,154 @@
+"""Everything the check run shows, from the receipt: conclusion, title, summary, text and annotations.
+
+Pure: no PyGithub, no network. `checks_api` sends what `build` returns; `action` passes in the links it knows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_gate import decision, gfm, job_summary, property_report, report_rows, reproduce
+from evidence_gate.job_summary import Links
+
+MESSAGE_BYTES = 64 * 1024 - 1024   # the API's 64 KB per annotation message and raw_details, with room to spare
+
+
+def _cut_bytes(text: str, limit: int = MESSAGE_BYTES) -> str:
+    data = text.encode("utf-8", "backslashreplace")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore") + "…"
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One check-run annotation (a violation with a path)."""
+
+    path: str
+    line: int
+    message: str
+    title: str
+    level: str = "failure"
+    raw_details: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The API's form; message and details are cut to the API's 64 KB."""
+        out: dict[str, Any] = {"path": self.path, "start_line": self.line, "end_line": self.line,
+                               "annotation_level": self.level, "message": _cut_bytes(self.message),
+                               "title": self.title[:255]}
+        if self.raw_details:
+            out["raw_details"] = _cut_bytes(self.raw_details)
+        return out
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The completed check run's fields."""
+
+    conclusion: str
+    title: str
+    summary: str
+    text: str
+    annotations: tuple[Annotation, ...]
+
+
+def conclusion(receipt: dict[str, Any]) -> str:
+    """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
+    if receipt.get("state") == "final" and receipt.get("ok") is True:
+        return "neutral" if (receipt.get("decision") or {}).get("row") == "human-patch" else "success"
+    return "failure"
+
+
+def _clean(text: str) -> str:
+    """Printable text for the API: control and format characters spelled out, lone surrogates escaped."""
+    return gfm.printable(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _row_title(row: str) -> str:
+    try:
+        return decision.row(row).title
+    except KeyError:
+        return row
+
+
+def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dict[str, Any], level: str
+                         ) -> Annotation:
+    """A failing property on its failing line (the ledger's `failure`, else the finding's line, else line 1)."""
+    failure = property_report.failure_of(ledger)
+    path = str(failure["path"]) if failure else str(v["path"])
+    line = int(failure["line"]) if failure else int(v.get("line") or 1)
+    seed = int(ledger["failing_seed"])
+    parts = [str(v.get("message"))]
+    if failure and failure.get("exception"):
+        parts.append(str(failure["exception"]))
+    details = []
+    example = property_report.minimal_example(ledger)
+    if example:
+        details += ["Minimal example:", example, ""]
+    details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
+    return Annotation(path=_clean(path), line=max(line, 1), message=_lines(parts),
+                      title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]", level=level,
+                      raw_details=_lines(details))
+
+
+def _lines(parts: list[str]) -> str:
+    """Multi-line text for the API: each line printable, the line breaks kept."""
+    return "\n".join(_clean(line) for part in parts for line in part.split("\n"))
+
+
+def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
+    """One annotation per violation with a path: failing properties first, on their failing line; a human
+    patch's findings as notices. At most `limit` when given."""
+    level = "notice" if (receipt.get("mode") or {}).get("scored") is False or \
+        (receipt.get("decision") or {}).get("row") == "human-patch" else "failure"
+    by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}
+    first: list[Annotation] = []
+    rest: list[Annotation] = []
+    for found in report_rows.violations_by_lane(receipt).values():
+        for v in found:
+            if not v.get("path"):
+                continue
+            message = str(v.get("message", ""))
+            ledger = next((x for n, x in by_node.items() if message.startswith(n)), None) \
+                if v.get("row") in property_report.FAILED_ROWS else None
+            if ledger is not None:
+                first.append(_property_annotation(receipt, ledger, v, level))
+                continue
+            rest.append(Annotation(path=_clean(str(v["path"])), line=int(v.get("line") or 1),
+                                   message=_clean(f"{message} [{v['row']}]"),
+                                   title=f"{_row_title(str(v['row']))} [{v['row']}]", level=level))
+    out = first + rest
+    return out if limit is None else out[: max(limit, 0)]
+
+
+def build(receipt: dict[str, Any], receipt_sha256: str, *, notes: tuple[str, ...] = (), links: Links | None = None,
+          max_annotations: int | None = None) -> CheckReport:
+    """The check run's fields within the API's limits (65,535 characters of summary and of text)."""
+    found = annotations_for(receipt)
+    shown = found if max_annotations is None else found[: max(max_annotations, 0)]
+    extra = notes
+    if len(shown) < len(found):
+        extra = (*notes, f"{len(found) - len(shown)} of {len(found)} annotations were left out (max-annotations); "
+                         "the summary and the receipt list every finding")
+    summary = job_summary.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links))
+    text = job_summary.truncate_chars(job_summary.details(receipt, receipt_sha256, links))
+    return CheckReport(conclusion(receipt), job_summary.title(receipt), summary, text, tuple(shown))
+
+
+def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:
+    """The links the runner's variables allow: README of the action's own repository and ref (none for `uses: ./`,
+    whose README is the caller's; `EVIDENCE_GATE_DOCS_URL` overrides it), the artifact page once uploaded, and the
+    head commit's files."""
+    server = str(env.get("GITHUB_SERVER_URL") or "").rstrip("/")
+    if not server.startswith(("https://", "http://")):
+        return Links()
+    action_repo, action_ref = env.get("GITHUB_ACTION_REPOSITORY") or "", env.get("GITHUB_ACTION_REF") or ""
+    docs = f"{server}/{action_repo}/blob/{gfm.url_path(action_ref)}/README.md" if action_repo and action_ref else None
+    override = str(env.get("EVIDENCE_GATE_DOCS_URL") or "")  # e.g. set by a release's action.yml `runs.env`
+    if override.startswith("https://"):
+        docs = override.split("#", 1)[0]
+    run_id = env.get("GITHUB_RUN_ID") or ""
+    artifact = (f"{server}/{repository}/actions/runs/{run_id}/artifacts/{artifact_id}"
+                if repository and run_id.isdigit() and artifact_id.isdigit() else None)
+    head = str((receipt.get("git") or {}).get("head") or "")
+    blob = f"{server}/{repository}/blob/{head}" if repository and len(head) in (40, 64) else None
+    return Links(docs=docs, artifact=artifact, blob=blob)

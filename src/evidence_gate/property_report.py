@@ -1,0 +1,119 @@
+"""Seed ledgers for people: a failing property with its seeds, example, assertion and reproduce command; one line
+per ledger in plain words instead of closing-status jargon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_gate import gfm, reproduce
+
+FAILED_ROWS = ("property-failed", "property-failed-fresh-seed")
+# Closing statuses in words (SPEC's names stay in the receipt and the full detail).
+STATUS_WORDS = {
+    "incomplete_fields": "ledger incomplete",
+    "empty_plan": "no seeds planned",
+    "early_stop_incomplete": "stopped before every planned seed ran",
+    "seed_gap": "not every planned seed ran exactly once",
+    "budget_pass_no_freeze": "held on every seed",
+    "seed_mismatch": "the failure did not reproduce on its seed",
+    "oracle_unreviewed": "failed (the oracle is a model draft)",
+    "shrink_unstable": "failed (the minimal example was not stable)",
+    "fixture_unbound": "failed (no fixture hash bound)",
+    "freeze_eligible": "failed reproducibly",
+}
+_PREFIXES = ("Falsifying example:", "Failing test case:")
+
+
+def _seeds(values: Any, limit: int = 12) -> str:
+    if not isinstance(values, list) or not values:
+        return "none"
+    shown = ", ".join(str(int(v)) for v in values[:limit] if isinstance(v, int))
+    return shown + (f" … (+{len(values) - limit})" if len(values) > limit else "")
+
+
+def failing(receipt: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ledgers of properties that failed and were not excused by a freeze entry."""
+    ledgers = (receipt.get("properties") or {}).get("ledgers") or []
+    return [x for x in ledgers if isinstance(x, dict) and x.get("failing_seed") is not None
+            and not x.get("excused_by")]
+
+
+def failure_of(ledger: dict[str, Any]) -> dict[str, Any] | None:
+    """The ledger's `failure` (path, line, statement, exception) when the sealed run recorded a usable one."""
+    failure = ledger.get("failure")
+    if isinstance(failure, dict) and isinstance(failure.get("path"), str) and isinstance(failure.get("line"), int):
+        return failure
+    return None
+
+
+def minimal_example(ledger: dict[str, Any]) -> str | None:
+    """Hypothesis' minimal example without its `Falsifying example:` prefix."""
+    text = ledger.get("falsifying")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    for prefix in _PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return text.strip()
+
+
+def where_failed(ledger: dict[str, Any], planned: list[int]) -> str:
+    """`planned seeds 1101, 1102 (2 of 4)` or `fresh seed 7`."""
+    seeds = [s for s in ledger.get("failing_seeds") or [ledger.get("failing_seed")] if isinstance(s, int)]
+    on_plan = [s for s in seeds if s in planned]
+    if on_plan:
+        return f"planned seed{'s' if len(on_plan) > 1 else ''} {_seeds(on_plan)} ({len(on_plan)} of {len(planned)})"
+    return f"fresh seed {_seeds(seeds)} (the plan's {len(planned)} passed)"
+
+
+def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: Any) -> list[str]:
+    """Markdown lines for one failing property: node, seeds, assertion, error, minimal example, reproduce command.
+
+    `line_link(path, line)` renders a location (a link when the blob URL is known)."""
+    planned = [s for s in ledger.get("planned_seeds") or [] if isinstance(s, int)]
+    stable = ("reproduced, same minimal example twice" if ledger.get("shrink_stable") is True
+              else "the re-runs did not give the same minimal example" if ledger.get("reproduced")
+              else "did not reproduce on a re-run")
+    out = [f"**{gfm.code(ledger.get('property_id'), 300)}** failed on {where_failed(ledger, planned)}; {stable}.", ""]
+    failure = failure_of(ledger)
+    if failure is not None:
+        out += [f"**Failing line:** {line_link(failure['path'], failure['line'])} "
+                f"{gfm.code(failure.get('statement') or '', 200)}", ""]
+        exception = str(failure.get("exception") or "").strip()
+        if exception and "\n" not in exception:
+            out += [f"**Error:** {gfm.code(exception, 500)}", ""]
+        elif exception:
+            out += ["**Error:**", "", gfm.block(exception[:500], "text"), ""]
+    elif ledger.get("assertion_hash"):
+        out += [f"**Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded no "
+                "line for this failure)", ""]
+    example = minimal_example(ledger)
+    if example:
+        out += ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
+    seed = int(ledger["failing_seed"])
+    trials = (receipt.get("properties") or {}).get("trials")
+    runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
+    out += [f"**Reproduce seed {seed} locally** ({runs}the gate's settings), from the repository root:", "",
+            gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"), ""]
+    return out
+
+
+def ledger_line(ledger: dict[str, Any]) -> str:
+    """One list item per ledger: node, result in words, seeds and example counts, oracle."""
+    status = str(ledger.get("status"))
+    words = STATUS_WORDS.get(status, status)
+    if ledger.get("excused_by"):
+        words += f", excused by freeze entry {gfm.code(ledger['excused_by'], 120)}"
+    planned = ledger.get("planned_seeds") or []
+    examples = ledger.get("examples")
+    counts = sorted({n for n in examples.values() if isinstance(n, int)}) if isinstance(examples, dict) else []
+    per_seed = ""
+    if counts:
+        per_seed = (f" · {counts[0]} examples per seed" if len(counts) == 1
+                    else f" · {counts[0]}–{counts[-1]} examples per seed")
+    fresh = ledger.get("fresh_seeds") or []
+    seeds = f"seeds {_seeds(planned)}" + (f" + fresh {_seeds(fresh)}" if fresh else "")
+    failing_seed = ledger.get("failing_seed")
+    fail = f" · first failing seed {failing_seed}" if failing_seed is not None else ""
+    return (f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · "
+            f"oracle {gfm.code(ledger.get('oracle_source'), 40)} · status {gfm.code(status, 40)}")

@@ -1,0 +1,57 @@
+"""How each decision row is presented: its lane, the README section that documents it, what to do; and the lanes.
+
+Presentation data lives in `data/report_rows.json`; the rules themselves stay in `decision_table.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+# Lanes in reading order.
+LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
+OTHER = "Other"
+PRECONDITIONS = frozenset({"config-invalid", "history-missing", "event-mismatch"})
+
+
+@dataclass(frozen=True)
+class RowInfo:
+    """One row's presentation."""
+
+    lane: str
+    anchor: str
+    todo: str
+
+
+@cache
+def _rows() -> dict[str, RowInfo]:
+    raw = json.loads(resources.files("evidence_gate").joinpath("data/report_rows.json").read_text("utf-8"))
+    return {row: RowInfo(**info) for row, info in raw["rows"].items()}
+
+
+def info(row: str) -> RowInfo:
+    """The row's presentation; a row this file does not know yet is in lane `Other`, documented by the table."""
+    return _rows().get(row, RowInfo(OTHER, "decision-table", "See the finding's message for the fix."))
+
+
+def known_rows() -> frozenset[str]:
+    """The rows `data/report_rows.json` describes."""
+    return frozenset(_rows())
+
+
+def lane_of(row: str) -> str:
+    """The lane a violation row belongs to."""
+    return info(row).lane
+
+
+def violations_by_lane(receipt: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The receipt's violations grouped by lane, lanes in reading order (`Other` last), only lanes with any."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for v in receipt.get("violations") or []:
+        if isinstance(v, dict):
+            out.setdefault(lane_of(str(v.get("row"))), []).append(v)
+    order = [*LANES, OTHER]
+    return {lane: out[lane] for lane in order if lane in out}
