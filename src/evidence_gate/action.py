@@ -37,7 +37,7 @@ DEFAULTS = {
     "mode": "gate",
     "shard": "",
 }
-MODES = ("gate", "merge")
+MODES = ("gate", "merge", "publish")
 FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
 FALLBACK = "annotations are printed as workflow commands and the verdict is this step's exit code"
 # Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
@@ -203,6 +203,10 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
         if not event_path:
             raise GateError("GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions",
                             usage=True)
+        if inputs.mode == "publish":
+            from evidence_gate import action_publish  # noqa: PLC0415 - a mode of its own, on workflow_run
+
+            return action_publish.run(run, inputs, Path(event_path), now)
         event = load_event(Path(event_path), env.get("GITHUB_EVENT_NAME") or None)
         if inputs.mode == "merge":
             from evidence_gate import action_merge  # noqa: PLC0415
