@@ -310,3 +310,26 @@ def test_a_merge_group_run_is_not_published(honest: tuple[Fork, bytes], github: 
     code, printed, _ = _publish(fork, github, results, event="merge_group")
     assert code == EXIT_PASS
     assert github.runs == {} and "nothing to publish" in printed
+
+
+@pytest.mark.parametrize(("label", "edit", "message"), [
+    ("ledgers dropped", lambda r: r["properties"].update(ledgers=[]), "no ledger for properties/test_double.py"),
+    ("status softened", lambda r: r["properties"]["ledgers"][0].update(status="freeze_eligible"),
+     "does not close as it says"),
+    ("plan shortened", lambda r: r["properties"].update(plan=[11]), "is not the baseline's"),
+    ("seeds dropped", lambda r: r["properties"]["ledgers"][0].update(planned_seeds=[11], attempted_seeds=[11]),
+     "the whole plan"),
+])
+def test_an_edited_seed_ledger_voids_the_property_results(honest: tuple[Fork, bytes], github: FakeGitHub,
+                                                          results: FakeResultsService, label: str, edit: Any,
+                                                          message: str) -> None:
+    """A receipt for the right commits whose ledgers were edited is not accepted: run-integrity, never success."""
+    fork, data = honest
+    receipt = _receipt(data)
+    edit(receipt)
+    github.add_artifact(RUN_ID, NAME, build_zip([("receipt.json", canonical_bytes(receipt))]))
+    code, _, published = _publish(fork, github, results)
+    assert code == EXIT_FAIL, label
+    assert published["decision"]["row"] == "run-integrity"
+    assert message in published["violations"][-1]["message"], published["violations"]
+    assert published["published_from"]["accepted"] is False

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import action_verdict, decision, gate
+from evidence_gate import action_verdict, decision, gate, seed_ledger
 from evidence_gate.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
 from evidence_gate.config import CONFIG_PATH
 from evidence_gate.errors import GateError
@@ -286,7 +286,39 @@ def _accept(repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, bas
         return False, Violation("run-integrity", f"the patch changes {', '.join(touched[:5])}, which decides what "
                                 "the fork's run executed: its property results are not accepted; a maintainer must "
                                 "land that change on the base branch first")
+    broken = ledgers_problem(ours, theirs, merge)
+    if broken:
+        return False, Violation("run-integrity", f"the receipt's seed ledgers do not hold up ({broken}): its "
+                                "property results are not accepted; re-run the gate workflow on the pull request")
     return True, None
+
+
+def ledgers_problem(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> str | None:
+    """What is inconsistent in the fork's seed ledgers against the baseline's plan and list, or None.
+
+    The fork's run is the base branch's workflow, so its ledgers should be the gate's own; this re-closes each one and
+    checks it covers the plan for every listed property, so an edited receipt cannot drop or soften a ledger.
+    """
+    if theirs.get("mode", {}).get("run") is False:
+        return None  # the base's workflow runs the static lanes only; the receipt says so and holds no ledger
+    props = theirs.get("properties", {})
+    if props.get("skipped"):
+        return f"the properties were not run: {str(props['skipped'])[:200]}"
+    plan = ours["config"].get("effective", {}).get("properties", {}).get("seeds")
+    if props.get("plan") != plan:
+        return f"plan {props.get('plan')} is not the baseline's {plan}"
+    ledgers = [x for x in props.get("ledgers", []) if isinstance(x, dict)]
+    for ledger in ledgers:
+        if ledger.get("patch_id") != merge or sorted(ledger.get("planned_seeds") or []) != sorted(plan or []):
+            return f"ledger {str(ledger.get('property_id'))[:100]} is not for {merge[:12]} and the whole plan"
+        if seed_ledger.close(ledger) != ledger.get("status"):
+            return f"ledger {str(ledger.get('property_id'))[:100]} does not close as it says ({ledger.get('status')})"
+    ids = [str(x.get("property_id")) for x in ledgers]
+    for entry in ours["properties"].get("list", []):
+        node = str(entry.get("node"))
+        if not any(i == node or i.startswith(node + "::") for i in ids):
+            return f"no ledger for {node[:100]}"
+    return None
 
 
 def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any) -> dict[str, Any]:
