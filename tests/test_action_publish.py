@@ -333,3 +333,27 @@ def test_an_edited_seed_ledger_voids_the_property_results(honest: tuple[Fork, by
     assert published["decision"]["row"] == "run-integrity"
     assert message in published["violations"][-1]["message"], published["violations"]
     assert published["published_from"]["accepted"] is False
+
+
+def test_a_receipt_against_an_older_base_is_stale(honest: tuple[Fork, bytes], github: FakeGitHub,
+                                                  results: FakeResultsService) -> None:
+    """The base moved on (and GitHub's merge ref with it): re-running an old run cannot publish old evidence."""
+    fork, data = honest
+    fork.origin.checkout("main")
+    newer = fork.origin.commit("base moves on", {"README.md": "newer\n"})
+    fork.origin.git("update-ref", "refs/pull/7/merge", fork.origin.merge_ref(newer, fork.head))
+    github.add_artifact(RUN_ID, NAME, data)
+    code, _, receipt = _publish(fork, github, results)
+    assert code == EXIT_PRECONDITION
+    assert "an older commit of the base branch" in receipt["violations"][0]["message"]
+
+
+def test_a_base_that_moved_before_github_refreshed_the_merge_ref_still_publishes(
+        honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService) -> None:
+    """GitHub recomputes refs/pull/N/merge lazily: while it still names the run's baseline, the receipt is current."""
+    fork, data = honest
+    fork.origin.checkout("main")
+    fork.origin.commit("base moves on", {"README.md": "newer\n"})
+    github.add_artifact(RUN_ID, NAME, data)
+    code, printed, _ = _publish(fork, github, results)
+    assert code == EXIT_PASS, printed

@@ -164,6 +164,13 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     if not repo.is_ancestor(str(baseline), f"{REF}/base"):
         raise Refused("event-mismatch", f"the receipt's baseline {str(baseline)[:12]} is not a commit of the base "
                       "branch: its configuration and locked evidence would not be the base's")
+    tip, current = repo.resolve(f"{REF}/base"), repo.resolve(f"{REF}/merge")
+    current_base = repo.parents(current)[0] if current else None
+    if baseline not in (tip, current_base):
+        # A re-run of an old run would judge the PR against evidence the base branch has since changed.
+        raise Refused("event-mismatch", f"the receipt judged the pull request against {str(baseline)[:12]}, an older "
+                      f"commit of the base branch (now {str(tip)[:12]}); push to the pull request (or close and "
+                      "re-open it) so the gate runs on the current base")
     tree = repo.merge_tree(str(baseline), t.head_sha)
     if tree is None or tree != repo.tree_oid(str(merge)):
         raise Refused("event-mismatch", f"the tree of {str(merge)[:12]} is not the clean merge of the pull request "
