@@ -265,3 +265,38 @@ def test_bad_mode_and_shard_inputs_are_usage_errors(tmp_path: Path, shared_dir: 
     code, printed = _run(runner_env(tmp_path, repo.path, event, None, **inputs))
     assert code == EXIT_USAGE
     assert message in printed
+
+
+def test_shards_of_matrices_of_different_sizes_are_refused(matrix: Matrix, results: FakeResultsService,
+                                                           github: FakeGitHub) -> None:
+    """A stray `-1-of-3` beside a complete 2-shard set: named, and 2/3 and 3/3 reported missing."""
+    _plant(results, {**matrix.zips, f"{NAME}-1-of-3": matrix.zips[f"{NAME}-1-of-2"],
+                     f"{NAME}-01-of-2": b"ignored: not a shard name", f"{NAME}-x-1-of-2": b"ignored too"})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL
+    messages = [v["message"] for v in merged["violations"]]
+    assert any("matrices of different sizes ([2, 3])" in m for m in messages), messages
+    assert any("shard 3/3 uploaded no receipt" in m for m in messages), messages
+    assert results.state.downloads == [f"{NAME}-1-of-3"]  # the look-alike names are not shards
+
+
+def test_cli_merge_applies_the_receipt_size_cap_and_the_schema(matrix: Matrix, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`evidence-gate merge` refuses a receipt file over 1 MiB before parsing it, and one that breaks the schema."""
+    from evidence_gate import cli
+
+    good = tmp_path / "one.json"
+    good.write_bytes(_receipt_bytes(matrix.zips[f"{NAME}-1-of-2"]))
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (1 << 20) + b"{}")
+    assert cli.main(["merge", str(good), str(big), "--receipt", str(tmp_path / "m.json")]) == EXIT_USAGE
+    assert "over the 1048576-byte cap" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**json.loads(good.read_text()), "ok": "yes"}), encoding="utf-8")
+    assert cli.main(["merge", str(good), str(broken), "--receipt", str(tmp_path / "m.json")]) == EXIT_USAGE
+    assert "breaks the receipt schema" in capsys.readouterr().err
+
+
+def _receipt_bytes(data: bytes) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return archive.read("receipt.json")
