@@ -154,6 +154,10 @@ def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> di
         return shard_merge.merge([r for _, (_, r) in ordered], [name for _, (name, _) in ordered])
     except GateError as exc:
         return _failing(collected, expected, [Violation("run-integrity", exc.describe())])
+    except (KeyError, TypeError, ValueError, IndexError) as exc:  # schema-valid yet unmergeable: fail closed
+        return _failing(collected, expected, [Violation(
+            "run-integrity", f"the shard receipts could not be merged ({type(exc).__name__}: {exc}); re-run the "
+            "matrix")])
 
 
 def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, now: Callable[[], datetime]) -> int:

@@ -366,7 +366,11 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now
                      "request: its own job posted the check run; nothing to publish")
         return 0
     repo = Repo(Path(env.get("GITHUB_WORKSPACE") or "."))
-    receipt = verdict(reporter, inputs, t, repo, inputs.today or now().date())
+    try:
+        receipt = verdict(reporter, inputs, t, repo, inputs.today or now().date())
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a receipt shaped to crash us
+        receipt = _refused(t, [Violation("run-integrity", f"the receipt of run {t.run_id} could not be checked "
+                                         f"({type(exc).__name__}: {exc}); it is not accepted")])
     receipt_path = Path(inputs.receipt_path)
     if not receipt_path.is_absolute():
         receipt_path = Path(env.get("GITHUB_WORKSPACE") or ".") / receipt_path
