@@ -300,3 +300,24 @@ def test_cli_merge_applies_the_receipt_size_cap_and_the_schema(matrix: Matrix, t
 def _receipt_bytes(data: bytes) -> bytes:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return archive.read("receipt.json")
+
+
+def test_a_merge_group_matrix_merges_on_the_group_commit(tmp_path: Path, shared_dir: Path,
+                                                         results: FakeResultsService, github: FakeGitHub) -> None:
+    """In a merge queue the shards judge the group's commit; the merge posts on it (no GITHUB_SHA needed)."""
+    repo, base, head, _merge_sha, _event = _pull_request(tmp_path, shared_dir, {"src/calc.py": GREEN})
+    repo.checkout(head)
+    payload = json.loads((shared_dir / "github-api/events/merge_group.checks_requested.1.json").read_text("utf-8"))
+    payload["merge_group"]["base_sha"], payload["merge_group"]["head_sha"] = base, head
+    payload["repository"]["full_name"] = "octo/repo"
+    event = tmp_path / "merge_group.json"
+    event.write_text(json.dumps(payload), encoding="utf-8")
+    m = Matrix(tmp_path, repo, base, head, head, event, {})
+    for job, inputs in (("s1", {"shard": "1/2"}), ("s2", {"shard": "2/2"}), ("merge", {"mode": "merge"})):
+        env = _job_env(m, results, job, github.url, **inputs)
+        env["GITHUB_EVENT_NAME"] = "merge_group"
+        del env["GITHUB_SHA"]
+        code, printed = _run(env)
+        assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert (run["head_sha"], run["conclusion"]) == (head, "success")
