@@ -357,3 +357,17 @@ def test_a_base_that_moved_before_github_refreshed_the_merge_ref_still_publishes
     github.add_artifact(RUN_ID, NAME, data)
     code, printed, _ = _publish(fork, github, results)
     assert code == EXIT_PASS, printed
+
+
+def test_no_artifact_and_no_merge_ref_still_fails_with_both_reasons(honest: tuple[Fork, bytes], github: FakeGitHub,
+                                                                    results: FakeResultsService) -> None:
+    """A conflicting PR (GitHub made no merge ref) whose run uploaded nothing: failing, naming both causes."""
+    fork, _ = honest
+    fork.origin.git("update-ref", "-d", "refs/pull/7/merge")
+    code, _, receipt = _publish(fork, github, results)
+    assert code == EXIT_PRECONDITION
+    messages = [v["message"] for v in receipt["violations"]]
+    assert "a pull request with merge conflicts has no merge ref" in messages[0]
+    assert "uploaded no artifact named" in messages[1]
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"

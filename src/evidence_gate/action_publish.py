@@ -154,8 +154,9 @@ def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) 
 def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     """`merge` is a clean merge of `t.head_sha` into `baseline`, a commit of the base branch."""
     if not (_hex40(baseline) and _hex40(merge)) or not repo.has_object(str(merge)):
-        raise Refused("event-mismatch", f"the receipt names commits ({str(baseline)[:12]}, {str(merge)[:12]}) that "
-                      "are not in this repository's history; re-run the gate workflow on the pull request")
+        raise Refused("event-mismatch", f"the commits to judge ({str(baseline)[:12]}, {str(merge)[:12]}: the "
+                      "receipt's, else GitHub's merge ref) are not in this repository's history; re-run the gate "
+                      "workflow on the pull request (a pull request with merge conflicts has no merge ref)")
     parents = repo.parents(str(merge))
     if parents != [baseline, t.head_sha]:
         raise Refused("event-mismatch", f"the receipt judged {str(merge)[:12]}, a merge of "
