@@ -371,3 +371,19 @@ def test_no_artifact_and_no_merge_ref_still_fails_with_both_reasons(honest: tupl
     assert "uploaded no artifact named" in messages[1]
     (run,) = github.runs.values()
     assert run["conclusion"] == "failure"
+
+
+def test_api_errors_are_retried_then_fail_closed(honest: tuple[Fork, bytes], github: FakeGitHub,
+                                                 results: FakeResultsService) -> None:
+    """Two 502s are retried and the verdict still publishes; a 403 on the artifacts list is a failure naming it."""
+    fork, data = honest
+    github.add_artifact(RUN_ID, NAME, data)
+    github.fail("GET", Scripted(502), Scripted(502))
+    assert _publish(fork, github, results)[0] == EXIT_PASS
+    github.fail("GET", Scripted(200, body=[github.pulls[7]]),  # the PR lookup, then the artifacts list refused
+                Scripted(403, body={"message": "Resource not accessible by integration"}))
+    results.state.artifacts.clear()
+    code, _, receipt = _publish(fork, github, results, job="publish-403")
+    assert code == EXIT_FAIL
+    assert "could not be downloaded" in receipt["violations"][-1]["message"]
+    assert "HTTP 403" in receipt["violations"][-1]["message"]
