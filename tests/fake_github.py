@@ -3,6 +3,11 @@
 Every request body is validated against GitHub's published request schemas (`shared/github-api/check-runs.json`)
 and every answer against the response schemas, so a test fails when either side drifts from the real API.
 Failures are scripted per method: 502, 429 with Retry-After, rate-limit 403, 422, 403.
+
+For `mode: publish` it also serves a workflow run's artifacts (`GET .../actions/runs/{id}/artifacts`, the zip as a
+302 to a separate blob store that refuses a request carrying the API token) and pull requests (`GET .../pulls/{n}`,
+`GET .../pulls?head=owner:branch`); those answers are validated against the response schemas extracted into
+`tests/data/github-api-publish.json`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,40 @@ from urllib.parse import parse_qs, urlsplit
 import jsonschema
 
 from local_server import LocalServer
+
+PUBLISH_SCHEMAS = Path(__file__).parent / "data" / "github-api-publish.json"
+
+
+class BlobStore(LocalServer):
+    """Signed-URL blob storage for artifact zips: serves `/zip/{id}?sig=...`, records the auth it was sent."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[int, bytes] = {}
+        self.auth: list[str | None] = []
+        super().__init__()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        store = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                """Keep test output quiet."""
+
+            def do_GET(self) -> None:
+                split = urlsplit(self.path)
+                store.auth.append(self.headers.get("Authorization"))
+                m = re.fullmatch(r"/zip/(\d+)", split.path)
+                ok = m is not None and int(m.group(1)) in store.blobs and parse_qs(split.query).get("sig") == ["b10b"]
+                data = store.blobs[int(m.group(1))] if ok and m else b"<Error>AuthenticationFailed</Error>"
+                # Blob storage refuses a second credential beside the signature, as Azure does.
+                status = 200 if ok and not self.headers.get("Authorization") else 403
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data) if status == 200 else 0))
+                self.end_headers()
+                if status == 200:
+                    self.wfile.write(data)
+
+        return Handler
 
 
 def _nullable(schema: Any) -> Any:
@@ -72,6 +111,14 @@ class FakeGitHub(LocalServer):
         self.runs: dict[int, dict[str, Any]] = {}
         self.annotations: dict[int, list[dict[str, Any]]] = {}
         self.script: dict[str, list[Scripted]] = {}
+        publish = json.loads(PUBLISH_SCHEMAS.read_text(encoding="utf-8"))
+        self._validators["artifacts_200"] = jsonschema.Draft7Validator(
+            _nullable(publish["list_workflow_run_artifacts"]["response_200"]))
+        self._validators["pull_200"] = jsonschema.Draft7Validator(
+            _nullable(publish["get_pull_request"]["response_200"]))
+        self.run_artifacts: dict[int, list[dict[str, Any]]] = {}
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.blob_store = BlobStore()
         self._next_id = 1000
         self._lock = threading.Lock()
         super().__init__()
@@ -80,6 +127,66 @@ class FakeGitHub(LocalServer):
     def url(self) -> str:
         """The API base URL (what GITHUB_API_URL would be)."""
         return self.origin + self.prefix
+
+    def start(self) -> FakeGitHub:
+        """Serve the API and its blob store."""
+        self.blob_store.start()
+        return super().start()
+
+    def stop(self) -> None:
+        """Stop both servers."""
+        self.blob_store.stop()
+        super().stop()
+
+    def add_artifact(self, run_id: int, name: str, data: bytes, *, expired: bool = False,
+                     size: int | None = None) -> dict[str, Any]:
+        """An artifact of workflow run `run_id` holding `data` (its listed size can be made to lie)."""
+        import hashlib
+
+        self._next_id += 1
+        art_id = self._next_id
+        self.blob_store.blobs[art_id] = data
+        artifact = {
+            "id": art_id, "node_id": f"MDg6QXJ0aWZhY3Q{art_id}", "name": name,
+            "size_in_bytes": len(data) if size is None else size,
+            "url": f"{self.url}/repos/octo/repo/actions/artifacts/{art_id}",
+            "archive_download_url": f"{self.url}/repos/octo/repo/actions/artifacts/{art_id}/zip",
+            "expired": expired, "created_at": "2026-09-10T12:00:00Z", "expires_at": "2026-12-09T12:00:00Z",
+            "updated_at": "2026-09-10T12:00:00Z", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+            "workflow_run": {"id": run_id, "repository_id": 1, "head_repository_id": 2, "head_branch": "patch",
+                             "head_sha": "0" * 40},
+        }
+        self.run_artifacts.setdefault(run_id, []).append(artifact)
+        return artifact
+
+    def _route_publish(self, method: str, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, str], Any]:
+        """The artifacts and pulls endpoints `mode: publish` reads."""
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts", path)
+        if method == "GET" and m:
+            name = (query.get("name") or [None])[0]
+            found = [a for a in self.run_artifacts.get(int(m.group(2)), []) if name is None or a["name"] == name]
+            answer = {"total_count": len(found), "artifacts": found}
+            self.problems += self._check("artifacts_200", answer)
+            return 200, {}, answer
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip", path)
+        if method == "GET" and m:
+            if int(m.group(2)) not in self.blob_store.blobs:
+                return 404, {}, {"message": "Not Found"}
+            return 302, {"Location": f"{self.blob_store.origin}/zip/{m.group(2)}?sig=b10b"}, {}
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)
+        if method == "GET" and m:
+            pr = self.pulls.get(int(m.group(2)))
+            if pr is None:
+                return 404, {}, {"message": "Not Found"}
+            self.problems += self._check("pull_200", pr)
+            return 200, {}, pr
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls", path)
+        if method == "GET" and m:
+            head = (query.get("head") or [""])[0]
+            found = [pr for pr in self.pulls.values() if pr["state"] == "open"
+                     and f"{pr['head']['repo']['owner']['login']}:{pr['head']['ref']}" == head]
+            return 200, {}, found
+        return 404, {}, {"message": "Not Found"}
 
     def fail(self, method: str, *answers: Scripted) -> None:
         """Answer the next requests with this method with `answers`, in order."""
@@ -189,7 +296,7 @@ class FakeGitHub(LocalServer):
             runs = [self._run_body(i) for i, r in self.runs.items()
                     if r["head_sha"] == m.group(2) and (name is None or r["name"] == name)]
             return 200, {}, {"total_count": len(runs), "check_runs": runs}
-        return 404, {}, {"message": "Not Found"}
+        return self._route_publish(method, path, query)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

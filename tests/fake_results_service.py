@@ -1,12 +1,17 @@
-"""A stand-in for the Actions results service and its blob store: twirp JSON endpoints and a signed-URL PUT.
+"""A stand-in for the Actions results service and its blob store: twirp JSON endpoints and signed-URL PUT/GET.
 
 It records what it received (the blob's size and sha256, the finalize request) so tests compare the client's
-claims with the bytes that actually arrived.
+claims with the bytes that actually arrived. Every twirp body is checked against the fields of
+`results/api/v1/artifact.proto` (as @actions/artifact sends them: proto field names, int64 as strings): an unknown
+field, a wrong type or another job's ids is a recorded problem and a 400. Jobs of one run get their own runtime
+tokens (`job_token`), as the matrix jobs of a workflow run do; artifacts are stored per run, listed for any of
+its jobs, and a second artifact with one name in a run is refused with 409, as the real service does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -18,6 +23,17 @@ from local_server import LocalServer
 SERVICE = "/twirp/github.actions.results.api.v1.ArtifactService/"
 RUN_ID = "ce7f54c7-61c7-4aae-887f-30da475f5f1a"
 JOB_ID = "ca395085-040a-526b-2ce8-bdc85f692774"
+# The request fields each method accepts, with their JSON types (artifact.proto).
+FIELDS: dict[str, dict[str, type]] = {
+    "CreateArtifact": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str,
+                       "expires_at": str, "version": int, "mime_type": str},
+    "FinalizeArtifact": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str,
+                         "size": str, "hash": str},
+    "ListArtifacts": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name_filter": str,
+                      "id_filter": str},
+    "GetSignedArtifactURL": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str},
+}
+REQUIRED = {"workflow_run_backend_id", "workflow_job_run_backend_id"}
 
 
 def runtime_token(scp: str = f"Actions.GenericRead:x Actions.Results:{RUN_ID}:{JOB_ID}") -> str:
@@ -44,6 +60,22 @@ class Blob:
 
 
 @dataclass
+class Stored:
+    """One finalized artifact of the run."""
+
+    database_id: int
+    name: str
+    job_id: str
+    data: bytes
+    created_at: str = "2026-09-10T12:00:00Z"
+
+    @property
+    def digest(self) -> str:
+        """`sha256:` of the zip, as the service records it for v4 uploads."""
+        return "sha256:" + hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
 class State:
     """What the service saw."""
 
@@ -53,6 +85,9 @@ class State:
     auth: list[str | None] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     failures: dict[str, list[int]] = field(default_factory=dict)
+    artifacts: list[Stored] = field(default_factory=list)
+    listed: list[dict[str, Any]] = field(default_factory=list)
+    downloads: list[str] = field(default_factory=list)
 
 
 class FakeResultsService(LocalServer):
@@ -60,8 +95,51 @@ class FakeResultsService(LocalServer):
 
     def __init__(self, token: str) -> None:
         self.token = token
+        self.jobs = {token: JOB_ID}  # runtime token -> the job backend id it carries
         self.state = State()
+        self._ids = itertools.count(4242)
         super().__init__()
+
+    def job_token(self, job_id: str) -> str:
+        """The runtime token of another job of the same run (a matrix job, the merge job)."""
+        token = runtime_token(f"Actions.GenericRead:x Actions.Results:{RUN_ID}:{job_id}")
+        self.jobs[token] = job_id
+        return token
+
+    def plant(self, name: str, data: bytes, *, job_id: str = JOB_ID) -> Stored:
+        """Store an artifact as if a job had uploaded it (hostile zips, receipts of another run)."""
+        stored = Stored(next(self._ids), name, job_id, data)
+        self.state.artifacts.append(stored)
+        return stored
+
+    def _problems(self, method: str, body: Any, job_id: str) -> list[str]:
+        """What is wrong with a twirp body for `method`, sent with the token of `job_id`."""
+        fields = FIELDS.get(method)
+        if fields is None or not isinstance(body, dict):
+            return [f"{method}: unknown method or a body that is not an object"]
+        out = [f"{method}: unknown field {k!r}" for k in body if k not in fields]
+        out += [f"{method}: {k} is {type(v).__name__}, not {fields[k].__name__}" for k, v in body.items()
+                if k in fields and (not isinstance(v, fields[k]) or isinstance(v, bool))]
+        out += [f"{method}: {k} missing" for k in sorted(REQUIRED | ({"name"} if "name" in fields else set()))
+                if not body.get(k)]
+        if body.get("workflow_run_backend_id") != RUN_ID:
+            out.append(f"{method}: another run's id {body.get('workflow_run_backend_id')}")
+        # Create, Finalize and List are asked with the caller's own job; GetSigned with the artifact's.
+        if method != "GetSignedArtifactURL" and body.get("workflow_job_run_backend_id") != job_id:
+            out.append(f"{method}: job id {body.get('workflow_job_run_backend_id')} is not the token's {job_id}")
+        if method == "ListArtifacts" and "id_filter" in body and not str(body["id_filter"]).isdigit():
+            out.append(f"ListArtifacts: id_filter {body['id_filter']!r} is not an int64 string")
+        if method == "FinalizeArtifact" and not (str(body.get("size", "")).isdigit()
+                                                 and str(body.get("hash", "")).startswith("sha256:")):
+            out.append(f"FinalizeArtifact fields: {body}")
+        return out
+
+    def _listing(self, body: dict[str, Any]) -> dict[str, Any]:
+        chosen = [a for a in self.state.artifacts
+                  if body.get("name_filter") in (None, a.name) and body.get("id_filter") in (None, str(a.database_id))]
+        return {"artifacts": [{"workflow_run_backend_id": RUN_ID, "workflow_job_run_backend_id": a.job_id,
+                               "database_id": str(a.database_id), "name": a.name, "size": str(len(a.data)),
+                               "created_at": a.created_at, "digest": a.digest} for a in chosen]}
 
     @property
     def url(self) -> str:
@@ -98,8 +176,10 @@ class FakeResultsService(LocalServer):
             def do_POST(self) -> None:
                 split = urlsplit(self.path)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
-                state.auth.append(self.headers.get("Authorization"))
-                if self.headers.get("Authorization") != f"Bearer {fake.token}":
+                auth = self.headers.get("Authorization") or ""
+                state.auth.append(auth or None)
+                job_id = fake.jobs.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+                if job_id is None:
                     self._answer(401, {"code": "unauthenticated", "msg": "bad token"})
                     return
                 if self.headers.get("Content-Type") != "application/json":
@@ -107,24 +187,54 @@ class FakeResultsService(LocalServer):
                 method = split.path.removeprefix(SERVICE)
                 if self._failure(method):
                     return
-                ids_ok = (body.get("workflow_run_backend_id") == RUN_ID
-                          and body.get("workflow_job_run_backend_id") == JOB_ID and body.get("name"))
-                if not ids_ok:
-                    state.problems.append(f"{method}: bad ids in {body}")
-                    self._answer(400, {"code": "invalid_argument", "msg": "bad ids"})
+                problems = fake._problems(method, body, job_id)
+                if problems:
+                    state.problems.extend(problems)
+                    self._answer(400, {"code": "invalid_argument", "msg": "; ".join(problems)})
                     return
+                self._route(method, body, job_id)
+
+            def _route(self, method: str, body: dict[str, Any], job_id: str) -> None:
                 if method == "CreateArtifact":
                     if body.get("version") != 4:
                         state.problems.append(f"CreateArtifact version {body.get('version')}")
+                    if any(a.name == body["name"] for a in state.artifacts):
+                        self._answer(409, {"code": "already_exists", "msg": "an artifact with this name already "
+                                                                            "exists on the workflow run"})
+                        return
                     state.created.append(body)
                     self._answer(200, {"ok": True, "signed_upload_url": f"{fake.url}blob/{body['name']}?sig=s3cr3t"})
                 elif method == "FinalizeArtifact":
                     state.finalized.append(body)
-                    if not isinstance(body.get("size"), str) or not str(body.get("hash", "")).startswith("sha256:"):
-                        state.problems.append(f"FinalizeArtifact fields: {body}")
-                    self._answer(200, {"ok": True, "artifact_id": "4242"})
-                else:
-                    self._answer(404, {"code": "bad_route", "msg": method})
+                    blob = state.blobs.get(body["name"])
+                    stored = fake.plant(body["name"], blob.data if blob else b"", job_id=job_id)
+                    self._answer(200, {"ok": True, "artifact_id": str(stored.database_id)})
+                elif method == "ListArtifacts":
+                    state.listed.append(body)
+                    self._answer(200, fake._listing(body))
+                elif method == "GetSignedArtifactURL":
+                    found = [a for a in state.artifacts if a.name == body["name"]
+                             and a.job_id == body["workflow_job_run_backend_id"]]
+                    if not found:
+                        self._answer(404, {"code": "not_found", "msg": "artifact not found"})
+                        return
+                    self._answer(200, {"signed_url": f"{fake.url}download/{found[-1].database_id}?sig=r34d"})
+
+            def do_GET(self) -> None:
+                split = urlsplit(self.path)
+                if self._failure("download"):
+                    return
+                found = [a for a in state.artifacts if split.path == f"/download/{a.database_id}"]
+                if parse_qs(split.query).get("sig") != ["r34d"] or not found:
+                    state.problems.append(f"blob GET without signature or of no artifact: {self.path}")
+                    self._answer(403, {"msg": "signature"})
+                    return
+                state.downloads.append(found[0].name)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/zip")
+                self.send_header("Content-Length", str(len(found[0].data)))
+                self.end_headers()
+                self.wfile.write(found[0].data)
 
             def do_PUT(self) -> None:
                 split = urlsplit(self.path)

@@ -24,6 +24,8 @@ INPUTS = {
     "artifact-name": "evidence-gate-receipt",
     "receipt-path": "receipt.json",
     "today": "",
+    "mode": "gate",
+    "shard": "",
 }
 OUTPUTS = ["decision", "row", "ok", "receipt-path", "check-run-id", "artifact-id"]
 PINNED_CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"

@@ -34,7 +34,10 @@ DEFAULTS = {
     "artifact-name": "evidence-gate-receipt",
     "receipt-path": "receipt.json",
     "today": "",
+    "mode": "gate",
+    "shard": "",
 }
+MODES = ("gate", "merge", "publish")
 FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
 FALLBACK = "annotations are printed as workflow commands and the verdict is this step's exit code"
 # Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
@@ -52,6 +55,8 @@ class Inputs:
     artifact_name: str
     receipt_path: str
     today: date | None
+    mode: str = "gate"
+    shard: tuple[int, int] | None = None
 
 
 def read_input(env: Mapping[str, str], name: str) -> str:
@@ -83,9 +88,30 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
     check_name = read_input(env, "check-name")
     if len(check_name) > 100 or any(not c.isprintable() for c in check_name):
         raise GateError("input check-name must be printable and at most 100 characters", usage=True)
+    mode, shard = _mode_and_shard(env)
+    if shard is not None and not _bool(env, "upload-artifact"):
+        raise GateError("input shard needs upload-artifact: true", fix="the merge job reads each shard's receipt "
+                        "from its artifact; remove `upload-artifact: false`", usage=True)
     return Inputs(token=read_input(env, "github-token"), check_name=check_name, run=_bool(env, "run-properties"),
                   upload=_bool(env, "upload-artifact"), artifact_name=read_input(env, "artifact-name"),
-                  receipt_path=read_input(env, "receipt-path"), today=today)
+                  receipt_path=read_input(env, "receipt-path"), today=today, mode=mode, shard=shard)
+
+
+def _mode_and_shard(env: Mapping[str, str]) -> tuple[str, tuple[int, int] | None]:
+    """`mode` and `shard: K/N`; a shard belongs to `mode: gate` only (the merge job reads N from the artifacts)."""
+    mode = read_input(env, "mode")
+    if mode not in MODES:
+        raise GateError(f"input mode is {mode!r}", fix=f"set `mode:` to one of {', '.join(MODES)}", usage=True)
+    text = read_input(env, "shard")
+    if not text:
+        return mode, None
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n) <= 1000):
+        raise GateError(f"input shard is {text!r}, not K/N with 1 <= K <= N <= 1000",
+                        fix="set `shard: ${{ matrix.shard }}/N` with `matrix: {shard: [1, ..., N]}`", usage=True)
+    if mode != "gate":
+        raise GateError(f"input shard is set in mode: {mode}", fix="set `shard:` on the matrix job only", usage=True)
+    return mode, (int(k), int(n))
 
 
 def _clean(text: str) -> str:
@@ -161,7 +187,15 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
         if not event_path:
             raise GateError("GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions",
                             usage=True)
+        if inputs.mode == "publish":
+            from evidence_gate import action_publish  # noqa: PLC0415 - a mode of its own, on workflow_run
+
+            return action_publish.run(run, inputs, Path(event_path), now)
         event = load_event(Path(event_path), env.get("GITHUB_EVENT_NAME") or None)
+        if inputs.mode == "merge":
+            from evidence_gate import action_merge  # noqa: PLC0415
+
+            return action_merge.run(run, inputs, event, now)
     except GateError as exc:
         run.say(annotation("error", str(exc)))
         _write_summary(env, f"## evidence-gate: usage error\n\n{job_summary.fenced(str(exc))}\n")
@@ -177,7 +211,10 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
     started: list[tuple[Any, int | None]] = []
     starter = threading.Thread(target=lambda: started.append(_start_check(run, inputs, event, repository, now)),
                                name="check-run-start", daemon=True)
-    starter.start()
+    if inputs.shard is None:  # a shard's verdict is partial: only the merge job posts the check run
+        starter.start()
+    else:
+        run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
 
     missing: GateError | None = None
     try:
@@ -191,10 +228,11 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
         code = EXIT_PRECONDITION
     else:
         opts = gate.CheckOptions(repo=workspace, head="HEAD", event=event, today=inputs.today or now().date(),
-                                 run=inputs.run)
+                                 run=inputs.run, shard=inputs.shard)
         receipt, code = gate.evaluate(opts, receipt_path)
 
-    starter.join()
+    if inputs.shard is None:
+        starter.join()
     checks, run_id = started[0] if started else (None, None)
     data = receipt_path.read_bytes()
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -210,7 +248,7 @@ def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callabl
     if checks is not None and run_id is not None:
         report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
         run_id = _complete_check(run, checks, run_id, report, now)
-    if run_id is None:
+    if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
         levels = {"failure": "error", "warning": "warning", "notice": "notice"}
         for a in check_report.annotations_for(receipt):
@@ -283,8 +321,13 @@ def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.Ch
 def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
     from evidence_gate import artifact_upload  # noqa: PLC0415
 
+    name = inputs.artifact_name
+    if inputs.shard is not None:  # one artifact per shard: a second upload under one name is refused (409)
+        from evidence_gate.action_merge import shard_artifact  # noqa: PLC0415
+
+        name = shard_artifact(name, inputs.shard)
     try:
-        done = artifact_upload.upload(run.env, inputs.artifact_name,
+        done = artifact_upload.upload(run.env, name,
                                       [("receipt.json", data), ("report.txt", text.encode("utf-8"))],
                                       sleep=run.sleep)
     except artifact_upload.ArtifactUnavailable as exc:
@@ -294,6 +337,6 @@ def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
     except Exception as exc:  # noqa: BLE001 - ArtifactError or a client bug: the receipt is still on disk
         run.warn_once(f"artifact upload failed ({exc}); the receipt stays at {inputs.receipt_path}")
         return ""
-    run.say(command("notice", f"receipt uploaded as artifact {inputs.artifact_name} ({done.size} bytes; the zip's "
+    run.say(command("notice", f"receipt uploaded as artifact {name} ({done.size} bytes; the zip's "
                               f"{done.sha256}, not receipt.json's)"))
     return done.artifact_id

@@ -87,11 +87,12 @@ class ResultsClient:
         self._sleep = sleep
         self._timeout = timeout
 
-    def _send(self, what: str, request: urllib.request.Request) -> bytes:
+    def _send(self, what: str, request: urllib.request.Request, limit: int | None = None) -> bytes:
+        """The answer's body (at most `limit` + 1 bytes when a limit is given, so the caller can see it was over)."""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - http(s) checked
-                    return bytes(response.read())
+                    return bytes(response.read() if limit is None else response.read(limit + 1))
             except urllib.error.HTTPError as exc:
                 body = exc.read()[:300].decode("utf-8", "replace")
                 if not (exc.code >= 500 or exc.code == 429) or attempt == MAX_ATTEMPTS:
@@ -105,8 +106,8 @@ class ResultsClient:
             self._sleep(wait)
         raise AssertionError("unreachable")
 
-    def twirp(self, method: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST one twirp JSON call and return the decoded answer."""
+    def twirp(self, method: str, body: Mapping[str, Any], *, require_ok: bool = True) -> dict[str, Any]:
+        """POST one twirp JSON call and return the decoded answer (List and GetSigned answers carry no `ok`)."""
         request = urllib.request.Request(  # noqa: S310 - the scheme was checked in __init__
             self._base + f"{SERVICE}/{method}", data=json.dumps(body).encode(), method="POST",
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._token}",
@@ -116,7 +117,7 @@ class ResultsClient:
             answer = json.loads(raw)
         except ValueError as exc:
             raise ArtifactError(f"{method}: the answer is not JSON") from exc
-        if not isinstance(answer, dict) or answer.get("ok") is not True:
+        if not isinstance(answer, dict) or (require_ok and answer.get("ok") is not True):
             raise ArtifactError(f"{method}: the service said no: {str(answer)[:300]}")
         return answer
 
@@ -127,6 +128,16 @@ class ResultsClient:
         request = urllib.request.Request(url, data=data, method="PUT", headers={  # noqa: S310 - scheme checked
             "x-ms-blob-type": "BlockBlob", "Content-Type": "application/zip", "Content-Length": str(len(data))})
         self._send("blob upload", request)
+
+    def get_blob(self, url: str, limit: int) -> bytes:
+        """Download a signed blob URL; ArtifactError when it is not http(s) or holds more than `limit` bytes."""
+        if not url.startswith(("https://", "http://")):
+            raise ArtifactError("the service returned a signed URL that is not http(s)")
+        request = urllib.request.Request(url, method="GET", headers={"User-Agent": "evidence-gate"})  # noqa: S310
+        data = self._send("blob download", request, limit)
+        if len(data) > limit:
+            raise ArtifactError(f"the artifact is larger than {limit} bytes")
+        return data
 
 
 def upload(env: Mapping[str, str], name: str, files: Sequence[tuple[str, bytes]], *,

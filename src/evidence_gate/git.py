@@ -213,10 +213,23 @@ class Repo:
         """The bytes of `commit:path` when it is a blob, else None."""
         return self.read_blobs([f"{commit}:{path}"])[f"{commit}:{path}"]
 
-    def fetch(self, remote: str, revs: Sequence[str], *, depth: int | None = None) -> tuple[bool, str]:
-        """`git fetch` of exact commits through the clone's own credentials; (ok, git's stderr)."""
-        args = ["fetch", "--no-tags", "--no-recurse-submodules", "--quiet"]
+    def fetch(self, remote: str, revs: Sequence[str], *, depth: int | None = None,
+              config: Sequence[str] = ()) -> tuple[bool, str]:
+        """`git fetch` of exact commits (or refspecs) through the clone's own credentials, plus `-c` settings such as
+        an auth header; (ok, git's stderr)."""
+        args = [a for setting in config for a in ("-c", setting)]
+        args += ["fetch", "--no-tags", "--no-recurse-submodules", "--quiet"]
         if depth is not None:
             args.append(f"--depth={depth}")
         proc = self.run(*args, remote, *revs, check=False)
         return proc.returncode == 0, proc.stderr.decode("utf-8", "replace").strip()
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor)."""
+        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+
+    def merge_tree(self, base: str, head: str) -> str | None:
+        """The tree id of merging `head` into `base` as a clean merge would (git 2.38+), None on a conflict."""
+        proc = self.run("merge-tree", "--write-tree", "--no-messages", base, head, check=False)
+        first = proc.stdout.decode().split("\n", 1)[0].strip()
+        return first if proc.returncode == 0 and first else None

@@ -14,7 +14,7 @@ from typing import Any
 from evidence_gate import decision, seed_ledger
 from evidence_gate.errors import GateError
 from evidence_gate.model import Violation
-from evidence_gate.receipt import sha256_of, write_receipt
+from evidence_gate.receipt import sha256_of, validate, write_receipt
 from evidence_gate.report import render_json, render_text, violations_of
 from evidence_gate.strict_parse import ParseError, load_json
 
@@ -23,7 +23,11 @@ MAX_RECEIPT = 1 << 20
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_RECEIPT + 1)  # bounded: a huge or endless file (a FIFO, /dev/zero) is refused
+        if len(data) > MAX_RECEIPT:
+            raise GateError(f"shard receipt {path} is over the {MAX_RECEIPT}-byte cap",
+                            fix="pass the receipt.json each --shard run wrote", usage=True)
         value = load_json(data)
     except (OSError, ParseError) as exc:
         raise GateError(f"cannot read shard receipt {path}: {exc}", fix="pass the receipt.json of each --shard run",
@@ -31,6 +35,10 @@ def _load(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict) or value.get("state") != "final":
         raise GateError(f"{path} is not a final receipt", fix="merge only receipts of completed --shard runs",
                         usage=True)
+    problems = validate(value)
+    if problems:
+        raise GateError(f"{path} breaks the receipt schema: {problems[0]}",
+                        fix="pass the receipt.json each --shard run wrote, unedited", usage=True)
     return value
 
 

@@ -1,0 +1,128 @@
+"""Post a finished receipt the way `mode: gate` does: receipt file, log, artifact, check run, summary, outputs.
+
+Used by `mode: merge` and `mode: publish`, whose receipt does not come out of `gate.evaluate` in this job. The
+check run is found again by its external id, so a re-run of the job updates the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from evidence_gate import job_summary
+from evidence_gate.receipt import scrub, write_receipt
+from evidence_gate.report import render_text
+from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
+
+
+class Reporter(Protocol):
+    """What the action run offers: its environment, where it prints, how it sleeps, its notes."""
+
+    env: Any
+    notes: list[str]
+    sleep: Callable[[float], None]
+
+    def say(self, line: str) -> None:
+        """Print one line to the log."""
+
+    def warn_once(self, message: str) -> None:
+        """Print a warning and keep it for the summary."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the verdict goes."""
+
+    repository: str
+    check_sha: str
+    check_name: str
+    token: str
+    receipt_path: Path
+    receipt_path_input: str
+    upload_name: str | None  # None: no artifact
+
+
+def _clean(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
+    from evidence_gate import artifact_upload  # noqa: PLC0415
+
+    try:
+        done = artifact_upload.upload(run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))],
+                                      sleep=run.sleep)
+    except Exception as exc:  # noqa: BLE001 - unavailable, refused or a client bug: the receipt is still on disk
+        run.warn_once(f"artifact {name} not uploaded ({exc})")
+        return ""
+    run.say(command("notice", f"receipt uploaded as artifact {name} ({done.size} bytes, {done.sha256})"))
+    return done.artifact_id
+
+
+def _check_run(run: Reporter, target: Target, receipt: dict[str, Any], summary: str,
+               now: Callable[[], datetime]) -> int | None:
+    """Create or reuse the check run and complete it; None (after one warning) when that is not possible."""
+    from evidence_gate.action import annotations_of, conclusion_of  # noqa: PLC0415 - no cycle at import time
+
+    if not target.token or not target.repository:
+        run.warn_once("no github-token or repository: no check run; the verdict is this step's exit code")
+        return None
+    try:
+        from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
+
+        client = checks_api.ChecksClient(target.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
+                                         target.repository, sleep=run.sleep)
+        ext = checks_api.external_id(target.repository, target.check_sha, target.check_name)
+        details = None
+        if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
+            details = f"{run.env['GITHUB_SERVER_URL']}/{target.repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
+        run_id = client.start(target.check_name, target.check_sha, ext, now(), details)
+        decision = receipt["decision"]
+        client.complete(run_id, conclusion_of(receipt), _clean(f"{decision['row']}: {decision['title']}")[:255],
+                        job_summary.truncate_chars(summary), annotations_of(receipt), now())
+    except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
+        run.warn_once(f"could not post the check run ({type(exc).__name__}: {exc}); the verdict is this step's "
+                      "exit code and the annotations are printed as workflow commands")
+        return None
+    return run_id
+
+
+def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[], datetime]) -> int:
+    """Write, log, upload and post `receipt`; returns the exit code its decision carries."""
+    receipt = scrub(receipt)
+    write_receipt(target.receipt_path, receipt)
+    data = target.receipt_path.read_bytes()
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    text = render_text(receipt)
+    for line in text.splitlines():
+        run.say(log_text(line))
+    artifact_id = _upload(run, target.upload_name, data, text) if target.upload_name else ""
+    summary = job_summary.render(receipt, digest, tuple(run.notes))
+    run_id = _check_run(run, target, receipt, summary, now)
+    if run_id is None:
+        for v in receipt.get("violations", []):
+            run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"),
+                               path=_clean(v["path"]) if v.get("path") else None, line=v.get("line") or 1,
+                               title="evidence-gate"))
+    summary = job_summary.render(receipt, digest, tuple(run.notes))
+    path = run.env.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(job_summary.truncate_bytes(summary) + "\n")
+    final = receipt.get("state") == "final"
+    outputs = {
+        "decision": str(receipt["decision"].get("gate", "fail")) if final else "fail",
+        "row": str(receipt["decision"].get("row")),
+        "ok": "true" if receipt.get("ok") is True else "false",
+        "receipt-path": target.receipt_path_input,
+        "check-run-id": "" if run_id is None else str(run_id),
+        "artifact-id": artifact_id,
+    }
+    if run.env.get("GITHUB_OUTPUT"):
+        append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs)
+    code = receipt["decision"].get("exit_code")
+    return code if isinstance(code, int) and final else 1

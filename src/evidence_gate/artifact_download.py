@@ -1,0 +1,147 @@
+"""Artifact download from inside the container: the results service's ListArtifacts and GetSignedArtifactURL, and
+the receipt read out of an artifact zip under size caps.
+
+The twirp shapes follow `results/api/v1/artifact.proto` as @actions/artifact v2 speaks it (JSON with the proto field
+names; int64 values are JSON strings, wrapper types are bare values). ListArtifacts is asked with this job's backend
+ids and answers every artifact of the run; GetSignedArtifactURL is asked with the artifact's own ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, backend_ids
+from evidence_gate.receipt import validate
+from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merge` applies to a receipt file
+from evidence_gate.strict_parse import ParseError, load_json
+
+MAX_ZIP = 4 << 20  # an artifact holding one receipt and its text report; anything larger is not ours
+RECEIPT_MEMBER = "receipt.json"
+
+
+class ReceiptUnusable(Exception):
+    """The artifact does not hold one well-formed, final receipt; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One artifact of the run, as ListArtifacts describes it."""
+
+    name: str
+    artifact_id: str
+    size: int
+    digest: str | None
+    run_backend_id: str
+    job_backend_id: str
+
+
+def _digits(value: Any) -> int | None:
+    text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
+    return int(text) if text.isdigit() else None
+
+
+def _listed(raw: Any) -> Listed:
+    if not isinstance(raw, dict):
+        raise ArtifactError("ListArtifacts answered an artifact that is not an object")
+    name, run_id, job_id = raw.get("name"), raw.get("workflow_run_backend_id"), raw.get("workflow_job_run_backend_id")
+    artifact_id, size = _digits(raw.get("database_id")), _digits(raw.get("size", "0"))
+    if not (isinstance(name, str) and isinstance(run_id, str) and isinstance(job_id, str)) or None in (artifact_id,
+                                                                                                       size):
+        raise ArtifactError(f"ListArtifacts answered an artifact without name, ids or size: {str(raw)[:200]}")
+    digest = raw.get("digest")
+    return Listed(name, str(artifact_id), int(size or 0), digest if isinstance(digest, str) and digest else None,
+                  run_id, job_id)
+
+
+def client_for(env: Mapping[str, str], *, sleep: Callable[[float], None] = time.sleep) -> tuple[ResultsClient,
+                                                                                                  tuple[str, str]]:
+    """A results-service client and this job's (run, job) backend ids; ArtifactUnavailable without the service."""
+    token = env.get("ACTIONS_RUNTIME_TOKEN", "")
+    results_url = env.get("ACTIONS_RESULTS_URL", "")
+    if not token or not results_url:
+        missing = [k for k, v in (("ACTIONS_RUNTIME_TOKEN", token), ("ACTIONS_RESULTS_URL", results_url)) if not v]
+        raise ArtifactUnavailable(f"{' and '.join(missing)} not set")
+    return ResultsClient(results_url, token, sleep=sleep), backend_ids(token)
+
+
+def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[Listed]:
+    """Every artifact of this workflow run; of several with one name (re-run attempts) the newest, by id."""
+    answer = client.twirp("ListArtifacts", {"workflow_run_backend_id": ids[0], "workflow_job_run_backend_id": ids[1]},
+                          require_ok=False)
+    raw = answer.get("artifacts", [])
+    if not isinstance(raw, list):
+        raise ArtifactError("ListArtifacts answered no artifact list")
+    newest: dict[str, Listed] = {}
+    for item in map(_listed, raw):
+        if item.name not in newest or int(item.artifact_id) > int(newest[item.name].artifact_id):
+            newest[item.name] = item
+    return sorted(newest.values(), key=lambda a: a.name)
+
+
+def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes:
+    """The artifact's zip, within `limit` bytes and equal to the size and digest the service recorded."""
+    if item.size > limit:
+        raise ArtifactError(f"artifact {item.name} is {item.size} bytes, over the {limit}-byte cap")
+    answer = client.twirp("GetSignedArtifactURL", {"workflow_run_backend_id": item.run_backend_id,
+                                                   "workflow_job_run_backend_id": item.job_backend_id,
+                                                   "name": item.name}, require_ok=False)
+    url = answer.get("signed_url")
+    if not isinstance(url, str) or not url:
+        raise ArtifactError(f"GetSignedArtifactURL returned no signed_url for {item.name}")
+    data = client.get_blob(url, limit)
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if item.digest is not None and item.digest != digest:
+        raise ArtifactError(f"artifact {item.name}: downloaded {digest}, the service recorded {item.digest}")
+    if item.size and item.size != len(data):
+        raise ArtifactError(f"artifact {item.name}: downloaded {len(data)} bytes, the service recorded {item.size}")
+    return data
+
+
+def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, Any], bytes]:
+    """The final, schema-valid receipt in an artifact zip, and its bytes; ReceiptUnusable naming what is wrong.
+
+    The member's declared size is checked before it is inflated and the read is bounded, so a zip bomb or a lying
+    header costs at most `limit` bytes.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise ReceiptUnusable(f"the artifact is not a readable zip ({exc})") from exc
+    with archive:
+        members = [i for i in archive.infolist() if i.filename == RECEIPT_MEMBER]
+        if len(members) != 1:
+            raise ReceiptUnusable(f"the artifact holds {len(members)} `{RECEIPT_MEMBER}` entries, not one")
+        (info,) = members
+        if info.file_size > limit:
+            raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is {info.file_size} bytes, over the {limit}-byte cap")
+        try:
+            with archive.open(info) as handle:
+                raw = handle.read(limit + 1)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+            raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` cannot be inflated ({exc})") from exc
+    if len(raw) > limit:
+        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` inflates past the {limit}-byte cap")
+    try:
+        value = load_json(raw)
+    except ParseError as exc:
+        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not strict JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not a JSON object")
+    problems = validate(value)
+    if problems:
+        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` breaks the receipt schema: {problems[0]}")
+    if value.get("state") != "final":
+        errors = value.get("errors") or ["no error recorded"]
+        raise ReceiptUnusable(f"the receipt is not final: the gate aborted ({str(errors[0])[:200]})")
+    return value, raw
+
+
+__all__ = ["MAX_RECEIPT", "MAX_ZIP", "ArtifactError", "ArtifactUnavailable", "Listed", "ReceiptUnusable",
+           "client_for", "download", "list_run_artifacts", "receipt_from_zip"]

@@ -1,0 +1,323 @@
+"""`shard: K/N` matrix jobs and the `mode: merge` job, end to end through `action.main` against the fakes.
+
+Each shard is a real action run with its own runtime token (as matrix jobs have) that runs the sealed property lane
+on its slice of the seed plan and uploads `<artifact-name>-K-of-N`; the merge job lists and downloads them through
+the fake results service and posts the one check run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from action_env import outputs, runner_env
+from evidence_gate import action
+from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
+from fake_github import FakeGitHub
+from fake_results_service import FakeResultsService
+from property_repo import GREEN, base_files
+from repo_builder import GitRepo
+
+NAME = "gate-receipt"
+
+
+@dataclass
+class Matrix:
+    """A pull request whose agent patch fixes the red property, and the zips its two shard jobs uploaded."""
+
+    root: Path
+    repo: GitRepo
+    base: str
+    head: str
+    merge: str
+    event: Path
+    zips: dict[str, bytes]
+
+
+def _run(env: dict[str, str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = action.main(env, stdout=out, sleep=lambda _s: None)
+    return code, out.getvalue()
+
+
+def _pull_request(root: Path, shared_dir: Path, patch: dict[str, str | bytes | None]) -> tuple[GitRepo, str, str,
+                                                                                              str, Path]:
+    repo = GitRepo(root / "origin")
+    base = repo.commit("baseline", base_files(fresh_seeds=0))
+    repo.branch("pr")
+    head = repo.commit("patch", patch)
+    merge = repo.merge_ref(base, head)
+    payload = json.loads((shared_dir / "github-api/events/pull_request.opened.1.json").read_text("utf-8"))
+    pr = payload["pull_request"]
+    pr["base"]["sha"], pr["head"]["sha"], pr["user"]["login"] = base, head, "agent-smith"
+    payload["repository"]["full_name"] = pr["head"]["repo"]["full_name"] = "octo/repo"
+    event = root / "event.json"
+    event.write_text(json.dumps(payload), encoding="utf-8")
+    return repo, base, head, merge, event
+
+
+def _job_env(m: Matrix, results: FakeResultsService, job: str, github_url: str | None, **inputs: str) -> dict[str, str]:
+    folder = m.root / job
+    folder.mkdir(exist_ok=True)
+    env = runner_env(folder, m.repo.path, m.event, github_url, artifact_name=NAME, run_properties="true", **inputs)
+    env.update({"ACTIONS_RUNTIME_TOKEN": results.job_token(f"job-{job}"), "ACTIONS_RESULTS_URL": results.url,
+                "GITHUB_SHA": m.merge})
+    return env
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Any:
+    """Two real shard jobs of one run, run once for the module; their uploaded zips are replayed into each test."""
+    from fake_github import FakeGitHub as Hub
+    from fake_results_service import FakeResultsService as Service
+    from fake_results_service import runtime_token
+
+    root = tmp_path_factory.mktemp("matrix")
+    repo, base, head, merge, event = _pull_request(root, shared_dir, {"src/calc.py": GREEN})
+    m = Matrix(root, repo, base, head, merge, event, {})
+    hub, service = Hub(shared_dir).start(), Service(runtime_token()).start()
+    try:
+        for k in (1, 2):
+            code, printed = _run(_job_env(m, service, f"shard{k}", hub.url, shard=f"{k}/2"))
+            assert code == EXIT_PASS, printed
+            assert "::error" not in printed  # findings reach the PR through the merge job only
+        assert hub.requests == []  # no check run, not even a lookup, from a shard
+        assert sorted(a.name for a in service.state.artifacts) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
+        assert service.state.problems == []
+        m.zips = {a.name: a.data for a in service.state.artifacts}
+    finally:
+        hub.stop()
+        service.stop()
+    return m
+
+
+def _plant(results: FakeResultsService, zips: dict[str, bytes]) -> None:
+    for name, data in zips.items():
+        results.plant(name, data, job_id=f"job-{name}")
+
+
+def _merge(m: Matrix, results: FakeResultsService, github: FakeGitHub) -> tuple[int, str, dict[str, Any]]:
+    env = _job_env(m, results, "merge", github.url, mode="merge")
+    code, printed = _run(env)
+    return code, printed, json.loads((m.repo.path / "receipt.json").read_text("utf-8"))
+
+
+def _receipt_of(data: bytes) -> dict[str, Any]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        value = json.loads(archive.read("receipt.json"))
+    assert isinstance(value, dict)
+    return value
+
+
+def _zip(receipt: dict[str, Any]) -> bytes:
+    from evidence_gate.artifact_upload import build_zip
+    from evidence_gate.receipt import canonical_bytes
+
+    return build_zip([("receipt.json", canonical_bytes(receipt))])
+
+
+def test_merge_posts_one_check_run_over_every_seed(matrix: Matrix, results: FakeResultsService,
+                                                   github: FakeGitHub) -> None:
+    """Two shards of a 4-seed plan: the merge job downloads both, posts success on the PR head, uploads the merge."""
+    _plant(results, matrix.zips)
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    (run_id, run), = github.runs.items()
+    assert (run["head_sha"], run["conclusion"], run["name"]) == (matrix.head, "success", "evidence-gate")
+    assert run["output"]["title"] == "pass: All clear: score the code diff"
+    (ledger,) = merged["properties"]["ledgers"]
+    assert sorted(ledger["attempted_seeds"]) == [11, 12, 13, 14]
+    assert [m["shard"] for m in merged["merged_from"]] == [[1, 2], [2, 2]]
+    assert sorted(results.state.downloads) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
+    assert _receipt_of(results.state.blobs[NAME].data) == merged
+    assert outputs(matrix.root / "merge" / "output")["check-run-id"] == str(run_id)
+    (listed,) = results.state.listed
+    assert listed["workflow_job_run_backend_id"] == "job-merge"
+
+
+def test_a_missing_shard_is_a_failing_verdict_naming_it(matrix: Matrix, results: FakeResultsService,
+                                                        github: FakeGitHub) -> None:
+    """Shard 2 was cancelled before it uploaded: the merge fails and names 2/2, never passes over half the seeds."""
+    _plant(results, {k: v for k, v in matrix.zips.items() if k.endswith("-1-of-2")})
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL, printed
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"
+    assert merged["decision"]["row"] == "run-integrity"
+    (violation,) = merged["violations"]
+    assert "shard 2/2 uploaded no receipt" in violation["message"] and f"{NAME}-2-of-2" in violation["message"]
+    assert merged["properties"]["ledgers"] == []
+    assert "shard 2/2 uploaded no receipt" in run["output"]["summary"]
+
+
+def test_no_shard_at_all_fails(matrix: Matrix, results: FakeResultsService, github: FakeGitHub) -> None:
+    """A run whose matrix uploaded nothing (every shard cancelled, or no `shard:` input) is a failure, not a pass."""
+    results.plant("something-else", b"PK")
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL
+    assert "no shard receipt" in merged["violations"][0]["message"]
+
+
+def test_a_shard_of_another_pull_request_is_event_mismatch(matrix: Matrix, results: FakeResultsService,
+                                                           github: FakeGitHub) -> None:
+    """A passing shard receipt that judged other commits is refused by this run's event, not merged."""
+    other = _receipt_of(matrix.zips[f"{NAME}-2-of-2"])
+    other["git"]["head"] = "f" * 40
+    _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], f"{NAME}-2-of-2": _zip(other)})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_PRECONDITION
+    assert merged["decision"]["row"] == "event-mismatch"
+    assert "shard 2/2" in merged["violations"][0]["message"]
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"
+
+
+def test_one_shard_uploaded_twice_under_two_names_is_refused(matrix: Matrix, results: FakeResultsService,
+                                                             github: FakeGitHub) -> None:
+    """Shard 1's receipt renamed to 2-of-2 (seeds 11 and 13 twice, 12 and 14 never) fails naming the swap."""
+    one = matrix.zips[f"{NAME}-1-of-2"]
+    _plant(results, {f"{NAME}-1-of-2": one, f"{NAME}-2-of-2": one})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL
+    assert "holds the receipt of shard [1, 2], not 2/2" in merged["violations"][0]["message"]
+
+
+@pytest.mark.parametrize(("label", "mutate"), [
+    ("not a zip", lambda z, r: b"this is not a zip"),
+    ("zip without receipt", lambda z, r: _zip_files([("report.txt", b"PASS")])),
+    ("receipt not JSON", lambda z, r: _zip_files([("receipt.json", b"{'ok': true}")])),
+    ("schema broken", lambda z, r: _zip({**r, "ok": "yes"})),
+    ("aborted receipt", lambda z, r: _zip({**r, "state": "aborted", "errors": ["internal error: boom"]})),
+    ("inflates past the cap", lambda z, r: _zip_files([("receipt.json", b" " * (1 << 20) + b"{}")])),
+    ("two receipts", lambda z, r: _zip_files([("receipt.json", b"{}"), ("receipt.json", b"{}")])),
+])
+def test_an_unusable_shard_artifact_fails_naming_it(matrix: Matrix, results: FakeResultsService, github: FakeGitHub,
+                                                    label: str, mutate: Any) -> None:
+    """Hostile or broken shard artifacts are a failing row naming the shard, never merged."""
+    two = f"{NAME}-2-of-2"
+    bad = mutate(matrix.zips[two], _receipt_of(matrix.zips[two]))
+    _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], two: bad})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL, label
+    assert merged["decision"]["row"] == "run-integrity", label
+    assert any(f"shard 2/2 (artifact {two})" in v["message"] for v in merged["violations"]), merged["violations"]
+
+
+def _zip_files(files: list[tuple[str, bytes]]) -> bytes:
+    import warnings
+
+    from evidence_gate.artifact_upload import build_zip
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns about the duplicate name on purpose
+        return build_zip(files)
+
+
+def test_an_oversized_artifact_is_not_downloaded(matrix: Matrix, results: FakeResultsService,
+                                                 github: FakeGitHub) -> None:
+    """An artifact the service lists as over the 4 MiB cap is refused before any byte is fetched."""
+    _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], f"{NAME}-2-of-2": b"x" * (5 << 20)})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL
+    assert "over the 4194304-byte cap" in merged["violations"][0]["message"]
+    assert results.state.downloads == [f"{NAME}-1-of-2"]
+
+
+def test_a_red_shard_fails_the_merge(tmp_path: Path, shared_dir: Path, results: FakeResultsService,
+                                     github: FakeGitHub) -> None:
+    """A patch that leaves the property red: the shard that drew the failing seed decides the merged verdict."""
+    repo, base, head, merge, event = _pull_request(tmp_path, shared_dir, {"README.md": "changed\n"})
+    m = Matrix(tmp_path, repo, base, head, merge, event, {})
+    codes = [_run(_job_env(m, results, f"shard{k}", github.url, shard=f"{k}/2"))[0] for k in (1, 2)]
+    assert EXIT_FAIL in codes and github.runs == {}
+    code, printed, merged = _merge(m, results, github)
+    assert code == EXIT_FAIL, printed
+    assert merged["decision"]["row"] == "property-failed"
+    (run,) = github.runs.values()
+    assert (run["head_sha"], run["conclusion"]) == (head, "failure")
+    assert github.annotations[run["id"]], "the failing property is annotated"
+
+
+def test_merge_without_the_results_service_fails_closed(matrix: Matrix, github: FakeGitHub) -> None:
+    """Without ACTIONS_RUNTIME_TOKEN the shards cannot be listed: a failing check run that says why."""
+    env = runner_env(matrix.root / "nosvc", matrix.repo.path, matrix.event, github.url, mode="merge")
+    (matrix.root / "nosvc").mkdir(exist_ok=True)
+    code, _ = _run(env)
+    assert code == EXIT_FAIL
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure" and "cannot list this run's artifacts" in run["output"]["summary"]
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ({"shard": "3/2"}, "not K/N"), ({"shard": "1/2", "mode": "merge"}, "set `shard:` on the matrix job only"),
+    ({"mode": "matrix"}, "input mode is 'matrix'"), ({"shard": "1/2", "upload_artifact": "false"}, "upload-artifact"),
+])
+def test_bad_mode_and_shard_inputs_are_usage_errors(tmp_path: Path, shared_dir: Path, inputs: dict[str, str],
+                                                    message: str) -> None:
+    """A malformed `shard` or `mode` input stops with exit 2 and says what to write instead."""
+    repo, *_rest, event = _pull_request(tmp_path, shared_dir, {"src/calc.py": GREEN})
+    code, printed = _run(runner_env(tmp_path, repo.path, event, None, **inputs))
+    assert code == EXIT_USAGE
+    assert message in printed
+
+
+def test_shards_of_matrices_of_different_sizes_are_refused(matrix: Matrix, results: FakeResultsService,
+                                                           github: FakeGitHub) -> None:
+    """A stray `-1-of-3` beside a complete 2-shard set: named, and 2/3 and 3/3 reported missing."""
+    _plant(results, {**matrix.zips, f"{NAME}-1-of-3": matrix.zips[f"{NAME}-1-of-2"],
+                     f"{NAME}-01-of-2": b"ignored: not a shard name", f"{NAME}-x-1-of-2": b"ignored too"})
+    code, _, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL
+    messages = [v["message"] for v in merged["violations"]]
+    assert any("matrices of different sizes ([2, 3])" in m for m in messages), messages
+    assert any("shard 3/3 uploaded no receipt" in m for m in messages), messages
+    assert results.state.downloads == [f"{NAME}-1-of-3"]  # the look-alike names are not shards
+
+
+def test_cli_merge_applies_the_receipt_size_cap_and_the_schema(matrix: Matrix, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`evidence-gate merge` refuses a receipt file over 1 MiB before parsing it, and one that breaks the schema."""
+    from evidence_gate import cli
+
+    good = tmp_path / "one.json"
+    good.write_bytes(_receipt_bytes(matrix.zips[f"{NAME}-1-of-2"]))
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (1 << 20) + b"{}")
+    assert cli.main(["merge", str(good), str(big), "--receipt", str(tmp_path / "m.json")]) == EXIT_USAGE
+    assert "over the 1048576-byte cap" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**json.loads(good.read_text()), "ok": "yes"}), encoding="utf-8")
+    assert cli.main(["merge", str(good), str(broken), "--receipt", str(tmp_path / "m.json")]) == EXIT_USAGE
+    assert "breaks the receipt schema" in capsys.readouterr().err
+
+
+def _receipt_bytes(data: bytes) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return archive.read("receipt.json")
+
+
+def test_a_merge_group_matrix_merges_on_the_group_commit(tmp_path: Path, shared_dir: Path,
+                                                         results: FakeResultsService, github: FakeGitHub) -> None:
+    """In a merge queue the shards judge the group's commit; the merge posts on it (no GITHUB_SHA needed)."""
+    repo, base, head, _merge_sha, _event = _pull_request(tmp_path, shared_dir, {"src/calc.py": GREEN})
+    repo.checkout(head)
+    payload = json.loads((shared_dir / "github-api/events/merge_group.checks_requested.1.json").read_text("utf-8"))
+    payload["merge_group"]["base_sha"], payload["merge_group"]["head_sha"] = base, head
+    payload["repository"]["full_name"] = "octo/repo"
+    event = tmp_path / "merge_group.json"
+    event.write_text(json.dumps(payload), encoding="utf-8")
+    m = Matrix(tmp_path, repo, base, head, head, event, {})
+    for job, inputs in (("s1", {"shard": "1/2"}), ("s2", {"shard": "2/2"}), ("merge", {"mode": "merge"})):
+        env = _job_env(m, results, job, github.url, **inputs)
+        env["GITHUB_EVENT_NAME"] = "merge_group"
+        del env["GITHUB_SHA"]
+        code, printed = _run(env)
+        assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert (run["head_sha"], run["conclusion"]) == (head, "success")
