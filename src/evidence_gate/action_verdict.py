@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from evidence_gate import job_summary
+from evidence_gate import check_report, job_summary
 from evidence_gate.receipt import scrub, write_receipt
 from evidence_gate.report import render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
@@ -63,11 +63,9 @@ def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
     return done.artifact_id
 
 
-def _check_run(run: Reporter, target: Target, receipt: dict[str, Any], summary: str,
+def _check_run(run: Reporter, target: Target, report: check_report.CheckReport,
                now: Callable[[], datetime]) -> int | None:
     """Create or reuse the check run and complete it; None (after one warning) when that is not possible."""
-    from evidence_gate.action import annotations_of, conclusion_of  # noqa: PLC0415 - no cycle at import time
-
     if not target.token or not target.repository:
         run.warn_once("no github-token or repository: no check run; the verdict is this step's exit code")
         return None
@@ -81,9 +79,8 @@ def _check_run(run: Reporter, target: Target, receipt: dict[str, Any], summary: 
         if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
             details = f"{run.env['GITHUB_SERVER_URL']}/{target.repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
         run_id = client.start(target.check_name, target.check_sha, ext, now(), details)
-        decision = receipt["decision"]
-        client.complete(run_id, conclusion_of(receipt), _clean(f"{decision['row']}: {decision['title']}")[:255],
-                        job_summary.truncate_chars(summary), annotations_of(receipt), now())
+        client.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, now(),
+                        text=report.text)
     except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
         run.warn_once(f"could not post the check run ({type(exc).__name__}: {exc}); the verdict is this step's "
                       "exit code and the annotations are printed as workflow commands")
@@ -101,14 +98,18 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     for line in text.splitlines():
         run.say(log_text(line))
     artifact_id = _upload(run, target.upload_name, data, text) if target.upload_name else ""
-    summary = job_summary.render(receipt, digest, tuple(run.notes))
-    run_id = _check_run(run, target, receipt, summary, now)
+    links = check_report.links_from(run.env, target.repository, receipt, artifact_id)
+    report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
+    run_id = _check_run(run, target, report, now)
     if run_id is None:
+        # The fallback: one workflow-command annotation per finding, at the level the check run would use.
+        levels = {"failure": "error", "warning": "warning", "notice": "notice"}
+        for a in check_report.annotations_for(receipt):
+            run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
         for v in receipt.get("violations", []):
-            run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"),
-                               path=_clean(v["path"]) if v.get("path") else None, line=v.get("line") or 1,
-                               title="evidence-gate"))
-    summary = job_summary.render(receipt, digest, tuple(run.notes))
+            if not v.get("path"):
+                run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
+    summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
     path = run.env.get("GITHUB_STEP_SUMMARY")
     if path:
         with Path(path).open("a", encoding="utf-8") as handle:
