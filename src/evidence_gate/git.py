@@ -40,6 +40,15 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def unreadable_checkout(path: Path, detail: str) -> GateError:
+    """The error for a checkout this process may not read, naming the user it runs as and the way out."""
+    uid = os.geteuid()
+    return GateError(
+        f"the checkout {path} cannot be read by uid {uid}, the user evidence-gate runs as ({detail})",
+        fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (no `--user` in "
+            "`options:`, or the same user in the job's `container:`), or `chmod -R a+rX` it before this step")
+
+
 def object_id(kind: str, data: bytes, length: int) -> str:
     """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
     algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
@@ -94,9 +103,13 @@ class Repo:
                 raise GateError(f"{self.path} is not a folder", usage=True,
                                 fix="pass --repo pointing at a checkout of the pull request") from exc
             raise GateError("git is not installed or not on PATH", fix="install git 2.30 or newer") from exc
+        except PermissionError as exc:  # the working folder itself cannot be entered
+            raise unreadable_checkout(self.path, exc.strerror or "permission denied") from exc
         if check and proc.returncode != 0:
             stderr = "\n".join(line for line in proc.stderr.decode(errors="replace").strip().splitlines()
                                if not line.startswith("hint:"))
+            if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
+                raise unreadable_checkout(self.path, stderr[:500])
             if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
                 # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
                 raise GateError(f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
