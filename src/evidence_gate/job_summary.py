@@ -79,6 +79,8 @@ def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] 
         result = "fail" if n else "clear"
         if lane == "Properties" and skipped and not n:
             result = "not run"
+        if not n and receipt.get("state") != "final":
+            result = "not finished"  # an aborted run proves nothing clear
         out.append(f"| {lane} | {result} | {n} |")
     if counts.get("Other"):
         out.append(f"| Other | fail | {counts['Other']} |")
