@@ -126,6 +126,12 @@ class Repo:
         """The work tree root; raises when `path` is not in a repository."""
         proc = self.run("rev-parse", "--show-toplevel", check=False)
         if proc.returncode != 0:
+            # git says "not a git repository" also when it may not read the `.git` that is there.
+            for folder in (self.path, *self.path.absolute().parents):
+                dot_git = folder / ".git"
+                mode = os.R_OK | (os.X_OK if dot_git.is_dir() else 0)
+                if dot_git.exists() and not os.access(dot_git, mode):
+                    raise unreadable_checkout(dot_git, "no read access to it")
             raise GateError(
                 f"{self.path} is not a git repository",
                 fix="pass --repo pointing at a checkout of the pull request",
