@@ -45,8 +45,9 @@ def unreadable_checkout(path: Path, detail: str) -> GateError:
     uid = os.geteuid()
     return GateError(
         f"the checkout {path} cannot be read by uid {uid}, the user evidence-gate runs as ({detail})",
-        fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (no `--user` in "
-            "`options:`, or the same user in the job's `container:`), or `chmod -R a+rX` it before this step")
+        fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (on a self-hosted "
+            "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
+            "user), or `chmod -R a+rX` the checkout in a step before this one")
 
 
 def object_id(kind: str, data: bytes, length: int) -> str:
