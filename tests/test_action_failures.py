@@ -274,3 +274,17 @@ def test_pull_request_target_on_the_base_checkout_never_advises_checking_out_the
     assert "refs/pull" not in violation["message"] and "`pull_request`" in violation["message"]
     assert "mode: publish" in violation["message"]
     assert "refs/pull" not in _failed_run(github)["output"]["summary"]
+
+
+def test_pull_request_target_static_only_warns_without_failing(tmp_path: Path, shared_dir: Path,
+                                                               github: FakeGitHub,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run-properties: false` under pull_request_target: nothing to refuse, an honest PR passes, one warning."""
+    calls = _spy(monkeypatch)
+    pr = pull_request(tmp_path, shared_dir, tamper=False)
+    env = _target_env(tmp_path, pr, github)
+    env["INPUT_RUN-PROPERTIES"] = "false"
+    code, printed = run_action(env)
+    assert (code, calls) == (EXIT_PASS, []), printed
+    warnings = [x for x in printed.splitlines() if x.startswith("::warning::pull_request_target")]
+    assert len(warnings) == 1 and "executes nothing" in warnings[0] and "mode: publish" in warnings[0]

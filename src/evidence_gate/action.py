@@ -66,6 +66,10 @@ PR_TARGET_REFUSED = (
     "the verdict fails (run-integrity). The safe pattern is `on: pull_request` (fork pull requests get their check "
     "run from the trusted publisher, `mode: publish` on `workflow_run`). If you accept the risk, set "
     f"`{UNSAFE_INPUT}: true`")
+PR_TARGET_STATIC = (
+    "pull_request_target: this job holds a write token and the repository's secrets; with `run-properties: false` "
+    "evidence-gate executes nothing of the pull request, but any other step that runs its code hands them over. "
+    "The safe pattern is `on: pull_request` plus the trusted publisher (`mode: publish` on `workflow_run`)")
 PR_TARGET_ACCEPTED = (
     f"pull_request_target with `{UNSAFE_INPUT}: true`: the pull request's code (its tests' imports, conftest "
     "files, `properties.install`) runs in a job that holds a write token and the repository's secrets; anyone who "
@@ -366,9 +370,10 @@ def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:
     if inputs.unsafe_pr_code:
         run.warn_once(PR_TARGET_ACCEPTED)
         return ""
+    if not inputs.run:  # run-properties: false asked for the static lanes only; nothing of the PR runs anyway
+        run.warn_once(PR_TARGET_STATIC)
+        return ""
     run.warn_once(PR_TARGET_REFUSED)
-    if not inputs.run:
-        return ""  # run-properties: false asked for the static lanes only; nothing of the PR runs anyway
     return (f"pull_request_target without `{UNSAFE_INPUT}: true`: the pull request's code is not executed in a "
             "job that holds a write token; run the gate on `pull_request` (see the README)")
 

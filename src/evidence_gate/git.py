@@ -20,7 +20,7 @@ TREE_MODE = "040000"
 # What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
 _OBJECT_TROUBLE = ("could not read", "unable to read", "bad object", "bad tree object", "missing blob",
                    "missing tree", "invalid object", "inflate", "corrupt", "unable to unpack", "not a tree object",
-                   "does not point to a valid object", "loose object", "packed object")
+                   "does not point to a valid object", "not a valid object", "loose object", "packed object")
 FSCK_FIX = ("the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
             "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone")
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
