@@ -359,7 +359,7 @@ def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path,
         _write(run, receipt, receipt_file)
         return receipt, EXIT_INTERNAL
     opts = gate.CheckOptions(repo=folder, head="HEAD", event=event, today=inputs.today or run.now().date(),
-                             run=inputs.run and not refused, refused=refused)
+                             run=inputs.run, refused=refused)
     return gate.evaluate(opts, receipt_file)
 
 

@@ -45,8 +45,8 @@ class CheckOptions:
     run: bool = True
     shard: tuple[int, int] | None = None
     workdir: Path | None = None
-    # Why the property lane may not run here (the action under pull_request_target): unlike --no-run, a refusal is
-    # itself a failing `run-integrity` row, since nothing then stands behind a pass.
+    # Why the property lane may not run here (the action under pull_request_target), whatever `run` asked: unlike
+    # --no-run, a refusal is itself a failing `run-integrity` row, since nothing then stands behind a pass.
     refused: str = ""
 
 
