@@ -289,3 +289,45 @@ def test_pull_request_target_static_only_warns_without_failing(tmp_path: Path, s
     assert (code, calls) == (EXIT_PASS, []), printed
     warnings = [x for x in printed.splitlines() if x.startswith("::warning::pull_request_target")]
     assert len(warnings) == 1 and "executes nothing" in warnings[0] and "mode: publish" in warnings[0]
+
+
+def test_a_receipt_path_the_patch_made_a_folder_falls_back(tmp_path: Path, shared_dir: Path,
+                                                           github: FakeGitHub) -> None:
+    """The patch commits `receipt.json/` as a folder so the receipt cannot be written: the verdict on the patch is
+    still posted, and the receipt goes to the runner's temp folder (a trick kept as a test)."""
+    pr = pull_request(tmp_path, shared_dir, tamper=False)
+    pr.repo.checkout("pr")
+    head = pr.repo.commit("plant a folder where the receipt goes", {"receipt.json/keep": "x\n"})
+    payload = json.loads(pr.event.read_text())
+    payload["pull_request"]["head"]["sha"] = head
+    pr.event.write_text(json.dumps(payload))
+    pr.repo.merge_ref(pr.base, head)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = _env(tmp_path, pr, github)
+    env["RUNNER_TEMP"] = str(temp)
+    code, printed = run_action(env)
+    assert code == EXIT_PASS, printed
+    assert _receipt(temp / "evidence-gate" / "receipt.json")["git"]["head"] == pr.repo.git("rev-parse", "HEAD")
+    assert "cannot write the receipt at receipt.json" in printed
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "success"
+
+
+def test_a_failure_outside_the_gate_still_names_the_fix_and_writes_outputs(
+        tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report itself raising (after the gate decided): one ::error line with the cause, outputs, exit 1."""
+    def broken(_receipt: dict[str, Any]) -> str:
+        raise ValueError("renderer exploded")
+
+    monkeypatch.setattr(action, "render_text", broken)
+    pr = pull_request(tmp_path, shared_dir)
+    code, printed = run_action(_env(tmp_path, pr, github))
+    assert code == EXIT_INTERNAL
+    assert printed.splitlines()[-1].startswith("::error::internal error: ValueError: renderer exploded at ")
+    assert gate.CRASH_FIX.split(":")[0] in printed
+    run = _failed_run(github)  # completed, not left in_progress
+    assert "renderer exploded" in run["output"]["summary"]
+    out = outputs(tmp_path / "output")
+    assert (out["row"], out["check-run-id"]) == ("aborted", str(run["id"]))
+    assert "renderer exploded" in (tmp_path / "summary.md").read_text()

@@ -254,6 +254,7 @@ class _Run:
         self.sleep = sleep
         self.now = now
         self.notes: list[str] = []
+        self.started: _Started | None = None  # the check run, so that even the last resort can complete it
 
     def say(self, line: str) -> None:
         self.stdout.write(line + "\n")
@@ -318,7 +319,7 @@ def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
     target = _receipt_target(run, inputs, workspace)
     # The check run is created beside the gate, not before it: loading PyGithub and the API round trips overlap
     # with git's work instead of delaying the receipt. It is joined before anything is completed.
-    started = _start_async(run, inputs, event)
+    started = run.started = _start_async(run, inputs, event)
     receipt, code = _judge(run, inputs, event, workspace, target.file)
     return _finish(run, inputs, started.join(), receipt, code, target)
 
@@ -509,14 +510,18 @@ def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id
 def _last_resort(run: _Run, exc: Exception) -> int:
     """The action itself failed outside the gate: say so with the fix, and still write the outputs."""
     message = gate.describe_crash(exc)
-    run.say(annotation("error", printable_lines(message), title="evidence-gate"))
+    run.say(annotation("error", printable_lines(message)))
     receipt = empty_receipt()
     receipt["errors"].append(message)
+    summary = f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n"
+    started = run.started.join() if run.started is not None else _Started()
     try:
-        _write_summary(run.env, f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n")
-        _write_outputs(run, receipt, "", None, "")
+        if started.checks is not None and started.run_id is not None:  # never leave it in_progress
+            started.checks.complete(started.run_id, "failure", check_title(receipt), summary, [], run.now())
+        _write_summary(run.env, summary)
+        _write_outputs(run, receipt, "", started.run_id, "")
     except Exception as second:  # noqa: BLE001 - nothing is left to report to; the log line above stands
-        run.say(log_text(f"evidence-gate: could not write the summary or outputs: {second}"))
+        run.say(log_text(f"evidence-gate: could not post the check run, summary or outputs: {second}"))
     return EXIT_INTERNAL
 
 

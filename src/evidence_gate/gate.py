@@ -291,7 +291,7 @@ def describe_crash(exc: BaseException) -> str:
     """
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
-    reason = str(exc).strip() or "(no message)"
+    reason = str(exc).strip()[:500] or "(no message)"  # the text may come from the patch: bounded
     if isinstance(exc, OSError):
         target = f" on {exc.filename}" if exc.filename else ""
         return (f"internal error: {type(exc).__name__}{target}: {exc.strerror or reason}{where}; fix: make it "
