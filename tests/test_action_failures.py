@@ -331,3 +331,20 @@ def test_a_failure_outside_the_gate_still_names_the_fix_and_writes_outputs(
     out = outputs(tmp_path / "output")
     assert (out["row"], out["check-run-id"]) == ("aborted", str(run["id"]))
     assert "renderer exploded" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_push_event_is_a_usage_error_with_outputs_and_a_receipt(tmp_path: Path, shared_dir: Path,
+                                                                  github: FakeGitHub) -> None:
+    """An event without a pull request: nothing to post a check run on, yet a receipt and every output."""
+    pr = pull_request(tmp_path, shared_dir)
+    push = shared_dir / "github-api" / "events" / "push.default.1.json"
+    env = runner_env(tmp_path, pr.repo.path, push, github.url, upload_artifact="false")
+    env["GITHUB_EVENT_NAME"] = "push"
+    code, printed = run_action(env)
+    assert code == EXIT_USAGE, printed
+    assert github.requests == []
+    out = outputs(tmp_path / "output")
+    assert set(out) == set(action.outputs_of({}, ""))
+    assert (out["row"], out["conclusion"], out["check-run-id"]) == ("aborted", "failure", "")
+    receipt = _receipt(pr.repo.path / "receipt.json")
+    assert receipt["state"] == "aborted" and "pull_request" in receipt["errors"][0]
