@@ -23,16 +23,12 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +39,7 @@ from action_runner import TODAY, Runner, action_env, make_runner, run_container 
 from container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 from fake_results_service import FakeResultsService, runtime_token  # noqa: E402
+from local_registry import empty_store, local_registry  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 SHARED = ROOT.parent / "shared"
@@ -160,58 +157,6 @@ def main() -> int:
     print()
     print(render_prebuilt(results["prebuilt"]))
     return 0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def local_registry(root: Path) -> Iterator[str]:
-    """Debian's docker-registry serving plain HTTP on 127.0.0.1 from `root`; yields `127.0.0.1:PORT`."""
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        raise SystemExit("docker-registry is not installed (Debian package docker-registry); the prebuilt-image "
-                         "comparison needs a registry on 127.0.0.1")
-    port = _free_port()
-    config = root / "registry.yml"
-    config.write_text(f"version: 0.1\nlog: {{level: error}}\nstorage: {{filesystem: {{rootdirectory: {root}/data}}}}\n"
-                      f"http: {{addr: 127.0.0.1:{port}}}\n", encoding="utf-8")
-    proc = subprocess.Popen([binary, "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1, never via a proxy
-        while True:
-            try:
-                with direct.open(f"http://127.0.0.1:{port}/v2/", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except (urllib.error.URLError, OSError) as exc:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"docker-registry did not start: {exc}") from exc
-                time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-@contextmanager
-def empty_store(engine: Engine, root: Path) -> Iterator[Engine]:
-    """The engine on an image store of its own, empty like a fresh runner's; removed afterwards."""
-    driver = engine.run("info", "--format", "{{.Store.GraphDriverName}}").stdout.decode().strip() or "overlay"
-    root.mkdir(parents=True)
-    conf = root / "storage.conf"
-    conf.write_text(f'[storage]\ndriver = "{driver}"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n',
-                    encoding="utf-8")
-    fresh = Engine(engine.name, {**engine.env, "CONTAINERS_STORAGE_CONF": str(conf)})
-    try:
-        yield fresh
-    finally:
-        fresh.run("rmi", "--all", "--force", check=False)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def prebuilt_vs_build(engine: Engine, repeat: int) -> dict[str, Any]:
