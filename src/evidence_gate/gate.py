@@ -183,6 +183,17 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     return config, config_blob, specs, list_bytes
 
 
+def _skip_reason(opts: CheckOptions, human: bool, before_tests: bool) -> str:
+    """Why the property lane does not run ('' when it does); the first reason that applies."""
+    if human:
+        return "human patch: not scored, nothing run"
+    if before_tests:
+        return "locked evidence touched: no test runs on a tampered tree"
+    if opts.refused:
+        return opts.refused
+    return "" if opts.run else "--no-run: static lanes only"
+
+
 def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
     repo = Repo(opts.repo)
@@ -222,22 +233,13 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     static_violations = [v for lane in lanes for v in lane.violations]
     facts: set[str] = {decision.FACT_HUMAN} if human else set()
     before_tests = any(v.row == "evidence-path-edited" for v in static_violations)
-    if human:
-        skipped = "human patch: not scored, nothing run"
-    elif before_tests:
-        skipped = "locked evidence touched: no test runs on a tampered tree"
-    elif opts.refused:
-        skipped = opts.refused
-    elif not opts.run:
-        skipped = "--no-run: static lanes only"
-    else:
-        skipped = ""
+    skipped = _skip_reason(opts, human, before_tests)
     if skipped:
         receipt["properties"]["skipped"] = skipped
         if not human:
             lanes.append(LaneResult(freeze_ledger.unverified(ledger, skipped)))
-        if opts.refused and not human and not before_tests:
-            lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {opts.refused}"),)))
+        if skipped == opts.refused:
+            lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {skipped}"),)))
     else:
         from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
