@@ -348,3 +348,22 @@ def test_a_push_event_is_a_usage_error_with_outputs_and_a_receipt(tmp_path: Path
     assert (out["row"], out["conclusion"], out["check-run-id"]) == ("aborted", "failure", "")
     receipt = _receipt(pr.repo.path / "receipt.json")
     assert receipt["state"] == "aborted" and "pull_request" in receipt["errors"][0]
+
+
+def test_a_receipt_path_under_runner_temp_maps_to_the_containers_mount(tmp_path: Path, shared_dir: Path,
+                                                                       github: FakeGitHub,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`receipt-path: ${{ runner.temp }}/r.json` names the host's folder; in the container it is the mount, and
+    the output keeps the host path later steps use."""
+    mount = tmp_path / "github-runner-temp"
+    mount.mkdir()
+    monkeypatch.setattr(action, "TEMP_MOUNT", mount)
+    host = "/home/runner/work/_temp"  # what the runner passes as RUNNER_TEMP: not a folder inside the container
+    pr = pull_request(tmp_path, shared_dir)
+    env = _env(tmp_path, pr, github, receipt_path=f"{host}/gate/r.json")
+    env["RUNNER_TEMP"] = host
+    code, printed = run_action(env)
+    assert code == EXIT_FAIL, printed
+    assert _receipt(mount / "gate" / "r.json")["decision"]["row"] == "evidence-path-edited"
+    assert outputs(tmp_path / "output")["receipt-path"] == f"{host}/gate/r.json"
+    assert "cannot write the receipt" not in printed

@@ -385,7 +385,7 @@ def _receipt_target(run: _Run, inputs: Inputs, workspace: Path) -> _Target:
     The first write is an `aborted` receipt (as `gate.evaluate` does), so a stale file never outlives a crash.
     """
     wanted = Path(inputs.receipt_path)
-    path = wanted if wanted.is_absolute() else workspace / wanted
+    path = _in_container(run.env, wanted) if wanted.is_absolute() else workspace / wanted
     try:
         write_receipt(path, empty_receipt())
         return _Target(path, inputs.receipt_path)
@@ -403,6 +403,14 @@ def _receipt_target(run: _Run, inputs: Inputs, workspace: Path) -> _Target:
         return _Target(candidate, shown)
     raise GateError(f"cannot write the receipt at {inputs.receipt_path} ({reason}) nor in any temp folder",
                     fix="set `receipt-path:` to a writable file")
+
+
+def _in_container(env: Mapping[str, str], path: Path) -> Path:
+    """`${{ runner.temp }}/...` names the host's folder; inside the action's container it is /github/runner_temp."""
+    host = env.get("RUNNER_TEMP", "")
+    if host and TEMP_MOUNT.is_dir() and not Path(host).is_dir() and path.is_relative_to(host):
+        return TEMP_MOUNT / path.relative_to(host)
+    return path
 
 
 def _temp_folders(env: Mapping[str, str]) -> list[tuple[Path, str]]:
