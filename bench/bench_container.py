@@ -1,6 +1,6 @@
 """Benchmark of the action's container: image size, build time, and container start to receipt vs the host CLI.
 
-    python bench/bench_container.py [--repeat N] [--no-cold-build]
+    python bench/bench_container.py [--repeat N] [--no-cold-build] [--only-prebuilt]
 
 Uses the engine the container tests use (docker where a daemon answers, else podman on a debootstrap base; see
 tests/container_engine.py). Measured in one run: the image's size and the bytes its layers add over the base; the
@@ -8,6 +8,12 @@ build time from a warm base without the layer cache (`--no-cache`: apt downloads
 rebuild after a source change (the apt layer cached); then, on the demo repository's tampering pull request and its
 honest one, the wall time from `run` to a written receipt, beside the same check by the CLI on the host. Wall times
 are medians of N runs. Results go to stdout as Markdown and to bench/out/container.json.
+
+Then what a release's prebuilt image saves: from an empty image store each time (a fresh runner), start to verdict
+of the full action (check run, annotations, artifact) when the step must first build the Dockerfile (its base
+pulled, apt run, no layer cache) against pulling the published image; both pull from a registry on 127.0.0.1
+(Debian's `docker-registry`) that holds the base and the image. Podman only: a second store is one
+CONTAINERS_STORAGE_CONF away, while a docker daemon has one store that must not be emptied.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from action_runner import TODAY, Runner, action_env, make_runner, run_container  # noqa: E402 - needs tests/ on the path
-from container_engine import IMAGE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
+from container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 from fake_results_service import FakeResultsService, runtime_token  # noqa: E402
+from local_registry import empty_store, local_registry  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 SHARED = ROOT.parent / "shared"
@@ -86,14 +93,14 @@ def _host_check(runner: Runner, run: bool) -> Callable[[], None]:
     return go
 
 
-def _action_run(engine: Engine, runner: Runner) -> Callable[[], None]:
+def _action_run(engine: Engine, runner: Runner, image: str = IMAGE) -> Callable[[], None]:
     def go() -> None:
         github = FakeGitHub(SHARED).start()
         results = FakeResultsService(runtime_token()).start()
         try:
             for name in ("set_output", "step_summary"):
                 runner.file(f"file_commands/{name}").write_text("", encoding="utf-8")
-            proc = run_container(engine, IMAGE, runner, action_env(github, results))
+            proc = run_container(engine, image, runner, action_env(github, results))
             if proc.returncode != 10 or len(github.runs) != 1 or not results.state.finalized:
                 raise SystemExit(f"the action did not post its verdict: {proc.stdout.decode(errors='replace')}")
         finally:
@@ -107,10 +114,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-cold-build", action="store_true", help="skip the --no-cache build")
+    parser.add_argument("--only-prebuilt", action="store_true", help="only the build-vs-prebuilt comparison")
     args = parser.parse_args()
     engine = find_engine()
     if engine is None:
         raise SystemExit("neither docker nor podman is installed")
+    if args.only_prebuilt:
+        build_image(engine)
+        prebuilt = prebuilt_vs_build(engine, args.repeat)
+        OUT.mkdir(exist_ok=True)
+        (OUT / "container-prebuilt.json").write_text(json.dumps(prebuilt, indent=2) + "\n", encoding="utf-8")
+        print(render_prebuilt(prebuilt))
+        return 0
     pinned = next(line.split()[1] for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
                   if line.startswith("FROM ") and line.endswith(" AS pinned-base"))
     base = ensure_base(engine) or pinned
@@ -134,11 +149,85 @@ def main() -> int:
         timings["freeze-entry-added (full action: check run, annotations, artifact)"] = {
             "container_s": _median(_action_run(engine, runner), args.repeat)}
     results["timings"] = timings
+    results["prebuilt"] = prebuilt_vs_build(engine, args.repeat)
     results["load_average_after"] = os.getloadavg()
     OUT.mkdir(exist_ok=True)
     (OUT / "container.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(render(results))
+    print()
+    print(render_prebuilt(results["prebuilt"]))
     return 0
+
+
+def prebuilt_vs_build(engine: Engine, repeat: int) -> dict[str, Any]:
+    """Start to verdict of the full action from an empty store: build-then-run against pull-then-run."""
+    if engine.name != "podman":
+        return {"skipped": "needs podman: an empty image store of its own cannot be made on a shared docker daemon"}
+    out: dict[str, Any] = {"repeat": repeat, "load_average_before": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="evidence-gate-registry-") as tmp, local_registry(Path(tmp)) as registry:
+        base = f"{registry}/library/debian:trixie-slim"
+        published = f"{registry}/octo-org/evidence-gate"
+        engine.run("push", "--tls-verify=false", LOCAL_BASE, base, timeout=900)
+        digest_file = Path(tmp) / "digest"
+        engine.run("push", "--tls-verify=false", "--digestfile", str(digest_file), IMAGE, f"{published}:v1",
+                   timeout=900)
+        reference = f"{published}@{digest_file.read_text(encoding='utf-8').strip()}"
+        out["reference"] = reference
+        runner = make_runner(Path(tmp) / "action", "freeze-entry-added")
+        builds: list[dict[str, float]] = []
+        pulls: list[dict[str, float]] = []
+        for i in range(repeat):  # alternated, so both see the same load
+            builds.append(_from_empty(engine, Path(tmp) / f"b{i}", runner, lambda e: _build_from(e, base)))
+            pulls.append(_from_empty(engine, Path(tmp) / f"p{i}", runner, lambda e: _pull(e, reference)))
+    for label, rows in (("build", builds), ("prebuilt", pulls)):
+        out[label] = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
+    out["ratio"] = out["prebuilt"]["total_s"] / out["build"]["total_s"]
+    out["load_average_after"] = os.getloadavg()
+    return out
+
+
+def _build_from(engine: Engine, base: str) -> str:
+    tag = "localhost/evidence-gate:bench-fresh"
+    engine.run("build", "--no-cache", "--pull=always", "--tls-verify=false", "--network=host",
+               "--build-arg", f"BASE={base}", "-t", tag, str(ROOT), timeout=1800)
+    return tag
+
+
+def _pull(engine: Engine, reference: str) -> str:
+    engine.run("pull", "--tls-verify=false", "--quiet", reference, timeout=900)
+    return reference
+
+
+def _from_empty(engine: Engine, root: Path, runner: Runner, prepare: Callable[[Engine], str]) -> dict[str, float]:
+    """Seconds to get the image into an empty store, then to run the action to its verdict."""
+    with empty_store(engine, root) as fresh:
+        start = time.perf_counter()
+        image = prepare(fresh)
+        ready = time.perf_counter()
+        _action_run(fresh, runner, image)()
+        done = time.perf_counter()
+    return {"image_s": ready - start, "run_s": done - ready, "total_s": done - start}
+
+
+def render_prebuilt(results: dict[str, Any]) -> str:
+    """The README table of the prebuilt-image comparison."""
+    if "skipped" in results:
+        return f"Prebuilt image: not measured ({results['skipped']})."
+    build, pulled = results["build"], results["prebuilt"]
+    return "\n".join([
+        f"From an empty image store, medians of {results['repeat']} alternated runs, registry on 127.0.0.1 "
+        f"(load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after; "
+        "`python bench/bench_container.py --only-prebuilt`).",
+        "",
+        "| `uses:` the action | image ready | action to verdict | start to verdict |",
+        "|---|---:|---:|---:|",
+        f"| builds the Dockerfile (base pulled, apt, no cache) | {build['image_s']:.1f} s | {build['run_s']:.1f} s | "
+        f"{build['total_s']:.1f} s |",
+        f"| pulls the release's image by digest | {pulled['image_s']:.1f} s | {pulled['run_s']:.1f} s | "
+        f"{pulled['total_s']:.1f} s |",
+        "",
+        f"Prebuilt / build: **{results['ratio']:.2f}**.",
+    ])
 
 
 def rebuild_after_touch(engine: Engine) -> float:

@@ -48,8 +48,10 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"
     receipt_path = pr.repo.path / "receipt.json"
     assert outputs(tmp_path / "output") == {
-        "decision": "fail", "row": "evidence-path-edited", "ok": "false", "receipt-path": "receipt.json",
-        "check-run-id": str(run_id), "artifact-id": "4242"}
+        "decision": "fail", "row": "evidence-path-edited", "ok": "false", "conclusion": "failure",
+        "title": "evidence-path-edited: Locked evidence touched", "receipt-path": "receipt.json",
+        "check-run-id": str(run_id), "check-run-url": run["html_url"],
+        "artifact-id": "4242", "findings": str(FIXTURES), "finding-counts": '{"evidence-path-edited":60}'}
     blob = results.state.blobs["gate-receipt"]
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert archive.read("receipt.json") == receipt_path.read_bytes()

@@ -24,10 +24,16 @@ INPUTS = {
     "artifact-name": "evidence-gate-receipt",
     "receipt-path": "receipt.json",
     "today": "",
+    "working-directory": ".",
+    "max-annotations": "200",
+    "job-summary": "true",
+    "fail-on": "failure",
+    "unsafe-run-pr-code-with-write-token": "false",
     "mode": "gate",
     "shard": "",
 }
-OUTPUTS = ["decision", "row", "ok", "receipt-path", "check-run-id", "artifact-id"]
+OUTPUTS = ["decision", "row", "ok", "conclusion", "title", "receipt-path", "check-run-id", "check-run-url",
+           "artifact-id", "findings", "finding-counts"]
 PINNED_CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 
 

@@ -138,9 +138,12 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
     assert all(r.auth == "token ghs_fake" or (r.auth or "").endswith("ghs_fake") for r in github.requests)
 
     outputs = read_outputs(runner.file("file_commands/set_output"))
-    assert outputs == {"decision": "fail", "row": "freeze-id-added", "ok": "false",
-                       "receipt-path": "receipt.json", "check-run-id": str(run_id),
-                       "artifact-id": "4242"}
+    assert outputs == {"decision": "fail", "row": "freeze-id-added", "ok": "false", "conclusion": "failure",
+                       "title": run["output"]["title"], "receipt-path": "receipt.json", "check-run-id": str(run_id),
+                       "check-run-url": run["html_url"],
+                       "artifact-id": "4242", "findings": outputs["findings"],
+                       "finding-counts": outputs["finding-counts"]}
+    assert json.loads(outputs["finding-counts"]) == {"freeze-id-added": int(outputs["findings"])}
     assert "freeze-id-added" in runner.file("file_commands/step_summary").read_text(encoding="utf-8")
 
     receipt_bytes = (runner.workspace / "receipt.json").read_bytes()

@@ -233,7 +233,10 @@ def test_many_touched_fixtures_are_capped(git_repo: GitRepo) -> None:
 
 
 def test_cost_follows_the_change_not_the_repository(git_repo: GitRepo) -> None:
-    """Without a changed .gitattributes the lane never lists a tree, and its git calls do not grow with the repo."""
+    """Without a changed .gitattributes the lane never lists a tree, and its git calls do not grow with the repo.
+
+    The only ls-tree calls are limited to the paths a read found absent (absent, or named but unreadable?).
+    """
     many: dict[str, str | bytes | None] = {f"bulk/d{i % 20}/f{i}.txt": f"{i}\n" for i in range(2000)}
     base = _base(git_repo, many)
     head = git_repo.commit("fix", {"src/alloc.py": "def allocate(total, parts):\n    return [total]\n",
@@ -244,5 +247,7 @@ def test_cost_follows_the_change_not_the_repository(git_repo: GitRepo) -> None:
     diff = repo.diff_tree(base, head)
     repo.calls.clear()
     assert locked_evidence.check(repo, base, head, config, specs, diff).violations == ()
-    assert not any("ls-tree" in call for call in repo.calls)
+    listings = [call for call in repo.calls if "ls-tree" in call]
+    assert all("-r" not in call and call.index("--") < len(call) - 1 for call in listings), listings
+    assert not any("bulk" in path for call in listings for path in call), listings
     assert len(repo.calls) <= 8, repo.calls

@@ -3,29 +3,40 @@
 It reads `INPUT_*` and `GITHUB_*` from the environment it is handed, makes sure a shallow checkout holds the
 commits compared, posts a check run on the pull request's head (falling back to workflow-command annotations when
 the token may not), writes the job summary and the step outputs, and uploads the receipt as an artifact.
-The step's exit code is the gate's, whatever happens to the check run or the artifact.
+
+Every path ends the same way (`_finish`): a receipt on disk (the workspace, else the runner's temp folder), a
+check run or the fallback, the summary and every output, and an exit code derived in one place (`step_exit`).
+A usage error, a workspace the gate cannot read, a failed fetch or a crash is a failing verdict with a fix, never
+a bare traceback. Under `pull_request_target` the PR's code is not executed unless the workflow opts in.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
+import tempfile
 import threading
 import time
+import traceback
+from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from evidence_gate import check_report, gate, job_summary
-from evidence_gate.errors import EXIT_PRECONDITION, GateError
+from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
-from evidence_gate.receipt import empty_receipt, write_receipt
-from evidence_gate.report import render_text
+from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_receipt
+from evidence_gate.report import printable_lines, render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
 
+# The input whose name states the risk it accepts: under pull_request_target the job holds a write token and the
+# repository's secrets, and the property lane executes the pull request's code.
+UNSAFE_INPUT = "unsafe-run-pr-code-with-write-token"
 DEFAULTS = {
     "github-token": "",
     "check-name": "evidence-gate",
@@ -34,14 +45,38 @@ DEFAULTS = {
     "artifact-name": "evidence-gate-receipt",
     "receipt-path": "receipt.json",
     "today": "",
+    "working-directory": ".",
+    "max-annotations": "200",
+    "job-summary": "true",
+    "fail-on": "failure",
+    UNSAFE_INPUT: "false",
     "mode": "gate",
     "shard": "",
 }
 MODES = ("gate", "merge", "publish")
+FAIL_ON = ("failure", "never")
+MAX_ANNOTATIONS_LIMIT = 10_000
+# The `row` output (and receipt `decision.row`) of a run that never decided: a crash, or a usage error.
+ABORTED_ROW = "aborted"
 FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
 FALLBACK = "annotations are printed as workflow commands and the verdict is this step's exit code"
+TEMP_MOUNT = Path("/github/runner_temp")  # where the runner mounts $RUNNER_TEMP into a container action
 # Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
 _MERGE_GROUP_DEPTHS = (2, 16, 128)
+PR_TARGET_REFUSED = (
+    "pull_request_target: this job holds a write token and the repository's secrets, so evidence-gate does not "
+    "execute the pull request's code here: the property lane, freeze replays and fixture digests are skipped, and "
+    "the verdict fails (run-integrity). The safe pattern is `on: pull_request` (fork pull requests get their check "
+    "run from the trusted publisher, `mode: publish` on `workflow_run`). If you accept the risk, set "
+    f"`{UNSAFE_INPUT}: true`")
+PR_TARGET_STATIC = (
+    "pull_request_target: this job holds a write token and the repository's secrets; with `run-properties: false` "
+    "evidence-gate executes nothing of the pull request, but any other step that runs its code hands them over. "
+    "The safe pattern is `on: pull_request` plus the trusted publisher (`mode: publish` on `workflow_run`)")
+PR_TARGET_ACCEPTED = (
+    f"pull_request_target with `{UNSAFE_INPUT}: true`: the pull request's code (its tests' imports, conftest "
+    "files, `properties.install`) runs in a job that holds a write token and the repository's secrets; anyone who "
+    "can open a pull request can use them. Prefer `on: pull_request` plus `mode: publish`")
 
 
 @dataclass(frozen=True)
@@ -55,6 +90,11 @@ class Inputs:
     artifact_name: str
     receipt_path: str
     today: date | None
+    working_directory: str = "."
+    max_annotations: int = 200
+    job_summary: bool = True
+    fail_on: str = "failure"
+    unsafe_pr_code: bool = False
     mode: str = "gate"
     shard: tuple[int, int] | None = None
 
@@ -77,6 +117,22 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
     raise GateError(f"input {name} is {value!r}, not true or false", fix=f"set `{name}: true` or `false`", usage=True)
 
 
+def _check_name(env: Mapping[str, str]) -> str:
+    check_name = read_input(env, "check-name")
+    if len(check_name) > 100 or any(not c.isprintable() for c in check_name):
+        raise GateError("input check-name must be printable and at most 100 characters", usage=True,
+                        fix="set `check-name:` to a short name such as evidence-gate")
+    return check_name
+
+
+def _count(env: Mapping[str, str], name: str, limit: int) -> int:
+    text = read_input(env, name)
+    if not text.isdigit() or int(text) > limit:
+        raise GateError(f"input {name} is {text!r}, not a whole number from 0 to {limit}",
+                        fix=f"set `{name}:` to a number such as {DEFAULTS[name]}", usage=True)
+    return int(text)
+
+
 def read_inputs(env: Mapping[str, str]) -> Inputs:
     """All inputs; a malformed one is a usage error that names it."""
     today_text = read_input(env, "today")
@@ -85,16 +141,21 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
     except ValueError as exc:
         raise GateError(f"input today is {today_text!r}, not YYYY-MM-DD", fix="leave it empty for today (UTC)",
                         usage=True) from exc
-    check_name = read_input(env, "check-name")
-    if len(check_name) > 100 or any(not c.isprintable() for c in check_name):
-        raise GateError("input check-name must be printable and at most 100 characters", usage=True)
+    fail_on = read_input(env, "fail-on").lower()
+    if fail_on not in FAIL_ON:
+        raise GateError(f"input fail-on is {fail_on!r}", fix="set `fail-on: failure` (the default) or `never`",
+                        usage=True)
     mode, shard = _mode_and_shard(env)
     if shard is not None and not _bool(env, "upload-artifact"):
         raise GateError("input shard needs upload-artifact: true", fix="the merge job reads each shard's receipt "
                         "from its artifact; remove `upload-artifact: false`", usage=True)
-    return Inputs(token=read_input(env, "github-token"), check_name=check_name, run=_bool(env, "run-properties"),
+    return Inputs(token=read_input(env, "github-token"), check_name=_check_name(env), run=_bool(env, "run-properties"),
                   upload=_bool(env, "upload-artifact"), artifact_name=read_input(env, "artifact-name"),
-                  receipt_path=read_input(env, "receipt-path"), today=today, mode=mode, shard=shard)
+                  receipt_path=read_input(env, "receipt-path"), today=today,
+                  working_directory=read_input(env, "working-directory"),
+                  max_annotations=_count(env, "max-annotations", MAX_ANNOTATIONS_LIMIT),
+                  job_summary=_bool(env, "job-summary"), fail_on=fail_on, unsafe_pr_code=_bool(env, UNSAFE_INPUT),
+                  mode=mode, shard=shard)
 
 
 def _mode_and_shard(env: Mapping[str, str]) -> tuple[str, tuple[int, int] | None]:
@@ -112,6 +173,35 @@ def _mode_and_shard(env: Mapping[str, str]) -> tuple[str, tuple[int, int] | None
     if mode != "gate":
         raise GateError(f"input shard is set in mode: {mode}", fix="set `shard:` on the matrix job only", usage=True)
     return mode, (int(k), int(n))
+
+
+def fallback_inputs(env: Mapping[str, str]) -> Inputs:
+    """What a run whose inputs are unusable still reports with: the token, a valid check name, no upload."""
+    try:
+        check_name = _check_name(env)
+    except GateError:
+        check_name = DEFAULTS["check-name"]
+    return Inputs(token=read_input(env, "github-token"), check_name=check_name, run=False, upload=False,
+                  artifact_name=DEFAULTS["artifact-name"], receipt_path=DEFAULTS["receipt-path"], today=None)
+
+
+def step_exit(code: int, fail_on: str) -> int:
+    """The step's exit code: the gate's, or 0 under `fail-on: never` (a usage error of the workflow still fails)."""
+    return EXIT_PASS if fail_on == "never" and code != EXIT_USAGE else code
+
+
+def repo_folder(workspace: Path, working_directory: str) -> Path:
+    """The checkout to judge: `working-directory` below the workspace (a checkout made with `path:`)."""
+    rel = Path(working_directory)
+    folder = (workspace / rel).resolve()
+    if rel.is_absolute() or not folder.is_relative_to(workspace.resolve()):
+        raise GateError(f"input working-directory {working_directory!r} is outside the workspace", usage=True,
+                        fix="give the `path:` of the actions/checkout step, relative to the workspace")
+    if not folder.is_dir():
+        raise GateError(f"input working-directory {working_directory!r} is not a folder in the workspace",
+                        fix="give the `path:` of the actions/checkout step (checkout must run before this step)",
+                        usage=True)
+    return folder
 
 
 def _clean(text: str) -> str:
@@ -159,118 +249,322 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
         fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
 
 
-class _Run:
-    """One action run: where it prints, how it sleeps and what it says."""
+def check_title(receipt: dict[str, Any]) -> str:
+    """The check run's title (and the `title` output): the row, its title and the counts, at most 255 characters."""
+    if not receipt.get("decision"):
+        return ABORTED_ROW
+    return job_summary.title(receipt)
 
-    def __init__(self, env: Mapping[str, str], stdout: TextIO, sleep: Callable[[float], None]) -> None:
+
+class _Run:
+    """One action run: its environment, where it prints, how it sleeps, its clock and what it has said."""
+
+    def __init__(self, env: Mapping[str, str], stdout: TextIO, sleep: Callable[[float], None],
+                 now: Callable[[], datetime]) -> None:
         self.env = env
         self.stdout = stdout
         self.sleep = sleep
+        self.now = now
         self.notes: list[str] = []
+        self.started: _Started | None = None  # the check run, so that even the last resort can complete it
 
     def say(self, line: str) -> None:
         self.stdout.write(line + "\n")
         self.stdout.flush()
 
     def warn_once(self, message: str) -> None:
+        if message in self.notes:
+            return
         self.notes.append(message)
         self.say(annotation("warning", message))
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where the receipt is written, and the path later steps know it by (the `receipt-path` output)."""
+
+    file: Path
+    shown: str
+
+
+@dataclass
+class _Started:
+    """The check run created beside the gate (None when the token may not, or there is no event)."""
+
+    checks: Any = None
+    run_id: int | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+    def join(self) -> _Started:
+        if self.thread is not None:
+            self.thread.join()
+        return self
+
+
 def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callable[[float], None] = time.sleep,
          now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> int:
-    """Run as the GitHub Action; returns the gate's exit code."""
-    run = _Run(env, stdout or sys.stdout, sleep)
+    """Run as the GitHub Action; returns the step's exit code."""
+    run = _Run(env, stdout or sys.stdout, sleep, now)
     try:
-        inputs = read_inputs(env)
-        event_path = env.get("GITHUB_EVENT_PATH")
+        return _main(run)
+    except Exception as exc:  # noqa: BLE001 - the last resort: a failing step with outputs, never a bare traceback
+        return _last_resort(run, exc)
+
+
+def _main(run: _Run) -> int:
+    event: EventContext | None = None
+    try:
+        event_path = run.env.get("GITHUB_EVENT_PATH")
         if not event_path:
             raise GateError("GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions",
                             usage=True)
-        if inputs.mode == "publish":
-            from evidence_gate import action_publish  # noqa: PLC0415 - a mode of its own, on workflow_run
+        inputs: Inputs | None = None
+        unusable: GateError | None = None
+        try:
+            inputs = read_inputs(run.env)
+        except GateError as exc:  # reported once the event is known, so the check run still shows it
+            unusable = exc
+        if inputs is not None and inputs.mode == "publish":  # on workflow_run, which names no pull request
+            from evidence_gate import action_publish  # noqa: PLC0415 - a mode of its own
 
-            return action_publish.run(run, inputs, Path(event_path), now)
-        event = load_event(Path(event_path), env.get("GITHUB_EVENT_NAME") or None)
-        if inputs.mode == "merge":
-            from evidence_gate import action_merge  # noqa: PLC0415
-
-            return action_merge.run(run, inputs, event, now)
+            return step_exit(action_publish.run(run, inputs, Path(event_path), run.now), inputs.fail_on)
+        event = load_event(Path(event_path), run.env.get("GITHUB_EVENT_NAME") or None)
+        if unusable is not None or inputs is None:
+            raise unusable or GateError("the action's inputs could not be read", usage=True)
     except GateError as exc:
-        run.say(annotation("error", str(exc)))
-        _write_summary(env, f"## evidence-gate: usage error\n\n{job_summary.fenced(str(exc))}\n")
-        return exc.exit_code
-    workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
-    receipt_path = Path(inputs.receipt_path)
-    if not receipt_path.is_absolute():
-        receipt_path = workspace / receipt_path
-    repository = env.get("GITHUB_REPOSITORY") or event.repository or ""
+        return _cannot_start(run, exc, event)
+    if inputs.mode == "merge":
+        from evidence_gate import action_merge  # noqa: PLC0415
 
+        return step_exit(action_merge.run(run, inputs, event, run.now), inputs.fail_on)
+    return gate_mode(run, inputs, event)
+
+
+def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
+    """`mode: gate`: judge the pull request the event names, in the checkout, and report it."""
+    workspace = Path(run.env.get("GITHUB_WORKSPACE") or ".")
+    target = _receipt_target(run, inputs, workspace)
     # The check run is created beside the gate, not before it: loading PyGithub and the API round trips overlap
     # with git's work instead of delaying the receipt. It is joined before anything is completed.
-    started: list[tuple[Any, int | None]] = []
-    starter = threading.Thread(target=lambda: started.append(_start_check(run, inputs, event, repository, now)),
-                               name="check-run-start", daemon=True)
-    if inputs.shard is None:  # a shard's verdict is partial: only the merge job posts the check run
-        starter.start()
-    else:
-        run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
-
-    missing: GateError | None = None
-    try:
-        run.notes += ensure_history(Repo(workspace), event)
-    except GateError as exc:
-        missing = exc if exc.row else None  # without a row (git absent) the gate's own run reports it
-    if missing is not None:
-        receipt = empty_receipt()
-        gate.precondition(receipt, missing)
-        write_receipt(receipt_path, receipt)
-        code = EXIT_PRECONDITION
-    else:
-        opts = gate.CheckOptions(repo=workspace, head="HEAD", event=event, today=inputs.today or now().date(),
-                                 run=inputs.run, shard=inputs.shard)
-        receipt, code = gate.evaluate(opts, receipt_path)
-
     if inputs.shard is None:
-        starter.join()
-    checks, run_id = started[0] if started else (None, None)
-    data = receipt_path.read_bytes()
+        started = run.started = _start_async(run, inputs, event)
+    else:  # a shard's verdict is partial: only the merge job posts the check run
+        started = _Started()
+        run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
+    receipt, code = _judge(run, inputs, event, workspace, target.file)
+    return _finish(run, inputs, started.join(), receipt, code, target)
+
+
+def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
+    """A usage error (or an unusable event) before the gate: still a receipt, a failing check run when the event
+    names a commit, the summary and every output."""
+    inputs = fallback_inputs(run.env)
+    receipt = empty_receipt()
+    if exc.row:
+        gate.precondition(receipt, exc)
+    else:
+        receipt["errors"].append(str(exc))
+        receipt["decision"]["title"] = "The action could not start (usage error)"
+    target = _receipt_target(run, inputs, Path(run.env.get("GITHUB_WORKSPACE") or "."))
+    _write(run, receipt, target.file)
+    started = _start_async(run, inputs, event).join() if event is not None else _Started()
+    return _finish(run, inputs, started, receipt, exc.exit_code, target)
+
+
+def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path,
+           receipt_file: Path) -> tuple[dict[str, Any], int]:
+    """The receipt and exit code; a failure before the gate starts is a receipt of its own, never an exception."""
+    receipt = empty_receipt()
+    try:
+        folder = repo_folder(workspace, inputs.working_directory)
+        refused = _pull_request_target(run, inputs, event)
+        run.notes += ensure_history(Repo(folder), event)
+    except GateError as exc:
+        if exc.row:
+            gate.precondition(receipt, exc)
+        else:
+            receipt["errors"].append(str(exc))
+        _write(run, receipt, receipt_file)
+        return receipt, exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - before the gate: recorded like the gate's own crashes
+        receipt["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
+        _write(run, receipt, receipt_file)
+        return receipt, EXIT_INTERNAL
+    opts = gate.CheckOptions(repo=folder, head="HEAD", event=event, today=inputs.today or run.now().date(),
+                             run=inputs.run, refused=refused, shard=inputs.shard)
+    return gate.evaluate(opts, receipt_file)
+
+
+def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:
+    """Why the property lane is refused ('' when it is not): under pull_request_target, unless opted in."""
+    if event.event_name != "pull_request_target":
+        return ""
+    if inputs.unsafe_pr_code:
+        run.warn_once(PR_TARGET_ACCEPTED)
+        return ""
+    if not inputs.run:  # run-properties: false asked for the static lanes only; nothing of the PR runs anyway
+        run.warn_once(PR_TARGET_STATIC)
+        return ""
+    run.warn_once(PR_TARGET_REFUSED)
+    return (f"pull_request_target without `{UNSAFE_INPUT}: true`: the pull request's code is not executed in a "
+            "job that holds a write token; run the gate on `pull_request` (see the README)")
+
+
+def _receipt_target(run: _Run, inputs: Inputs, workspace: Path) -> _Target:
+    """`receipt-path` when it can be written; else the runner's temp folder, said once with the fix.
+
+    The first write is an `aborted` receipt (as `gate.evaluate` does), so a stale file never outlives a crash.
+    """
+    wanted = Path(inputs.receipt_path)
+    path = _in_container(run.env, wanted) if wanted.is_absolute() else workspace / wanted
+    try:
+        write_receipt(path, empty_receipt())
+        return _Target(path, inputs.receipt_path)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+    for folder, shown in _temp_folders(run.env):
+        candidate = folder / "evidence-gate" / "receipt.json"
+        try:
+            write_receipt(candidate, empty_receipt())
+        except OSError:
+            continue
+        run.warn_once(f"cannot write the receipt at {inputs.receipt_path} ({reason}); it is at {shown} instead "
+                      "(the `receipt-path` output); fix: set `receipt-path:` to a writable file such as "
+                      "`${{ runner.temp }}/receipt.json`, or check out into a writable workspace")
+        return _Target(candidate, shown)
+    raise GateError(f"cannot write the receipt at {inputs.receipt_path} ({reason}) nor in any temp folder",
+                    fix="set `receipt-path:` to a writable file")
+
+
+def _in_container(env: Mapping[str, str], path: Path) -> Path:
+    """`${{ runner.temp }}/...` names the host's folder; inside the action's container it is /github/runner_temp."""
+    host = env.get("RUNNER_TEMP", "")
+    if host and TEMP_MOUNT.is_dir() and not Path(host).is_dir() and path.is_relative_to(host):
+        return TEMP_MOUNT / path.relative_to(host)
+    return path
+
+
+def _temp_folders(env: Mapping[str, str]) -> list[tuple[Path, str]]:
+    """Writable places for the receipt, each with the path a later step sees: the runner's temp folder (mounted
+    at /github/runner_temp in a container action, `$RUNNER_TEMP` outside), then this process's temp folder."""
+    host = env.get("RUNNER_TEMP", "")
+    out = []
+    if TEMP_MOUNT.is_dir():
+        out.append((TEMP_MOUNT, f"{host or TEMP_MOUNT}/evidence-gate/receipt.json"))
+    if host and Path(host).is_dir():
+        out.append((Path(host), f"{host}/evidence-gate/receipt.json"))
+    local = Path(tempfile.gettempdir())
+    out.append((local, f"{local}/evidence-gate/receipt.json (inside the action's container: only the artifact "
+                       "carries it)"))
+    return out
+
+
+def _write(run: _Run, receipt: dict[str, Any], file: Path) -> None:
+    try:
+        write_receipt(file, receipt)
+    except OSError as exc:
+        run.warn_once(f"the receipt could not be written to {file} ({exc.strerror}); the artifact carries it")
+
+
+def _start_async(run: _Run, inputs: Inputs, event: EventContext) -> _Started:
+    started = _Started()
+    repository = run.env.get("GITHUB_REPOSITORY") or event.repository or ""
+
+    def go() -> None:
+        started.checks, started.run_id = _start_check(run, inputs, event, repository)
+    started.thread = threading.Thread(target=go, name="check-run-start", daemon=True)
+    started.thread.start()
+    return started
+
+
+def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any], code: int,
+            target: _Target) -> int:
+    """Report a receipt everywhere it goes; the one exit of every path."""
+    receipt = scrub(receipt)
+    try:
+        data = target.file.read_bytes()
+    except OSError:
+        data = canonical_bytes(receipt)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    if receipt.get("state") != "final":  # first: what failed and the fix, before the report
+        for error in receipt.get("errors", []):
+            if not str(error).startswith("Traceback"):
+                run.say(annotation("error", printable_lines(str(error))))
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
-
-    artifact_id = ""
-    if inputs.upload:
-        artifact_id = _upload(run, inputs, data, text)
-
-    links = check_report.links_from(env, repository, receipt, artifact_id)
-    if checks is not None and run_id is not None:
-        report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
-        run_id = _complete_check(run, checks, run_id, report, now)
+    artifact_id = _upload(run, inputs, data, text) if inputs.upload else ""
+    links = check_report.links_from(run.env, run.env.get("GITHUB_REPOSITORY", ""), receipt, artifact_id)
+    run_id = started.run_id
+    if started.checks is not None and run_id is not None:
+        report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links,
+                                    max_annotations=inputs.max_annotations)
+        run_id = _complete_check(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
+        found = check_report.annotations_for(receipt)
+        if len(found) > inputs.max_annotations:
+            run.warn_once(f"{len(found) - inputs.max_annotations} of {len(found)} findings are not annotated "
+                          f"(max-annotations: {inputs.max_annotations}); the summary and the receipt list all")
         levels = {"failure": "error", "warning": "warning", "notice": "notice"}
-        for a in check_report.annotations_for(receipt):
+        for a in found[:inputs.max_annotations]:
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
-        for v in receipt.get("violations", []):
-            if not v.get("path"):
-                run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
+    if inputs.job_summary:
+        summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
+        _write_summary(run.env, job_summary.truncate_bytes(summary))
+    _write_outputs(run, receipt, target.shown, run_id, artifact_id)
+    return step_exit(code, inputs.fail_on)
 
-    summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
-    _write_summary(env, job_summary.truncate_bytes(summary))
-    outputs = {
-        "decision": str(receipt["decision"].get("gate", "fail")) if receipt.get("state") == "final" else "fail",
-        "row": str(receipt["decision"].get("row")),
+
+def outputs_of(receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "",
+               artifact_id: str = "") -> dict[str, str]:
+    """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
+    decision = receipt.get("decision", {})
+    final = receipt.get("state") == "final"
+    counts = Counter(str(v.get("row")) for v in receipt.get("violations", []))
+    return {
+        "decision": str(decision.get("gate", "fail")) if final else "fail",
+        "row": str(decision.get("row")) if final else ABORTED_ROW,
         "ok": "true" if receipt.get("ok") is True else "false",
+        "conclusion": check_report.conclusion(receipt),
+        "title": check_title(receipt),
         # As given: a relative path means the same file to later steps outside the container.
-        "receipt-path": inputs.receipt_path,
-        "check-run-id": "" if run_id is None else str(run_id),
+        "receipt-path": receipt_path,
+        "check-run-id": check_run_id,
+        "check-run-url": check_run_url,
         "artifact-id": artifact_id,
+        "findings": str(sum(counts.values())),
+        "finding-counts": json.dumps(dict(sorted(counts.items())), separators=(",", ":")),
     }
-    if env.get("GITHUB_OUTPUT"):
-        append_outputs(Path(env["GITHUB_OUTPUT"]), outputs)
-    return code
+
+
+def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id: int | None,
+                   artifact_id: str) -> None:
+    url = ""
+    repository = run.env.get("GITHUB_REPOSITORY", "")
+    if run_id is not None and repository:
+        url = f"{run.env.get('GITHUB_SERVER_URL') or 'https://github.com'}/{repository}/runs/{run_id}"
+    if run.env.get("GITHUB_OUTPUT"):
+        append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs_of(
+            receipt, receipt_path, url, "" if run_id is None else str(run_id), artifact_id))
+
+
+def _last_resort(run: _Run, exc: Exception) -> int:
+    """The action itself failed outside the gate: say so with the fix, and still write the outputs."""
+    message = gate.describe_crash(exc)
+    run.say(annotation("error", printable_lines(message)))
+    receipt = empty_receipt()
+    receipt["errors"].append(message)
+    summary = f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n"
+    started = run.started.join() if run.started is not None else _Started()
+    try:
+        if started.checks is not None and started.run_id is not None:  # never leave it in_progress
+            started.checks.complete(started.run_id, "failure", check_title(receipt), summary, [], run.now())
+        _write_summary(run.env, summary)
+        _write_outputs(run, receipt, "", started.run_id, "")
+    except Exception as second:  # noqa: BLE001 - nothing is left to report to; the log line above stands
+        run.say(log_text(f"evidence-gate: could not post the check run, summary or outputs: {second}"))
+    return EXIT_INTERNAL
 
 
 def _write_summary(env: Mapping[str, str], markdown: str) -> None:
@@ -280,12 +574,14 @@ def _write_summary(env: Mapping[str, str], markdown: str) -> None:
             handle.write(markdown + "\n")
 
 
-def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str,
-                 now: Callable[[], datetime]) -> tuple[Any, int | None]:
-    """Create (or reset) the check run; on 403 or no token, say once that annotations fall back."""
-    fallback = f"{FALLBACK} (a fork pull request or a token without `checks: write`)"
-    if not inputs.token or not repository:
-        run.warn_once(f"no github-token or repository: no check run; {fallback}")
+def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str) -> tuple[Any, int | None]:
+    """Create (or reset) the check run; when it cannot be, say once why and that annotations fall back."""
+    if not inputs.token:
+        run.warn_once(f"no check run: the github-token input is empty; {FALLBACK}; fix: keep its default "
+                      "(`${{ github.token }}`) and give the job `permissions: {checks: write}`")
+        return None, None
+    if not repository:
+        run.warn_once(f"no check run: GITHUB_REPOSITORY is not set and the event names no repository; {FALLBACK}")
         return None, None
     details = None
     if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
@@ -296,20 +592,23 @@ def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str
         client = checks_api.ChecksClient(inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
                                          repository, sleep=run.sleep)
         ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
-        return client, client.start(inputs.check_name, event.check_sha, ext, now(), details)
+        return client, client.start(inputs.check_name, event.check_sha, ext, run.now(), details)
     except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
         forbidden = type(exc).__name__ == "ChecksForbidden"
         what = str(exc) if type(exc).__name__.startswith("Checks") else f"{type(exc).__name__}: {exc}"
-        run.warn_once(f"{'cannot create' if forbidden else 'could not create'} a check run ({what}); {fallback}")
+        if forbidden:
+            run.warn_once(f"cannot create a check run ({what}); {FALLBACK} (a fork pull request, or a token without "
+                          "`checks: write`: add `permissions: {checks: write}` to the job)")
+        else:
+            run.warn_once(f"could not create a check run ({what}); {FALLBACK}")
     return None, None
 
 
-def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.CheckReport,
-                    now: Callable[[], datetime]) -> int | None:
+def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.CheckReport) -> int | None:
     from evidence_gate import checks_api  # noqa: PLC0415
 
     try:
-        checks.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, now(),
+        checks.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, run.now(),
                         text=report.text)
     except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
         what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"

@@ -7,6 +7,7 @@ and never prints or writes.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import tempfile
 import traceback
@@ -24,6 +25,12 @@ from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt import empty_receipt, scrub, write_receipt
 from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, parse_properties
 
+# Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
+PULL_REQUEST_TARGET_FIX = (
+    "under pull_request_target the checkout is the base branch, and checking out the pull request's code there "
+    "would run it with a write token and the repository's secrets; run the gate on `pull_request` instead (fork "
+    "pull requests then get their check run from the trusted publisher, `mode: publish` on `workflow_run`)")
+
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -38,6 +45,9 @@ class CheckOptions:
     run: bool = True
     shard: tuple[int, int] | None = None
     workdir: Path | None = None
+    # Why the property lane may not run here (the action under pull_request_target), whatever `run` asked: unlike
+    # --no-run, a refusal is itself a failing `run-integrity` row, since nothing then stands behind a pass.
+    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,10 +123,10 @@ def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventC
                             row="history-missing" if repo.is_shallow() else "event-mismatch")
         return Commits(event.base_sha, head, mb)
     if len(parents) < 2:
-        raise GateError(
-            f"the checked-out commit {head[:12]} is not the pull request's merge commit",
-            fix="check out refs/pull/N/merge (the default of actions/checkout on pull_request), not the head branch",
-            row="event-mismatch")
+        fix = ("check out refs/pull/N/merge (the default of actions/checkout on pull_request), not the head branch"
+               if event.event_name == "pull_request" else PULL_REQUEST_TARGET_FIX)
+        raise GateError(f"the checked-out commit {head[:12]} is not the pull request's merge commit", fix=fix,
+                        row="event-mismatch")
     if parents[1] != event.head_sha or parents[0] != event.base_sha:
         raise GateError(
             f"the merge commit's parents ({parents[0][:12]}, {parents[1][:12]}) are not the event's base and head "
@@ -173,6 +183,17 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     return config, config_blob, specs, list_bytes
 
 
+def _skip_reason(opts: CheckOptions, human: bool, before_tests: bool) -> str:
+    """Why the property lane does not run ('' when it does); the first reason that applies."""
+    if human:
+        return "human patch: not scored, nothing run"
+    if before_tests:
+        return "locked evidence touched: no test runs on a tampered tree"
+    if opts.refused:
+        return opts.refused
+    return "" if opts.run else "--no-run: static lanes only"
+
+
 def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
     repo = Repo(opts.repo)
@@ -212,18 +233,13 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     static_violations = [v for lane in lanes for v in lane.violations]
     facts: set[str] = {decision.FACT_HUMAN} if human else set()
     before_tests = any(v.row == "evidence-path-edited" for v in static_violations)
-    if human:
-        skipped = "human patch: not scored, nothing run"
-    elif before_tests:
-        skipped = "locked evidence touched: no test runs on a tampered tree"
-    elif not opts.run:
-        skipped = "--no-run: static lanes only"
-    else:
-        skipped = ""
+    skipped = _skip_reason(opts, human, before_tests)
     if skipped:
         receipt["properties"]["skipped"] = skipped
         if not human:
             lanes.append(LaneResult(freeze_ledger.unverified(ledger, skipped)))
+        if skipped == opts.refused:
+            lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {skipped}"),)))
     else:
         from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
@@ -266,6 +282,25 @@ def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision
     return result
 
 
+CRASH_FIX = ("this is a bug in evidence-gate, not a finding about the pull request: re-run the job; if it fails "
+             "again, report it with the receipt (its `errors` hold the traceback)")
+
+
+def describe_crash(exc: BaseException) -> str:
+    """One line for an unexpected exception: its type, its message (or that it had none), where, and the fix.
+
+    An OS error names the file and the user, since the fix is then the environment's, not the gate's.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    reason = str(exc).strip()[:500] or "(no message)"  # the text may come from the patch: bounded
+    if isinstance(exc, OSError):
+        target = f" on {exc.filename}" if exc.filename else ""
+        return (f"internal error: {type(exc).__name__}{target}: {exc.strerror or reason}{where}; fix: make it "
+                f"readable and writable by uid {os.geteuid()}, the user evidence-gate runs as, or free the disk")
+    return f"internal error: {type(exc).__name__}: {reason}{where}; fix: {CRASH_FIX}"
+
+
 def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
@@ -291,7 +326,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
         out["errors"].append(str(exc))
         code = exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the one handler for the gate's own failures: record, never lose
-        out["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+        out["errors"].append(describe_crash(exc))
         out["errors"].append(traceback.format_exc(limit=8))
     finally:
         out = scrub(out)  # argv and paths may carry bytes that are not UTF-8; the receipt and stdout must encode
@@ -300,6 +335,6 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
 
 
 __all__ = [
-    "CheckOptions", "Commits", "check", "empty_receipt", "evaluate", "precondition", "read_trusted",
-    "resolve_commits",
+    "CRASH_FIX", "PULL_REQUEST_TARGET_FIX", "CheckOptions", "Commits", "check", "describe_crash", "empty_receipt",
+    "evaluate", "precondition", "read_trusted", "resolve_commits",
 ]

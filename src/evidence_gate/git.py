@@ -6,6 +6,7 @@ trip and can be recognised (it contains lone surrogates) instead of being silent
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,6 +16,13 @@ from pathlib import Path
 from evidence_gate.errors import GateError
 
 NULL_OID = "0" * 40
+TREE_MODE = "040000"
+# What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
+_OBJECT_TROUBLE = ("could not read", "unable to read", "bad object", "bad tree object", "missing blob",
+                   "missing tree", "invalid object", "inflate", "corrupt", "unable to unpack", "not a tree object",
+                   "does not point to a valid object", "not a valid object", "loose object", "packed object")
+FSCK_FIX = ("the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
+            "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone")
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
@@ -30,6 +38,22 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+def unreadable_checkout(path: Path, detail: str) -> GateError:
+    """The error for a checkout this process may not read, naming the user it runs as and the way out."""
+    uid = os.geteuid()
+    return GateError(
+        f"the checkout {path} cannot be read by uid {uid}, the user evidence-gate runs as ({detail})",
+        fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (on a self-hosted "
+            "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
+            "user), or `chmod -R a+rX` the checkout in a step before this one")
+
+
+def object_id(kind: str, data: bytes, length: int) -> str:
+    """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
+    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
+    return algorithm(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
 
 
 def decode_path(raw: bytes) -> str:
@@ -80,11 +104,19 @@ class Repo:
                 raise GateError(f"{self.path} is not a folder", usage=True,
                                 fix="pass --repo pointing at a checkout of the pull request") from exc
             raise GateError("git is not installed or not on PATH", fix="install git 2.30 or newer") from exc
+        except PermissionError as exc:  # the working folder itself cannot be entered
+            raise unreadable_checkout(self.path, exc.strerror or "permission denied") from exc
         if check and proc.returncode != 0:
-            raise GateError(
-                f"`git {' '.join(args)}` failed in {self.path}: {proc.stderr.decode(errors='replace').strip()}",
-                fix="run the gate inside a git checkout of the pull request",
-            )
+            stderr = "\n".join(line for line in proc.stderr.decode(errors="replace").strip().splitlines()
+                               if not line.startswith("hint:"))
+            if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
+                raise unreadable_checkout(self.path, stderr[:500])
+            if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
+                # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
+                raise GateError(f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
+                                fix=FSCK_FIX, row="history-missing")
+            raise GateError(f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
+                            fix="run the gate inside a git checkout of the pull request")
         return proc
 
     def out(self, *args: str) -> str:
@@ -95,6 +127,12 @@ class Repo:
         """The work tree root; raises when `path` is not in a repository."""
         proc = self.run("rev-parse", "--show-toplevel", check=False)
         if proc.returncode != 0:
+            # git says "not a git repository" also when it may not read the `.git` that is there.
+            for folder in (self.path, *self.path.absolute().parents):
+                dot_git = folder / ".git"
+                mode = os.R_OK | (os.X_OK if dot_git.is_dir() else 0)
+                if dot_git.exists() and not os.access(dot_git, mode):
+                    raise unreadable_checkout(dot_git, "no read access to it")
             raise GateError(
                 f"{self.path} is not a git repository",
                 fix="pass --repo pointing at a checkout of the pull request",
@@ -113,8 +151,8 @@ class Repo:
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def has_object(self, oid: str) -> bool:
-        """Whether the object is present (not merely referenced)."""
-        return self.run("cat-file", "-e", oid, check=False).returncode == 0
+        """Whether the object is present and its header readable (`-e` would accept a damaged loose file)."""
+        return self.run("cat-file", "-t", oid, check=False).returncode == 0
 
     def is_shallow(self) -> bool:
         """Whether this clone has cut-off history."""
@@ -135,9 +173,8 @@ class Repo:
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def tree_oid(self, commit: str, path: str = "") -> str | None:
-        """The object id at `commit:path` (a tree, blob or gitlink), or None when absent."""
-        proc = self.run("rev-parse", "--verify", "--quiet", f"{commit}:{path}", check=False)
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        """The object id at `commit:path` (a tree, blob or gitlink), or None when absent; see `object_ids`."""
+        return self.object_ids([f"{commit}:{path}"])[f"{commit}:{path}"]
 
     def ls_tree(self, commit: str, paths: Iterable[str] = (), *, recursive: bool = False) -> list[TreeEntry]:
         """Entries of `commit`'s tree, limited to `paths` when given (literal pathspecs)."""
@@ -156,8 +193,12 @@ class Repo:
         return entries
 
     def diff_tree(self, base: str, head: str) -> list[DiffEntry]:
-        """Every changed path between two commits, renames shown as delete plus add."""
-        raw = self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-ext-diff", "--no-textconv",
+        """Every changed path between two commits, renames shown as delete plus add.
+
+        git skips, without an error, a changed folder whose tree object is absent, which would hide every change
+        below it; `-t` lists the changed folders too, and each must be readable or the diff is `history-missing`.
+        """
+        raw = self.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", "--no-ext-diff", "--no-textconv",
                        base, head).stdout
         fields = raw.split(b"\0")
         entries = []
@@ -170,10 +211,30 @@ class Repo:
             old_mode, new_mode, old_oid, new_oid, status = meta[1:].split()
             entries.append(DiffEntry(old_mode, new_mode, old_oid, new_oid, status[0], decode_path(fields[i + 1])))
             i += 2
-        return entries
+        folders = [e for e in entries if TREE_MODE in (e.old_mode, e.new_mode)]
+        self._require_trees({oid: e.path for e in folders for oid, mode in ((e.old_oid, e.old_mode),
+                                                                            (e.new_oid, e.new_mode))
+                             if mode == TREE_MODE and oid != NULL_OID})
+        return [e for e in entries if TREE_MODE not in (e.old_mode, e.new_mode)]
+
+    def _require_trees(self, trees: Mapping[str, str]) -> None:
+        """Raise `history-missing` naming the first tree (oid -> path) that is not in this clone."""
+        if not trees:
+            return
+        stdin = b"".join(oid.encode() + b"\n" for oid in trees)
+        lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
+        for (oid, path), line in zip(trees.items(), lines, strict=True):
+            if not line.endswith(b" tree"):
+                raise GateError(f"the tree object {oid} of the folder {path!r} is not in this clone",
+                                fix=FSCK_FIX, row="history-missing")
 
     def read_blobs(self, specs: Iterable[str]) -> dict[str, bytes | None]:
-        """Contents of many `rev:path` or object ids through one `cat-file --batch`; None where missing."""
+        """Contents of many `rev:path` or object ids through one `cat-file --batch`.
+
+        None means *absent*: no such path in the tree, or not a blob there (a folder, a gitlink). An object that is
+        named (an id, or a path the tree lists) but cannot be read, or whose bytes do not hash to its id, raises
+        `history-missing` naming it: a lane must never read an unreadable ledger as a deleted or a new one.
+        """
         keys = list(dict.fromkeys(specs))
         if not keys:
             return {}
@@ -191,14 +252,40 @@ class Repo:
             if header.endswith((" missing", " ambiguous")):
                 result[key] = None
                 continue
-            _oid, type_, size = header.rsplit(" ", 2)
+            oid, type_, size = header.rsplit(" ", 2)
             n = int(size)
             result[key] = data[pos:pos + n] if type_ == "blob" else None
+            if type_ == "blob" and object_id("blob", data[pos:pos + n], len(oid)) != oid:
+                raise GateError(f"the blob {oid} ({key}) is corrupt: its bytes do not hash to its id",
+                                fix=FSCK_FIX, row="history-missing")
             pos += n + 1
+        self._absent_or_raise([k for k, v in result.items() if v is None])
         return result
 
+    def _absent_or_raise(self, missing: Iterable[str]) -> None:
+        """Raise `history-missing` unless every key (`rev:path` or an id) that came back missing is truly absent.
+
+        A bare id always names an object someone read from a tree, so its absence is missing history. For
+        `rev:path` the path's own tree is listed: no entry is absent; a blob or tree entry whose object cat-file
+        could not read is missing (a gitlink's commit lives in another repository and is fine); a folder on the
+        way that cannot be read fails `ls-tree` itself, which `run` reports as `history-missing`.
+        """
+        by_rev: dict[str, list[str]] = {}
+        for key in missing:
+            rev, colon, path = key.partition(":")
+            if not colon:
+                raise GateError(f"the object {key} is not in this clone", fix=FSCK_FIX, row="history-missing")
+            if path:
+                by_rev.setdefault(rev, []).append(path)
+        for rev, paths in by_rev.items():
+            wanted = set(paths)
+            for entry in self.ls_tree(rev, paths):
+                if entry.path in wanted and entry.type != "commit" and not self.has_object(entry.oid):
+                    raise GateError(f"{entry.path} on {rev[:12]} names the {entry.type} {entry.oid}, which is not "
+                                    "in this clone (or is damaged)", fix=FSCK_FIX, row="history-missing")
+
     def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:
-        """The object id each `rev:path` names (any type), None where absent; one `cat-file --batch-check`."""
+        """The object id each `rev:path` names (tree or blob), None where absent or a gitlink; see `read_blobs`."""
         keys = list(dict.fromkeys(specs))
         if any("\n" in k for k in keys):
             raise GateError(f"cannot look up an object named with a newline: {keys!r}")
@@ -206,8 +293,12 @@ class Repo:
             return {}
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
         lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
-        return {k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
-                for k, line in zip(keys, lines, strict=True)}
+        ids = {k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
+               for k, line in zip(keys, lines, strict=True)}
+        # None stays "absent" (a gitlink too: its commit lives in another repository); a named object that is gone
+        # raises instead.
+        self._absent_or_raise([k for k, v in ids.items() if v is None])
+        return ids
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `commit:path` when it is a blob, else None."""

@@ -1,0 +1,121 @@
+"""Every object read tells "absent from the tree" from "named by the tree but unreadable": the second is always
+`history-missing` naming the object, never a lane's row (a deleted ledger, a new id, a clean diff)."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import scenario_repo
+from evidence_gate import gate
+from evidence_gate.errors import GateError
+from evidence_gate.git import Repo
+from repo_builder import GitRepo
+
+TODAY = date(2026, 9, 20)
+# The patch drops the one entry and adds a comment, so baseline and head hold different ledger blobs.
+SHRUNK_LEDGER = "version: 1\nbudget: {max_entries: 12, max_bytes: 4096, max_ttl_days: 14}\nentries: []\n"
+
+
+def _pr(tmp_path: Path, files: dict[str, Any] | None = None) -> GitRepo:
+    recipe = {"patch": {"files": files or {"freeze.yaml": SHRUNK_LEDGER, "src/alloc.py": "X = 1\n"}}}
+    return scenario_repo.build(recipe, tmp_path / "repo")
+
+
+def _loose(repo: GitRepo, oid: str) -> Path:
+    path = repo.path / ".git" / "objects" / oid[:2] / oid[2:]
+    assert path.exists(), f"{oid} is not a loose object"
+    path.chmod(0o644)
+    return path
+
+
+def _gate(repo: GitRepo, tmp_path: Path) -> dict[str, Any]:
+    receipt, code = gate.evaluate(gate.CheckOptions(repo=repo.path, today=TODAY, run=False), tmp_path / "r.json")
+    assert code == 11, receipt
+    return receipt
+
+
+def _only_history_missing(receipt: dict[str, Any], *needles: str) -> str:
+    assert receipt["decision"]["row"] == "history-missing", receipt["violations"]
+    (violation,) = receipt["violations"]
+    assert violation["row"] == "history-missing"
+    for needle in needles:
+        assert needle in violation["message"], violation["message"]
+    assert "git fsck" in violation["message"] and "fetch-depth: 0" in violation["message"]
+    return str(violation["message"])
+
+
+def test_deleted_baseline_ledger_blob_is_history_missing_not_new_ids(tmp_path: Path) -> None:
+    """The baseline ledger's blob gone from the clone: not `freeze-id-added` (old entries called new)."""
+    repo = _pr(tmp_path)
+    oid = repo.git("rev-parse", "HEAD^1:freeze.yaml")
+    _loose(repo, oid).unlink()
+    _only_history_missing(_gate(repo, tmp_path), oid, "freeze.yaml")
+
+
+def test_corrupt_head_ledger_blob_is_history_missing_not_a_deleted_ledger(tmp_path: Path) -> None:
+    """The head ledger's loose object overwritten with garbage: not "the patch deletes the ledger file"."""
+    repo = _pr(tmp_path)
+    oid = repo.git("rev-parse", "HEAD^2:freeze.yaml")
+    _loose(repo, oid).write_bytes(b"not zlib at all")
+    message = _only_history_missing(_gate(repo, tmp_path), oid)
+    assert "deletes" not in message
+
+
+def test_blob_whose_bytes_do_not_hash_to_its_id_is_history_missing(tmp_path: Path) -> None:
+    """A well-formed object holding other bytes than its id says (a silent bit flip) is caught by hashing."""
+    repo = _pr(tmp_path)
+    oid = repo.git("rev-parse", "HEAD^2:freeze.yaml")
+    forged = SHRUNK_LEDGER.replace("[]", "[ ]").encode()
+    _loose(repo, oid).write_bytes(zlib.compress(b"blob %d\0" % len(forged) + forged))
+    _only_history_missing(_gate(repo, tmp_path), oid, "corrupt")
+
+
+def test_missing_folder_tree_is_history_missing_not_a_clean_diff(tmp_path: Path) -> None:
+    """git's diff skips a changed folder whose tree is absent; the gate must not see an empty change there."""
+    repo = _pr(tmp_path, {"fixtures/golden.json": '{"rewritten": true}\n'})
+    oid = repo.git("rev-parse", "HEAD^1:fixtures")
+    _loose(repo, oid).unlink()
+    assert "hint:" not in _only_history_missing(_gate(repo, tmp_path), oid)
+
+
+def test_missing_subtree_on_a_read_path_is_history_missing(tmp_path: Path) -> None:
+    """A trusted path below a folder whose tree object is gone is unreadable, not absent."""
+    repo = _pr(tmp_path)
+    tree = repo.git("rev-parse", "HEAD^1:properties")
+    _loose(repo, tree).unlink()
+    reader = Repo(repo.path)
+    with pytest.raises(GateError) as info:
+        reader.read_blob(repo.git("rev-parse", "HEAD^1"), "properties/test_alloc_properties.py")
+    assert info.value.row == "history-missing"
+    assert tree in str(info.value)
+
+
+def test_absent_paths_and_gitlinks_still_read_as_absent(tmp_path: Path) -> None:
+    """No false alarm: a path not in the tree is None, a gitlink (its commit lives elsewhere) is not a blob."""
+    gitlink = "1" * 40
+    repo = _pr(tmp_path)
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{gitlink},vendor/lib")
+    repo.git("commit", "-q", "-m", "add a submodule")
+    reader = Repo(repo.path)
+    head = repo.git("rev-parse", "HEAD")
+    got = reader.read_blobs([f"{head}:no/such/file", f"{head}:vendor/lib", f"{head}:src", f"{head}:freeze.yaml"])
+    assert got[f"{head}:no/such/file"] is None and got[f"{head}:vendor/lib"] is None and got[f"{head}:src"] is None
+    assert got[f"{head}:freeze.yaml"] == SHRUNK_LEDGER.encode()
+    ids = reader.object_ids([f"{head}:vendor/lib", f"{head}:nothing", f"{head}:src"])
+    src = repo.git("rev-parse", "HEAD:src")
+    assert ids == {f"{head}:vendor/lib": None, f"{head}:nothing": None, f"{head}:src": src}
+    assert gitlink == repo.git("rev-parse", "HEAD:vendor/lib")
+    assert reader.tree_oid(head, "no/such/folder") is None
+
+
+def test_a_bare_object_id_that_is_gone_is_history_missing(tmp_path: Path) -> None:
+    """An id read from a tree (a symlink target, a sealed file) that is not in the clone is never "empty"."""
+    repo = _pr(tmp_path)
+    with pytest.raises(GateError) as info:
+        Repo(repo.path).read_blobs(["2" * 40])
+    assert info.value.row == "history-missing"
