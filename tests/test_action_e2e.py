@@ -49,7 +49,7 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     receipt_path = pr.repo.path / "receipt.json"
     assert outputs(tmp_path / "output") == {
         "decision": "fail", "row": "evidence-path-edited", "ok": "false", "conclusion": "failure",
-        "title": "evidence-path-edited: Locked evidence touched", "receipt-path": "receipt.json",
+        "title": "evidence-path-edited: Locked evidence touched — 60 locked paths", "receipt-path": "receipt.json",
         "check-run-id": str(run_id), "check-run-url": run["html_url"],
         "artifact-id": "4242", "findings": str(FIXTURES), "finding-counts": '{"evidence-path-edited":60}'}
     blob = results.state.blobs["gate-receipt"]

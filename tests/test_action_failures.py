@@ -152,8 +152,8 @@ def test_max_annotations_caps_the_check_run_and_the_fallback(tmp_path: Path, sha
     assert code == EXIT_FAIL
     (run_id, run), = github.runs.items()
     assert len(github.annotations[run_id]) == 7
-    assert len([x for x in printed.splitlines() if x.startswith("::warning::53 of 60 findings")]) == 1
-    assert "fixtures/f59.txt" in run["output"]["summary"]
+    assert len([x for x in printed.splitlines() if x.startswith("::warning::53 of 60 annotations were left out")]) == 1
+    assert "fixtures/f59.txt" in run["output"]["text"]
     assert outputs(tmp_path / "output")["findings"] == str(FIXTURES)
 
 
@@ -180,7 +180,7 @@ def test_job_summary_off_leaves_the_summary_to_the_check_run(tmp_path: Path, sha
     pr = pull_request(tmp_path, shared_dir)
     assert run_action(_env(tmp_path, pr, github, job_summary="false"))[0] == EXIT_FAIL
     assert not (tmp_path / "summary.md").exists()
-    assert "fixtures/f00.txt" in _failed_run(github)["output"]["summary"]
+    assert "fixtures/f00.txt" in _failed_run(github)["output"]["text"]
 
 
 def test_working_directory_judges_a_checkout_made_with_path(tmp_path: Path, shared_dir: Path,

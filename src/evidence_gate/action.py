@@ -495,6 +495,9 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         run.say(log_text(line))
     artifact_id = _upload(run, inputs, data, text) if inputs.upload else ""
     links = check_report.links_from(run.env, run.env.get("GITHUB_REPOSITORY", ""), receipt, artifact_id)
+    found = check_report.annotations_for(receipt)
+    if inputs.shard is None and check_report.cap_note(len(found), inputs.max_annotations):
+        run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))
     run_id = started.run_id
     if started.checks is not None and run_id is not None:
         report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links,
@@ -502,10 +505,6 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         run_id = _complete_check(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
-        found = check_report.annotations_for(receipt)
-        if len(found) > inputs.max_annotations:
-            run.warn_once(f"{len(found) - inputs.max_annotations} of {len(found)} findings are not annotated "
-                          f"(max-annotations: {inputs.max_annotations}); the summary and the receipt list all")
         levels = {"failure": "error", "warning": "warning", "notice": "notice"}
         for a in found[:inputs.max_annotations]:
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))

@@ -126,12 +126,20 @@ def build(receipt: dict[str, Any], receipt_sha256: str, *, notes: tuple[str, ...
     found = annotations_for(receipt)
     shown = found if max_annotations is None else found[: max(max_annotations, 0)]
     extra = notes
-    if len(shown) < len(found):
-        extra = (*notes, f"{len(found) - len(shown)} of {len(found)} annotations were left out (max-annotations); "
-                         "the summary and the receipt list every finding")
+    note = cap_note(len(found), max_annotations)
+    if note and note not in notes:
+        extra = (*notes, note)
     summary = job_summary.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links))
     text = job_summary.truncate_chars(job_summary.details(receipt, receipt_sha256, links))
     return CheckReport(conclusion(receipt), job_summary.title(receipt), summary, text, tuple(shown))
+
+
+def cap_note(found: int, max_annotations: int | None) -> str:
+    """What `max-annotations` left out, or "" when it left nothing out."""
+    if max_annotations is None or found <= max(max_annotations, 0):
+        return ""
+    return (f"{found - max(max_annotations, 0)} of {found} annotations were left out (max-annotations: "
+            f"{max_annotations}); the summary and the receipt list every finding")
 
 
 def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:

@@ -78,7 +78,9 @@ def verdict(receipt: dict[str, Any]) -> str:
     """The one-line verdict with its mark."""
     decision = receipt.get("decision") or {}
     row, title = str(decision.get("row")), str(decision.get("title", ""))
-    lead = {"aborted": f"{MARK['fail']} **The gate itself failed**: it did not finish, so nothing is scored",
+    aborted = ("**The gate itself failed**: it did not finish" if title in ("", "The gate did not finish")
+               else f"**{gfm.text(title)}**")  # e.g. the action could not start (usage error)
+    lead = {"aborted": f"{MARK['fail']} {aborted}, so nothing is scored",
             "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
             "human": f"{MARK['notice']} **Not scored**: a human patch",
             "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
