@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, fixtures, freeze_ledger, locked_evidence
+from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
 from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, is_agent, parse_config
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import EventContext
@@ -199,6 +199,10 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     locked = locked_evidence.check(repo, commits.baseline, commits.head, config, specs, diff)
     lanes.append(locked)
     receipt["locked"] = locked.receipt
+    probes = harness_probes.check(repo, commits.baseline, commits.head, config, diff,
+                                  frozenset(locked.receipt.get("files", [])))
+    lanes.append(probes)
+    receipt["probes"] = probes.receipt
     ledger = freeze_ledger.check(
         repo.read_blob(commits.baseline, config.freeze.file), repo.read_blob(commits.head, config.freeze.file),
         config, opts.today,
@@ -211,11 +215,13 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
 
     static_violations = [v for lane in lanes for v in lane.violations]
     facts: set[str] = {decision.FACT_HUMAN} if human else set()
-    before_tests = any(v.row == "evidence-path-edited" for v in static_violations)
+    before_tests = {v.row for v in static_violations} & {"evidence-path-edited", "harness-probed"}
     if human:
         skipped = "human patch: not scored, nothing run"
-    elif before_tests:
+    elif "evidence-path-edited" in before_tests:
         skipped = "locked evidence touched: no test runs on a tampered tree"
+    elif before_tests:
+        skipped = "code under test probes the harness: no test runs until that is removed or allowed"
     elif not opts.run:
         skipped = "--no-run: static lanes only"
     else:

@@ -22,6 +22,7 @@ TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is 
 LANES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Preconditions", ("config-invalid", "history-missing", "event-mismatch")),
     ("Locked evidence", ("evidence-path-edited",)),
+    ("Harness probes", ("harness-probed",)),
     ("Freeze ledger", ("freeze-",)),
     ("Fixtures", ("fixture-",)),
     ("Properties", ("run-integrity", "seed-ledger-open", "property-")),
