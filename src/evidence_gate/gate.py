@@ -236,7 +236,9 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
         with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
             dynamic = property_lane.run(property_lane.DynamicRequest(
                 repo=repo, baseline=commits.baseline, head=commits.head, config=config, specs=specs,
-                locked_paths=frozenset(locked.receipt.get("files", [])), removed=ledger.removed,
+                # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
+                locked_paths=frozenset(locked.receipt.get("files", []))
+                | {f"{f}/" for f in locked.receipt.get("trees", {})}, removed=ledger.removed,
                 expired=ledger.expired, active=ledger.active, patch_id=commits.head, today=opts.today,
                 workdir=opts.workdir or Path(scratch), shard=opts.shard,
                 fixture_records=(fixture, digest_records),

@@ -172,8 +172,24 @@ class Repo:
             i += 2
         return entries
 
+    def changed_trees(self, base: str, head: str) -> list[tuple[str, str]]:
+        """(object id, path) of every tree the head adds or changes against the base (`diff-tree -r -t`)."""
+        raw = self.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", base, head).stdout
+        fields = raw.split(b"\0")
+        out = []
+        for meta, path in zip(fields[::2], fields[1::2], strict=False):
+            parts = meta.decode().lstrip(":").split()
+            if len(parts) == 5 and parts[1] == "040000":
+                out.append((parts[3], decode_path(path)))
+        return out
+
     def read_blobs(self, specs: Iterable[str]) -> dict[str, bytes | None]:
         """Contents of many `rev:path` or object ids through one `cat-file --batch`; None where missing."""
+        return self.read_objects(specs, "blob")
+
+    def read_objects(self, specs: Iterable[str], kind: str) -> dict[str, bytes | None]:
+        """Contents of many objects of type `kind` through one `cat-file --batch`; None where missing or another
+        type."""
         keys = list(dict.fromkeys(specs))
         if not keys:
             return {}
@@ -193,7 +209,7 @@ class Repo:
                 continue
             _oid, type_, size = header.rsplit(" ", 2)
             n = int(size)
-            result[key] = data[pos:pos + n] if type_ == "blob" else None
+            result[key] = data[pos:pos + n] if type_ == kind else None
             pos += n + 1
         return result
 

@@ -330,9 +330,16 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         digest_worker = digest_future.result() if digest_future else None
 
     violations: list[Violation] = []
-    for path in sealed_tree.changed_files(req.repo, req.baseline, req.config.fixtures.dir, head_tree):
-        violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
-                                    "fixtures are read-only evidence", path))
+    # Every locked file the workers could read is re-hashed, not only fixtures: a property may read any of them.
+    fixture_dir = req.config.fixtures.dir.strip("/") + "/"
+    for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(locked), head_tree):
+        if path.startswith(fixture_dir):
+            violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
+                                        "fixtures are read-only evidence", path))
+        else:
+            violations.append(Violation("run-integrity", f"locked {path} changed on disk during the sealed run, so "
+                                        "what the properties read was not the baseline's evidence; find the code "
+                                        "under test that writes to it", path))
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
     replays = _replays(req, jobs, by_job, violations) if first_shard else []
