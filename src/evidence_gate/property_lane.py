@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, landlock, sealed_tree, seed_ledger
+from evidence_gate import fixtures, import_scan, landlock, sealed_tree, seed_ledger
 from evidence_gate.assertion_hash import matches
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
@@ -108,6 +108,26 @@ def sealed_locked_set(req: DynamicRequest) -> frozenset[str]:
                 paths.add(posixpath.join(*parts[:depth], name) if depth else name)
     paths.add(req.config.fixtures.dir.rstrip("/") + "/")
     return frozenset(paths)
+
+
+def replay_locked_set(req: DynamicRequest, locked: frozenset[str]) -> frozenset[str]:
+    """`locked` plus, for every removed or expired entry, the baseline's copy of its test file, the conftest and
+    package files above it and the repository helpers it imports: the patch's copy of a frozen test never proves
+    its own removal or clears its expiry."""
+    files = {posixpath.normpath(e.test.split("::", 1)[0]) for e in (*req.removed, *req.expired)}
+    paths = set(locked) | files
+    for file in files:
+        parts = file.split("/")
+        for depth in range(len(parts)):
+            for name in ("conftest.py", "__init__.py"):
+                paths.add(posixpath.join(*parts[:depth], name) if depth else name)
+
+    def read(wanted: list[str]) -> dict[str, bytes | None]:
+        got = req.repo.read_blobs(f"{req.baseline}:{p}" for p in wanted)
+        return {p: got[f"{req.baseline}:{p}"] for p in wanted}
+
+    start = {p: data for p, data in read(sorted(paths - set(locked))).items() if data is not None and p.endswith(".py")}
+    return frozenset(paths | import_scan.scan(read, start, req.config.properties.pythonpath).files)
 
 
 class _Order:
@@ -249,6 +269,13 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if needs_base:
         sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files)
 
+    replay_tree, replay_locked = head_tree, locked
+    if first_shard and (req.removed or req.expired):
+        # Removal and expiry replays: the head's code with the baseline's copy of each frozen test and its helpers.
+        replay_tree, replay_locked = ws.root / "replay", replay_locked_set(req, locked)
+        sealed_tree.build(req.repo, req.head, req.baseline, replay_locked, replay_tree,
+                          [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))])
+
     jobs_n = props.jobs or (os.cpu_count() or 1)
     seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
     n_prop = max(1, min(jobs_n, len(seed_runs)))
@@ -259,7 +286,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     replay_seed = plan[0] if plan else (props.seeds[0] if props.seeds else 0)
     if first_shard:
         # Frozen tests run in their own worker: a test file the patch deleted must not take the properties down.
-        freeze_job = Job("freeze-head", str(head_tree))
+        freeze_job = Job("freeze-head", str(replay_tree))
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
                 freeze_job.add(entry.test, replay_seed, "freeze-head")
@@ -318,6 +345,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
             if failed:
                 break
         first.update({j.name: launch(j) for j in jobs if j.name in names})
+    if str(head_tree) in sites:
+        sites[str(replay_tree)] = sites[str(head_tree)]  # the replay tree runs the head's code and requirements
     install_receipt = {"command": props.install, "runs": install_runs} if props.install else None
     if failed:
         return _not_run(req, failed, {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
@@ -362,7 +391,9 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if install_receipt:
         receipt["sealed"]["install"] = install_receipt
     if first_shard:
-        receipt["freeze"] = {"replays": replays}
+        receipt["freeze"] = {"replays": replays,
+                             "replayed_from_baseline": sorted(p for p in replay_locked - locked
+                                                             if (replay_tree / p).is_file())}
     if digests is not None:
         receipt["fixtures"] = {"digests": digests}
     return LaneResult(tuple(violations), receipt)
