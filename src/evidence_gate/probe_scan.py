@@ -36,9 +36,9 @@ DENY: dict[str, frozenset[str]] = {"sys": _SYS, "inspect": _INSPECT, "traceback"
 ALLOW_ONLY: dict[str, frozenset[str]] = {"gc": _GC_HARMLESS, "importlib": _IMPORTLIB_HARMLESS,
                                          "ctypes": frozenset(), "_ctypes": frozenset(), "cffi": frozenset(),
                                          "runpy": frozenset(), "imp": frozenset(), "zipimport": frozenset(),
-                                         "_imp": frozenset()}
+                                         "_imp": frozenset(), "marshal": frozenset()}
 # Importing these at all is the probe (no harmless use in code under test).
-WHOLE = frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport"}) | HARNESS
+WHOLE = frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS
 # Used as a value (aliased, passed to vars/getattr/dir) these hand over everything they hold.
 VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | WHOLE
 # Attribute names that reach other frames, objects or the import system whichever object they are read from.
@@ -51,6 +51,10 @@ REACH_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "f_tra
 WRITE_ATTRS = frozenset({"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__",
                          "cell_contents", "__builtins__"})
 DYNAMIC = frozenset({"exec", "eval", "compile"})
+# Rebuilding a code object runs bytecode (or claims a file) the scan never sees.
+CODE_FIELDS = frozenset({"co_code", "co_names", "co_consts", "co_filename", "co_varnames"})
+# `unittest.mock.ANY` (and friends) compare equal to everything: returned from code under test they fool `==`.
+MOCK = ("unittest.mock", "mock")
 _MAX_DEPTH = 3
 
 
@@ -188,6 +192,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             top = alias.name.split(".", 1)[0]
+            if alias.name.startswith(MOCK) and alias.name.split(".")[-1] == "mock":
+                self.add(node, "unittest.mock", _WHY["mock"])
             if top in WHOLE:
                 self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
             elif top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in \
@@ -198,6 +204,9 @@ class _Scanner(ast.NodeVisitor):
         module = node.module or ""
         top = module.split(".", 1)[0]
         if node.level or not module:
+            return
+        if module in MOCK or (module == "unittest" and any(a.name == "mock" for a in node.names)):
+            self.add(node, "unittest.mock", _WHY["mock"])
             return
         if top in WHOLE:
             self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
@@ -234,6 +243,8 @@ class _Scanner(ast.NodeVisitor):
         base = node.value.id if isinstance(node.value, ast.Name) else None
         if store and base in self.stdlib:
             self.add(node, f"{self.stdlib[base]}.{node.attr} (write)", _WHY["patch"])
+        elif base in self.stdlib and node.attr == "__dict__":
+            self.add(node, f"{self.stdlib[base]}.__dict__", _WHY["lookup"])
         elif node.attr in REACH_ATTRS:
             self.add(node, node.attr, "reaches other frames, objects or the import system")
         elif store and node.attr in WRITE_ATTRS:
@@ -261,9 +272,19 @@ class _Scanner(ast.NodeVisitor):
         if name in DYNAMIC:
             self._dynamic(node, name)
             return
+        for keyword in node.keywords:
+            if keyword.arg in CODE_FIELDS:
+                self.add(node, f"{keyword.arg}= (code object rebuilt)", "runs bytecode or claims a file the scan "
+                                                                        "never sees")
+        if name in {"vars", "dir"} and node.args and isinstance(node.args[0], ast.Name) and \
+                node.args[0].id in self.stdlib:
+            self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
         if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
             module = self.module_of(node.args[0])
             attr = fold(node.args[1])
+            if module is None and attr is None and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id in self.stdlib:
+                self.add(node, f"{name}({self.stdlib[node.args[0].id]}, non-literal)", _WHY["lookup"])
             if module is not None:
                 if attr is None:
                     self.add(node, f"{name}({module}, non-literal)", "looks up a computed name on a module that "
@@ -331,8 +352,9 @@ class _Scanner(ast.NodeVisitor):
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if node.name in _CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
             value = body[0].value
-            if isinstance(value, ast.Constant) and value.value is _CONSTANT_COMPARE[node.name]:
-                self.add(node, f"{node.name} returns {value.value}", _WHY["weak"])
+            if isinstance(value, ast.Constant) and bool(value.value) is _CONSTANT_COMPARE[node.name] and \
+                    value.value is not NotImplemented:
+                self.add(node, f"{node.name} returns {_CONSTANT_COMPARE[node.name]}", _WHY["weak"])
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -340,8 +362,8 @@ class _Scanner(ast.NodeVisitor):
         for target in node.targets:
             name = target.id if isinstance(target, ast.Name) else None
             if name in _CONSTANT_COMPARE and isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
-                    and value.body.value is _CONSTANT_COMPARE[name]:
-                self.add(node, f"{name} returns {value.body.value}", _WHY["weak"])
+                    and bool(value.body.value) is _CONSTANT_COMPARE[name]:
+                self.add(node, f"{name} returns {_CONSTANT_COMPARE[name]}", _WHY["weak"])
         self.generic_visit(node)
 
     def scan(self, tree: ast.AST) -> None:
@@ -362,6 +384,8 @@ _WHY = {
     "threading": "installs a tracing or profiling hook",
     "pkgutil": "imports modules by computed name",
     "importlib": "import machinery: loads or replaces modules by computed name",
+    "lookup": "looks up a computed name on a standard-library module (which may hand over `sys`)",
+    "mock": "a mock object compares equal to anything (a weak-property trick)",
     "patch": "rebinds a standard-library name for every module, the harness's included",
     "weak": "an equality that always holds makes every `==` in a property true (a weak-property trick)",
 }
