@@ -12,7 +12,7 @@ import pytest
 
 from evidence_gate import sealed_run
 from evidence_gate.assertion_hash import statement_hash
-from property_repo import base_files, judge, ledger, red_repo, rows
+from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 SEED_PROPERTY = '''\
@@ -356,5 +356,11 @@ def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str
     git_repo.branch("patch")
     git_repo.commit("producer", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})
     receipt = judge(git_repo, tmp_path)
+    if producer == FORGING_PRODUCER:
+        # Swapping hashlib.sha256 is a harness probe, so nothing runs; the sealed lane alone still catches it.
+        assert receipt["decision"]["row"] == "harness-probed", receipt["violations"]
+        alone = sealed_only(git_repo, tmp_path / "alone")
+        assert row in {v.row for v in alone.violations}, alone.violations
+        return
     assert receipt["decision"]["row"] == row, receipt["violations"]
     assert receipt["fixtures"]["digests"][0]["status"] == ("match" if row == "pass" else "mismatch")
