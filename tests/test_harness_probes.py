@@ -85,6 +85,8 @@ EVASIONS = {
     "import-module-alias": ("from importlib import import_module as im\n", "importlib.import_module"),
     "sys-by-dunder-import": ('sys = __import__("sys")\n', "__import__"),
     "exec-file": ('exec(open("payload.txt").read())\n', "exec(non-literal)"),
+    "compile-forged-file": ('exec(compile("assert True", "properties/test_double.py", "exec"))\n',
+                            "compile(filename)"),
     "marshal": ("import marshal\n", "marshal"),
     "code-replace": ("f.__code__ = g.__code__.replace(co_code=raw)\n", "co_code= (code object rebuilt)"),
     "forged-filename": ('c = code.replace(co_filename="properties/test_double.py")\n',
@@ -120,6 +122,7 @@ HONEST = [
     "import os\nself.write = os.write\nx.attr = 1\n",
     "class P:\n    def __eq__(self, other):\n        return NotImplemented\n",
     "import operator\nf = getattr(operator, 'add')\n",
+    "exec(compile('x = 1', '<generated>', 'exec'))\n",
 ]
 
 

@@ -303,9 +303,25 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _dynamic(self, node: ast.Call, name: str) -> None:
-        code = fold(node.args[0]) if node.args else None
+        first = node.args[0] if node.args else None
+        if name != "compile" and isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and \
+                first.func.id == "compile":
+            self.visit(first)  # `exec(compile(...))`: the compile call is judged (and its literal scanned) itself
+            for arg in [*node.args[1:], *node.keywords]:
+                self.visit(arg)
+            return
+        code = fold(first) if first is not None else None
+        if name == "compile":
+            given = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "filename"), None)
+            filename = fold(given) if given is not None else "<none>"
+            if filename is None or not filename.startswith("<"):
+                self.add(node, "compile(filename)", "compiles code that claims to come from a file (a locked test's "
+                                                    "name would pass for it)")
         if code is None or self.depth >= _MAX_DEPTH:
             self.add(node, f"{name}(non-literal)", "runs code the scan cannot read")
+            if first is not None:
+                self.visit(first)
         else:
             try:
                 tree = ast.parse(code)
