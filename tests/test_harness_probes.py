@@ -42,6 +42,7 @@ EVASIONS = {
     "getframe": ("import sys\nf = sys._getframe(1).f_back\n", "sys._getframe"),
     "frame-attr": ("f = frame.f_back.f_locals\n", "f_back"),
     "traceback-frame": ("f = err.__traceback__.tb_frame\n", "tb_frame"),
+    "frame-below-module-name": ("f = report.traceback.tb_frame\n", "tb_frame"),
     "generator-frame": ("f = gen.gi_frame\n", "gi_frame"),
     "inspect-stack": ("import inspect\ns = inspect.stack()\n", "inspect.stack"),
     "inspect-currentframe": ("from inspect import currentframe\n", "inspect.currentframe"),

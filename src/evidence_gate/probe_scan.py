@@ -186,6 +186,8 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, full, _WHY.get(module, "introspection that reaches other frames or objects"))
         elif module in ALLOW_ONLY and attr not in ALLOW_ONLY[module]:
             self.add(node, full, _WHY.get(top, "introspection that reaches other frames or objects"))
+        elif attr in REACH_ATTRS:  # `x.traceback.tb_frame`: an attribute named like a module does not hide it
+            self.add(node, attr, "reaches other frames, objects or the import system")
 
     # ---- imports ----------------------------------------------------------------------------------------------
 
