@@ -21,7 +21,8 @@ ENV_PREFIXES = ("PYTEST_", "HYPOTHESIS_", "EVIDENCE_GATE_")
 # Per module: (attributes that reach, or None for "every attribute but the harmless ones", the harmless ones).
 _SYS = frozenset({"_getframe", "_getframemodulename", "_current_frames", "_current_exceptions", "settrace",
                   "setprofile", "gettrace", "getprofile", "monitoring", "addaudithook", "modules", "meta_path",
-                  "path_hooks", "path_importer_cache", "path", "__dict__", "_clear_type_cache", "argv", "orig_argv"})
+                  "path_hooks", "path_importer_cache", "path", "__dict__", "_clear_type_cache", "argv", "orig_argv",
+                  "exc_info", "last_traceback", "last_exc"})
 _GC_HARMLESS = frozenset({"collect", "enable", "disable", "isenabled", "get_count", "get_threshold", "set_threshold",
                           "get_stats", "is_tracked", "is_finalized", "freeze", "unfreeze", "get_freeze_count",
                           "DEBUG_STATS", "DEBUG_COLLECTABLE", "DEBUG_UNCOLLECTABLE", "DEBUG_SAVEALL", "DEBUG_LEAK"})
@@ -249,6 +250,9 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, f"{self.stdlib[base]}.__dict__", _WHY["lookup"])
         elif node.attr in REACH_ATTRS:
             self.add(node, node.attr, "reaches other frames, objects or the import system")
+        elif node.attr == "__traceback__" and not store:
+            # A traceback leads to frames (`tb_frame.f_back`: the harness's), also through computed names.
+            self.add(node, "__traceback__", "hands over a traceback, whose frames reach the harness's")
         elif store and node.attr in WRITE_ATTRS:
             self.add(node, f"{node.attr} (write)", "rebinds what a function runs or sees")
         elif node.attr in VALUE_REACH and node.attr != "__main__":
@@ -278,6 +282,10 @@ class _Scanner(ast.NodeVisitor):
             if keyword.arg in CODE_FIELDS:
                 self.add(node, f"{keyword.arg}= (code object rebuilt)", "runs bytecode or claims a file the scan "
                                                                         "never sees")
+        if isinstance(func, ast.Attribute) and func.attr in {"loads", "load"} and node.args and \
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bytes):
+            self.add(node, f"{func.attr}(literal bytes)", "unpickles a payload the scan cannot read (it may call "
+                                                          "anything)")
         if name in {"vars", "dir"} and node.args and isinstance(node.args[0], ast.Name) and \
                 node.args[0].id in self.stdlib:
             self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
