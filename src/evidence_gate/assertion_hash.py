@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from types import TracebackType
 
 MIN_PREFIX = 32
@@ -88,6 +89,19 @@ def exception_hash(exc: BaseException, own_file: str | None = None) -> str | Non
     if len(distinct) == 1:
         return distinct[0]
     return hashlib.sha256(("group\n" + "\n".join(distinct)).encode()).hexdigest()
+
+
+def bound_failures(exc: BaseException, own_file: str | None = None) -> list[str]:
+    """What the hash binds, one line per distinct leaf (`TypeError at /x/test_a.py:8`), for people reading it."""
+    lines = []
+    tree = os.getcwd() + os.sep  # noqa: PTH109 - the sealed tree is the worker's folder; paths shown relative to it
+    for leaf in leaves(exc):
+        where = failing_frame(leaf.__traceback__)
+        place = "no frame" if where is None else f"{where[0].removeprefix(tree)}:{where[1]}"
+        if own_file is not None and where is not None and where[0] != own_file:
+            place += " (outside the property's file: no hash)"
+        lines.append(f"{type_name(leaf)} at {place}")
+    return list(dict.fromkeys(lines))
 
 
 def matches(entry_hash: str | None, actual: str | None) -> bool:
