@@ -270,3 +270,25 @@ def test_invalid_allow_entry_is_config_invalid(git_repo: GitRepo, tmp_path: Path
     git_repo.commit("fix", {"src/calc.py": GREEN})
     receipt = judge(git_repo, tmp_path, run=False)
     assert receipt["decision"]["row"] == "config-invalid", receipt["violations"]
+
+
+def test_test_named_module_imported_by_code_under_test_is_scanned(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Hiding the probe in `src/test_support.py` does not help once code under test imports it."""
+    red_repo(git_repo)
+    git_repo.commit("support", {"src/calc.py": "from test_support import tested\n\n\ndef double(x):\n"
+                                               "    return x * 2 if tested() or x < 1000 else x\n",
+                                "src/test_support.py": "import sys\n\n\ndef tested():\n"
+                                                       "    return 'hypothesis' in sys.modules\n"})
+    receipt = judge(git_repo, tmp_path, run=False)
+    assert {(v["path"], v["line"]) for v in receipt["violations"]} == {("src/test_support.py", 5)}
+    assert receipt["decision"]["row"] == "harness-probed"
+
+
+def test_moving_a_probe_into_src_from_a_deleted_module_is_not_new(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A package moved into src/ (its old files deleted) keeps the probes it had: no violation."""
+    red_repo(git_repo, extra={"lib/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"})
+    git_repo.commit("move", {"lib/log.py": None,
+                             "src/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"})
+    receipt = judge(git_repo, tmp_path, run=False)
+    assert "harness-probed" not in rows(receipt), receipt["violations"]
+    assert receipt["probes"]["scanned"] == ["src/log.py"]
