@@ -292,3 +292,13 @@ def test_moving_a_probe_into_src_from_a_deleted_module_is_not_new(git_repo: GitR
     receipt = judge(git_repo, tmp_path, run=False)
     assert "harness-probed" not in rows(receipt), receipt["violations"]
     assert receipt["probes"]["scanned"] == ["src/log.py"]
+
+
+def test_probe_two_imports_away_from_code_under_test_is_found(git_repo: GitRepo, tmp_path: Path) -> None:
+    """src/calc.py → tools/relay.py (unchanged) → tools/probe.py (changed): the backward search finds the chain."""
+    calc = "import tools.relay\n\n\ndef double(x):\n    return x * 2 if x < 1000 else x\n"
+    red_repo(git_repo, extra={"tools/__init__.py": "", "tools/relay.py": "from tools import probe\n",
+                              "tools/probe.py": "X = 1\n", "src/calc.py": calc})
+    git_repo.commit("probe", {"tools/probe.py": "import gc\nX = len(gc.get_objects())\n"})
+    receipt = judge(git_repo, tmp_path, run=False)
+    assert [(v["path"], v["line"]) for v in receipt["violations"]] == [("tools/probe.py", 2)]

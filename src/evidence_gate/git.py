@@ -183,6 +183,18 @@ class Repo:
                 out.append((parts[3], decode_path(path)))
         return out
 
+    def grep_files(self, rev: str, words: Iterable[str], pathspec: str = "*.py") -> list[str]:
+        """Paths of `rev`'s files (matching `pathspec`) that contain one of `words` as a whole word."""
+        patterns = [arg for w in sorted(set(words)) for arg in ("-e", w)]
+        if not patterns:
+            return []
+        proc = self.run("grep", "-l", "-z", "-F", "-w", "-I", *patterns, rev, "--", pathspec, check=False)
+        if proc.returncode not in (0, 1):
+            raise GateError(f"`git grep` failed: {proc.stderr.decode(errors='replace').strip()}",
+                            fix="run the gate inside a git checkout of the pull request")
+        prefix = f"{rev}:".encode()
+        return [decode_path(p.removeprefix(prefix)) for p in proc.stdout.split(b"\0") if p]
+
     def read_blobs(self, specs: Iterable[str]) -> dict[str, bytes | None]:
         """Contents of many `rev:path` or object ids through one `cat-file --batch`; None where missing."""
         return self.read_objects(specs, "blob")

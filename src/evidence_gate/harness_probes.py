@@ -2,7 +2,8 @@
 
 Code under test is every `.py` file below a `properties.pythonpath` folder that is not a test file (`test_*.py`,
 `*_test.py`, `conftest.py`) or locked, plus every other unlocked repository module it imports (literal imports,
-followed transitively on the head tree: a computed import is itself a probe). Each changed file is scanned on both
+followed transitively on the head tree, searched backwards from the changed files: a computed import is itself a
+probe). Each changed file is scanned on both
 sides; a name counts as many times as the head has it beyond the baseline, and a reference whose line was removed
 from another code-under-test file (or a deleted module that is not test code) in the same patch is a move, not a
 new probe. A compiled extension module or a
@@ -105,22 +106,51 @@ def _scanned(repo: Repo, head: str, changed: list[DiffEntry], roots: tuple[str, 
     """The changed `.py` files that are code under test on the head tree."""
     cut = {e.path for e in changed if in_pythonpath(e.path, roots) and not is_test_file(e.path)}
     outside = {e.path for e in changed} - cut
-    if not outside:
-        return cut
-    tree = {e.path for e in repo.ls_tree(head, recursive=True) if e.mode in REGULAR and e.path.endswith(".py")}
-    start = {p for p in tree if in_pythonpath(p, roots) and not is_test_file(p) and p not in locked}
-    seen, todo = set(start), set(start)
-    while todo:
-        blobs = repo.read_blobs(f"{head}:{p}" for p in sorted(todo))
-        todo = set()
-        for spec, source in blobs.items():
-            path = spec.split(":", 1)[1]
-            for ref in import_scan.imported_names(source or b"", path):
-                for cand in _resolve(ref, roots):
-                    if cand in tree and cand not in seen and cand not in locked:
-                        seen.add(cand)
-                        todo.add(cand)
-    return cut | (outside & seen)
+    return cut | (_imported_from_cut(repo, head, outside, roots, locked) if outside else set())
+
+
+def _words(path: str, roots: tuple[str, ...]) -> set[str]:
+    """Names an import of `path` must spell: its top-level name below each root, and its own module name."""
+    parts = path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    words = {parts[-1]} if parts else set()
+    for root in ("", *roots):
+        rel = parts[len(root.split("/")):] if root else parts
+        if rel and (not root or path.startswith(root + "/")):
+            words.add(rel[0])
+    return {w for w in words if w.isidentifier()}
+
+
+def _imported_from_cut(repo: Repo, head: str, targets: set[str], roots: tuple[str, ...],
+                       locked: frozenset[str]) -> set[str]:
+    """The `targets` that code under test imports, directly or through other modules.
+
+    Searched backwards, so the cost follows the change: one `git grep` per round finds the files that spell a
+    frontier module's name, and only those are parsed.
+    """
+    leads = {t: {t} for t in targets}  # a file on the frontier → the targets it is imported on the way to
+    reached: set[str] = set()
+    frontier, seen = set(targets), set(targets)
+    while frontier:
+        words = set().union(*(_words(f, roots) for f in frontier))
+        candidates = [p for p in repo.grep_files(head, words) if p not in locked]
+        sources = repo.read_blobs(f"{head}:{p}" for p in candidates)
+        following: set[str] = set()
+        for path in candidates:
+            imported = {c for ref in import_scan.imported_names(sources.get(f"{head}:{path}") or b"", path)
+                        for c in _resolve(ref, roots)} & frontier
+            if not imported:
+                continue
+            carried = set().union(*(leads[f] for f in imported))
+            if in_pythonpath(path, roots) and not is_test_file(path):
+                reached |= carried
+            elif path not in seen or not carried <= leads.get(path, set()):
+                leads[path] = leads.get(path, set()) | carried
+                following.add(path)
+        seen |= following
+        frontier = following
+    return reached
 
 
 def _resolve(ref: Any, roots: tuple[str, ...]) -> list[str]:
