@@ -434,3 +434,19 @@ def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engin
     assert all(line.startswith("refused") for line in lines[2:4]), out
     assert lines[4] == "socket refused 1", out
     assert runner.reached == []
+
+
+def test_harness_probe_is_refused_in_the_container(engine: Engine, image: str, tmp_path: Path,
+                                                   servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """Code that asks `sys.modules` whether it is tested is harness-probed in the container, as on the host."""
+    github, results = servers
+    runner = make_runner(tmp_path, "tells-it-is-tested")
+    proc = run_container(engine, image, runner, action_env(github, results, run_properties="true"))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    inside = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    outside = _host_check(runner, tmp_path / "host.json")
+    assert inside["decision"]["row"] == outside["decision"]["row"] == "harness-probed", (inside["violations"], log)
+    assert inside["violations"] == outside["violations"]
+    assert "probes the harness" in inside["properties"]["skipped"]
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "failure"

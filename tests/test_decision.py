@@ -1,4 +1,4 @@
-"""The decision table: SPEC's 22 rows in SPEC's order, and `decide` picks exactly one first matching row."""
+"""The decision table: SPEC's 23 rows in SPEC's order, and `decide` picks exactly one first matching row."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from evidence_gate.model import Violation
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "SPEC.md"
 SPEC_IDS = (
     "config-invalid", "history-missing", "event-mismatch", "human-patch", "evidence-path-edited",
-    "freeze-ledger-invalid", "freeze-id-added", "freeze-expiry-extended", "freeze-budget-raised",
+    "harness-probed", "freeze-ledger-invalid", "freeze-id-added", "freeze-expiry-extended", "freeze-budget-raised",
     "freeze-entry-rewritten", "freeze-over-budget", "freeze-expired", "freeze-removed-still-failing",
     "freeze-removal-unverified", "fixture-digest-mismatch", "run-integrity", "seed-ledger-open",
     "property-tautology", "property-failed", "property-failed-fresh-seed", "pass-freeze-shrank", "pass",
@@ -26,10 +26,10 @@ FAIL_IDS = [r.id for r in decision.table() if r.gate == "fail"]
 
 
 def test_table_is_spec_order_and_count() -> None:
-    """The packaged table has exactly SPEC's 22 row ids, numbered 1..22, in SPEC's order."""
+    """The packaged table has exactly SPEC's 23 row ids, numbered 1..23, in SPEC's order."""
     table = decision.table()
     assert tuple(r.id for r in table) == SPEC_IDS
-    assert [r.number for r in table] == list(range(1, 23))
+    assert [r.number for r in table] == list(range(1, 24))
 
 
 def test_table_matches_spec_file() -> None:
@@ -38,7 +38,7 @@ def test_table_matches_spec_file() -> None:
         pytest.skip("../shared/SPEC.md is not beside this checkout")
     ids = re.findall(r"^\| (\d+) \| `([a-z-]+)` \|", SPEC.read_text("utf-8"), re.MULTILINE)
     assert tuple(i for _, i in ids) == SPEC_IDS
-    assert [int(n) for n, _ in ids] == list(range(1, 23))
+    assert [int(n) for n, _ in ids] == list(range(1, 24))
 
 
 def test_exit_codes_by_row() -> None:

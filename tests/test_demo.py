@@ -19,11 +19,12 @@ EXPECTED_NO_RUN = {
     "fixture-via-symlink": "evidence-path-edited",
     "property-renamed-away": "evidence-path-edited",
     "conftest-skips-all": "evidence-path-edited",
+    "tells-it-is-tested": "harness-probed",
 }
 RUN_ONLY = {
-    "08-broken-allocate": "property-failed",
-    "09-pytest-ini-loosens": "property-failed",
-    "10-producer-output-changed": "fixture-digest-mismatch",
+    "09-broken-allocate": "property-failed",
+    "10-pytest-ini-loosens": "property-failed",
+    "11-producer-output-changed": "fixture-digest-mismatch",
 }
 
 

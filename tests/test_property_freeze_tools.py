@@ -22,7 +22,9 @@ def test_freeze_hash_prints_the_failing_assertions_hash(git_repo: GitRepo, capsy
     red_repo(git_repo)
     code = cli.main(["freeze", "hash", "properties/test_double.py::test_double", "--repo", str(git_repo.path)])
     assert code == 0
-    assert capsys.readouterr().out.strip() == statement_hash(PROPERTY, 8)
+    captured = capsys.readouterr()
+    assert captured.out.strip() == statement_hash(PROPERTY, 8)
+    assert "binds: AssertionError at properties/test_double.py:8" in captured.err
 
 
 NEEDS_DEPENDENCY = PROPERTY.replace("from calc import double", "from calc import double\nimport helperdep")

@@ -12,7 +12,7 @@ import pytest
 
 from evidence_gate import sealed_run
 from evidence_gate.assertion_hash import statement_hash
-from property_repo import base_files, judge, ledger, red_repo, rows
+from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 SEED_PROPERTY = '''\
@@ -160,7 +160,7 @@ ENTRY = '''\
     owner: humans
     reason: timing
 '''
-FLAKY = "def test_flaky():\n    assert {cond}\n"
+FLAKY = "from flag import OK\n\n\ndef test_flaky():\n    assert OK\n"
 
 
 def _freeze_repo(git_repo: GitRepo, cond_base: str, cond_head: str, entry_hash: str = "0" * 64,
@@ -168,14 +168,15 @@ def _freeze_repo(git_repo: GitRepo, cond_base: str, cond_head: str, entry_hash: 
     files = base_files(fresh_seeds=0, removal_runs=2)
     entry = ENTRY.format(id="flaky", test="tests/test_flaky.py::test_flaky", hash=entry_hash, added="2026-09-10",
                          expires=expires)
+    # The frozen test reads code under test (src/flag.py): the replays run the baseline's copy of the test itself.
     files.update({"src/calc.py": "def double(x):\n    return x * 2\n", "freeze.yaml": FREEZE.format(entries=entry),
-                  "tests/test_flaky.py": FLAKY.format(cond=cond_base)})
+                  "tests/test_flaky.py": FLAKY, "src/flag.py": f"OK = {cond_base}\n"})
     config = json.loads(files[".evidence-gate.yml"])  # type: ignore[arg-type]
     config["freeze"] = {"removal_runs": config["properties"].pop("removal_runs")}
     files[".evidence-gate.yml"] = json.dumps(config)
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit("head", {"tests/test_flaky.py": FLAKY.format(cond=cond_head)})
+    git_repo.commit("head", {"src/flag.py": f"OK = {cond_head}\n"})
 
 
 def test_removal_verified_by_replays_shrinks_the_ledger(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -194,6 +195,52 @@ def test_removal_of_a_still_failing_test_fails(git_repo: GitRepo, tmp_path: Path
     git_repo.commit("remove", {"freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n")})
     receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
     assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
+
+
+def test_removal_proven_by_a_loosened_copy_of_the_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The patch breaks the code and loosens the (unlocked) frozen test: the replay runs the baseline's copy."""
+    _freeze_repo(git_repo, "True", "False")
+    git_repo.commit("loosen and remove", {
+        "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
+        "tests/test_flaky.py": "def test_flaky():\n    assert True\n"})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
+    assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
+    replay = receipt["freeze"]["replays"][0]
+    assert replay["baseline"] == ["passed", "passed"] and replay["head"] == ["failed", "failed"], replay
+    assert receipt["freeze"]["replayed_from_baseline"] == ["tests/test_flaky.py"]
+
+
+def test_removal_proven_by_a_loosened_helper_or_conftest_fails(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Loosening a helper the frozen test imports, or adding a conftest that skips it, proves nothing either."""
+    files = base_files(fresh_seeds=0)
+    entry = ENTRY.format(id="flaky", test="tests/test_flaky.py::test_flaky", hash="0" * 64, added="2026-09-10",
+                         expires="2026-09-20")
+    files.update({"src/calc.py": "def double(x):\n    return x * 2\n", "freeze.yaml": FREEZE.format(entries=entry),
+                  "src/flag.py": "OK = True\n",
+                  "tests/test_flaky.py": "from check import verdict\n\n\ndef test_flaky():\n    assert verdict()\n",
+                  "tests/check.py": "from flag import OK\n\n\ndef verdict():\n    return OK\n"})
+    config = json.loads(str(files[".evidence-gate.yml"]))
+    config["freeze"] = {"removal_runs": 1}
+    files[".evidence-gate.yml"] = json.dumps(config)
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("break, loosen the helper, skip in a conftest", {
+        "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
+        "src/flag.py": "OK = False\n", "tests/check.py": "def verdict():\n    return True\n",
+        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _skip():\n    pytest.skip()\n"})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
+    assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
+    replay = receipt["freeze"]["replays"][0]
+    assert replay["baseline"] == ["passed"] and replay["head"] == ["failed"], replay
+    assert "tests/check.py" in receipt["freeze"]["replayed_from_baseline"]
+
+
+def test_expiry_cleared_by_a_loosened_copy_of_the_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An expired entry's test loosened by the patch still runs as the baseline wrote it: freeze-expired."""
+    _freeze_repo(git_repo, "False", "False", expires="2026-09-11")
+    git_repo.commit("loosen", {"tests/test_flaky.py": "def test_flaky():\n    assert True\n"})
+    receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 20))
+    assert receipt["decision"]["row"] == "freeze-expired", receipt["violations"]
 
 
 def test_expired_entry_whose_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -309,5 +356,11 @@ def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str
     git_repo.branch("patch")
     git_repo.commit("producer", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})
     receipt = judge(git_repo, tmp_path)
+    if producer == FORGING_PRODUCER:
+        # Swapping hashlib.sha256 is a harness probe, so nothing runs; the sealed lane alone still catches it.
+        assert receipt["decision"]["row"] == "harness-probed", receipt["violations"]
+        alone = sealed_only(git_repo, tmp_path / "alone")
+        assert row in {v.row for v in alone.violations}, alone.violations
+        return
     assert receipt["decision"]["row"] == row, receipt["violations"]
     assert receipt["fixtures"]["digests"][0]["status"] == ("match" if row == "pass" else "mismatch")

@@ -11,6 +11,7 @@ from property_repo import judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 CASES = Path(__file__).parent / "property_cases"
+BEFORE_TESTS = {"evidence-path-edited", "harness-probed"}
 
 
 def _cases() -> list[Path]:
@@ -38,7 +39,7 @@ def test_trick_is_not_green(case: Path, git_repo: GitRepo, tmp_path: Path) -> No
     assert receipt["ok"] is False
     assert receipt["decision"]["row"] in expect["rows"], receipt["violations"]
     assert set(found) & set(expect["rows"]), found
-    if receipt["decision"]["row"] == "evidence-path-edited":
-        # The locked lane stopped it first; the seal must hold on its own too.
+    if receipt["decision"]["row"] in BEFORE_TESTS:
+        # A static lane stopped it first; the seal must hold on its own too.
         sealed_rows = {v.row for v in sealed_only(git_repo, tmp_path).violations}
-        assert sealed_rows & (set(expect["rows"]) - {"evidence-path-edited"}), sealed_rows
+        assert sealed_rows & (set(expect["rows"]) - BEFORE_TESTS), sealed_rows

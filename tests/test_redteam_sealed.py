@@ -275,8 +275,9 @@ def test_without_landlock_no_code_runs(git_repo: GitRepo, tmp_path: Path, monkey
     assert "CONFIG_SECURITY_LANDLOCK" in receipt["violations"][0]["message"], receipt["violations"]
 
 
-# Known limits: the code under test shares the interpreter with the plugin. Strict xfail, so closing one shows up.
-IN_PROCESS_LIMITS = {
+# In-process tricks: the code under test shares the interpreter with the plugin. They were strict xfails (green)
+# until the harness-probed row: telling it is tested needs `sys.modules`, forging needs `gc`.
+IN_PROCESS_TRICKS = {
     "sys-modules-detect": '''\
 import sys
 
@@ -312,14 +313,15 @@ def double(x):
 }
 
 
-@pytest.mark.xfail(strict=True, reason="in-process: code under test can tell it is tested, or forge the plugin")
-@pytest.mark.parametrize("trick", sorted(IN_PROCESS_LIMITS))
-def test_in_process_limits(git_repo: GitRepo, tmp_path: Path, trick: str) -> None:
-    """Documented limit: these tricks still come out green (see README, limits)."""
+@pytest.mark.parametrize("trick", sorted(IN_PROCESS_TRICKS))
+def test_in_process_tricks_are_harness_probed(git_repo: GitRepo, tmp_path: Path, trick: str) -> None:
+    """Code that tells it is tested via sys.modules, or forges results through gc, fails before any test runs."""
     red_repo(git_repo, fresh_seeds=0)
-    git_repo.commit(trick, {"src/calc.py": IN_PROCESS_LIMITS[trick]})
+    git_repo.commit(trick, {"src/calc.py": IN_PROCESS_TRICKS[trick]})
     receipt = judge(git_repo, tmp_path)
-    assert receipt["ok"] is False, receipt["decision"]
+    assert receipt["decision"]["row"] == "harness-probed", receipt["violations"]
+    names = {v["message"].split("`")[1] for v in receipt["violations"]}
+    assert names & {"sys.modules", "gc.get_objects"}, names
 
 
 @pytest.mark.parametrize("path", ["src/typing.py", "src/random.py", "src/json/__init__.py", "src/conftest.py",

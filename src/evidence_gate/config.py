@@ -59,6 +59,13 @@ class FixturesConfig:
 
 
 @dataclass(frozen=True)
+class ProbesConfig:
+    """`probes:` — harness probes a human allowed, as `"path: name"` (path may be a glob)."""
+
+    allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration with defaults filled in."""
 
@@ -68,6 +75,7 @@ class Config:
     freeze: FreezeConfig = field(default_factory=FreezeConfig)
     properties: PropertiesConfig = field(default_factory=PropertiesConfig)
     fixtures: FixturesConfig = field(default_factory=FixturesConfig)
+    probes: ProbesConfig = field(default_factory=ProbesConfig)
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, for the receipt."""
@@ -77,6 +85,7 @@ class Config:
             "properties": {**vars(self.properties), "seeds": list(self.properties.seeds),
                            "pythonpath": list(self.properties.pythonpath)},
             "fixtures": vars(self.fixtures).copy(),
+            "probes": {"allow": list(self.probes.allow)},
         }
 
 
@@ -128,6 +137,7 @@ def parse_config(data: bytes | None) -> Config:
         freeze=FreezeConfig(**raw.get("freeze", {})),
         properties=PropertiesConfig(**props),
         fixtures=FixturesConfig(**raw.get("fixtures", {})),
+        probes=ProbesConfig(allow=tuple(raw.get("probes", {}).get("allow", ()))),
     )
 
 

@@ -137,6 +137,8 @@ def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
     if args.freeze_command == "hash":
         digest, event = failing_hash(Repo(args.repo), args.node)
         sys.stdout.write(f"{digest}\n")
+        for bound in event.get("assertion_bound") or []:  # the exception type and place the hash binds
+            sys.stderr.write(f"binds: {bound}\n")
         if event.get("falsifying"):
             sys.stderr.write(f"{event['falsifying']}\n")
         return 0

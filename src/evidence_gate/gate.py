@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, fixtures, freeze_ledger, locked_evidence
+from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
 from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, is_agent, parse_config
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import EventContext
@@ -183,12 +183,14 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     return config, config_blob, specs, list_bytes
 
 
-def _skip_reason(opts: CheckOptions, human: bool, before_tests: bool) -> str:
+def _skip_reason(opts: CheckOptions, human: bool, before_tests: set[str]) -> str:
     """Why the property lane does not run ('' when it does); the first reason that applies."""
     if human:
         return "human patch: not scored, nothing run"
-    if before_tests:
+    if "evidence-path-edited" in before_tests:
         return "locked evidence touched: no test runs on a tampered tree"
+    if before_tests:
+        return "code under test probes the harness: no test runs until that is removed or allowed"
     if opts.refused:
         return opts.refused
     return "" if opts.run else "--no-run: static lanes only"
@@ -220,6 +222,10 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     locked = locked_evidence.check(repo, commits.baseline, commits.head, config, specs, diff)
     lanes.append(locked)
     receipt["locked"] = locked.receipt
+    probes = harness_probes.check(repo, commits.baseline, commits.head, config, diff,
+                                  frozenset(locked.receipt.get("files", [])))
+    lanes.append(probes)
+    receipt["probes"] = probes.receipt
     ledger = freeze_ledger.check(
         repo.read_blob(commits.baseline, config.freeze.file), repo.read_blob(commits.head, config.freeze.file),
         config, opts.today,
@@ -232,7 +238,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
 
     static_violations = [v for lane in lanes for v in lane.violations]
     facts: set[str] = {decision.FACT_HUMAN} if human else set()
-    before_tests = any(v.row == "evidence-path-edited" for v in static_violations)
+    before_tests = {v.row for v in static_violations} & {"evidence-path-edited", "harness-probed"}
     skipped = _skip_reason(opts, human, before_tests)
     if skipped:
         receipt["properties"]["skipped"] = skipped
@@ -246,7 +252,9 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
         with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
             dynamic = property_lane.run(property_lane.DynamicRequest(
                 repo=repo, baseline=commits.baseline, head=commits.head, config=config, specs=specs,
-                locked_paths=frozenset(locked.receipt.get("files", [])), removed=ledger.removed,
+                # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
+                locked_paths=frozenset(locked.receipt.get("files", []))
+                | {f"{f}/" for f in locked.receipt.get("trees", {})}, removed=ledger.removed,
                 expired=ledger.expired, active=ledger.active, patch_id=commits.head, today=opts.today,
                 workdir=opts.workdir or Path(scratch), shard=opts.shard,
                 fixture_records=(fixture, digest_records),

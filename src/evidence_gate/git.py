@@ -228,6 +228,29 @@ class Repo:
                 raise GateError(f"the tree object {oid} of the folder {path!r} is not in this clone",
                                 fix=FSCK_FIX, row="history-missing")
 
+    def changed_trees(self, base: str, head: str) -> list[tuple[str, str]]:
+        """(object id, path) of every tree the head adds or changes against the base (`diff-tree -r -t`)."""
+        raw = self.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", base, head).stdout
+        fields = raw.split(b"\0")
+        out = []
+        for meta, path in zip(fields[::2], fields[1::2], strict=False):
+            parts = meta.decode().lstrip(":").split()
+            if len(parts) == 5 and parts[1] == "040000":
+                out.append((parts[3], decode_path(path)))
+        return out
+
+    def grep_files(self, rev: str, words: Iterable[str], pathspec: str = "*.py") -> list[str]:
+        """Paths of `rev`'s files (matching `pathspec`) that contain one of `words` as a whole word."""
+        patterns = [arg for w in sorted(set(words)) for arg in ("-e", w)]
+        if not patterns:
+            return []
+        proc = self.run("grep", "-l", "-z", "-F", "-w", "-I", *patterns, rev, "--", pathspec, check=False)
+        if proc.returncode not in (0, 1):
+            raise GateError(f"`git grep` failed: {proc.stderr.decode(errors='replace').strip()}",
+                            fix="run the gate inside a git checkout of the pull request")
+        prefix = f"{rev}:".encode()
+        return [decode_path(p.removeprefix(prefix)) for p in proc.stdout.split(b"\0") if p]
+
     def read_blobs(self, specs: Iterable[str]) -> dict[str, bytes | None]:
         """Contents of many `rev:path` or object ids through one `cat-file --batch`.
 
@@ -235,6 +258,11 @@ class Repo:
         named (an id, or a path the tree lists) but cannot be read, or whose bytes do not hash to its id, raises
         `history-missing` naming it: a lane must never read an unreadable ledger as a deleted or a new one.
         """
+        return self.read_objects(specs, "blob")
+
+    def read_objects(self, specs: Iterable[str], kind: str) -> dict[str, bytes | None]:
+        """Contents of many objects of type `kind` through one `cat-file --batch`; None where absent or of another
+        type, and `history-missing` where named but unreadable or corrupt, as `read_blobs` says."""
         keys = list(dict.fromkeys(specs))
         if not keys:
             return {}
@@ -254,9 +282,9 @@ class Repo:
                 continue
             oid, type_, size = header.rsplit(" ", 2)
             n = int(size)
-            result[key] = data[pos:pos + n] if type_ == "blob" else None
-            if type_ == "blob" and object_id("blob", data[pos:pos + n], len(oid)) != oid:
-                raise GateError(f"the blob {oid} ({key}) is corrupt: its bytes do not hash to its id",
+            result[key] = data[pos:pos + n] if type_ == kind else None
+            if type_ == kind and object_id(kind, data[pos:pos + n], len(oid)) != oid:
+                raise GateError(f"the {kind} {oid} ({key}) is corrupt: its bytes do not hash to its id",
                                 fix=FSCK_FIX, row="history-missing")
             pos += n + 1
         self._absent_or_raise([k for k, v in result.items() if v is None])

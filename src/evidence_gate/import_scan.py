@@ -118,7 +118,7 @@ def imported_names(source: bytes, path: str) -> list[_Ref]:
     return [r for r in refs if r.parts or r.level]
 
 
-def _candidates(root: str, parts: tuple[str, ...]) -> list[str]:
+def candidates(root: str, parts: tuple[str, ...]) -> list[str]:
     """Files that importing `parts` from `root` may execute: each package's `__init__.py` and the module itself."""
     out = []
     for k in range(1, len(parts) + 1):
@@ -156,17 +156,17 @@ def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str,
                     base = ref.base
                     for _ in range(ref.level - 1):
                         base = posixpath.dirname(base)
-                    for cand in _candidates(base, ref.parts) if ref.parts else [_join(base, "__init__.py")]:
+                    for cand in candidates(base, ref.parts) if ref.parts else [_join(base, "__init__.py")]:
                         wanted.setdefault(cand, not _under(cand, pyfolders))
                     continue
                 top = ref.parts[0]
                 for root in roots:
                     if root not in pyroots:
                         shadows.add((root, top))
-                        for cand in _candidates(root, ref.parts):
+                        for cand in candidates(root, ref.parts):
                             wanted.setdefault(cand, not _under(cand, pyfolders))
                 for root in pyroots:
-                    for cand in _candidates(root, ref.parts):
+                    for cand in candidates(root, ref.parts):
                         wanted[cand] = False
                     # A module not found anywhere (stdlib, third party) must not be shadowed from pythonpath either.
                     shadows.add((root, top))

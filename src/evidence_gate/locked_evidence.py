@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_gate import import_scan, locked_paths
+from evidence_gate import import_scan, locked_paths, tree_entries
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
 from evidence_gate.locked_paths import FIX_LOCKED, display_path, fold, glob_matches
@@ -200,7 +200,9 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
                 out.append(Violation(ROW, f"{disp} {change}: a symlink to {display_path(target)}, {where}; commit a "
                                           "regular file, or a link that stays inside the repository", disp))
                 continue
-        why = locked.classify(e.path)
+        norm = posixpath.normpath(e.path)
+        # `src/../fixtures/x` (an entry named `..`) is caught above; it must not dodge the lookup either.
+        why = locked.classify(e.path) or (locked.classify(norm) if norm != e.path else None)
         if why is not None:
             out.append(Violation(ROW, f"{disp} {change} ({why}); {FIX_LOCKED}", disp))
     return out
@@ -319,7 +321,10 @@ def check(repo: Repo, baseline: str, head: str, config: Config, specs: tuple[Pro
     """Every touch of locked evidence between baseline and head; the receipt lists the locked set (files, globs,
     folder trees, imports, watched paths)."""
     locked = locked_set(repo, baseline, config, specs)
-    violations = _path_violations(repo, diff, locked)
+    # First: entries git refuses to check out (`..`, `a/b`, duplicates) make every path below them meaningless.
+    violations = [Violation(ROW, f"is a tree entry git refuses to check out: {bad.problem}; {tree_entries.FIX}",
+                            bad.path()) for bad in tree_entries.refused_entries(repo, baseline, head)]
+    violations += _path_violations(repo, diff, locked)
     flagged = {v.path for v in violations if v.path is not None}
     violations += _meta_violations(repo, baseline, diff, locked, flagged)
     trees = _trees(repo, baseline, head, locked.globs)

@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import confinement, fixtures, provenance, sealed_tree, seed_ledger
+from evidence_gate import confinement, fixtures, import_scan, provenance, sealed_tree, seed_ledger
 from evidence_gate.assertion_hash import matches
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
@@ -109,6 +109,26 @@ def sealed_locked_set(req: DynamicRequest) -> frozenset[str]:
                 paths.add(posixpath.join(*parts[:depth], name) if depth else name)
     paths.add(req.config.fixtures.dir.rstrip("/") + "/")
     return frozenset(paths)
+
+
+def replay_locked_set(req: DynamicRequest, locked: frozenset[str]) -> frozenset[str]:
+    """`locked` plus, for every removed or expired entry, the baseline's copy of its test file, the conftest and
+    package files above it and the repository helpers it imports: the patch's copy of a frozen test never proves
+    its own removal or clears its expiry."""
+    files = {posixpath.normpath(e.test.split("::", 1)[0]) for e in (*req.removed, *req.expired)}
+    paths = set(locked) | files
+    for file in files:
+        parts = file.split("/")
+        for depth in range(len(parts)):
+            for name in ("conftest.py", "__init__.py"):
+                paths.add(posixpath.join(*parts[:depth], name) if depth else name)
+
+    def read(wanted: list[str]) -> dict[str, bytes | None]:
+        got = req.repo.read_blobs(f"{req.baseline}:{p}" for p in wanted)
+        return {p: got[f"{req.baseline}:{p}"] for p in wanted}
+
+    start = {p: data for p, data in read(sorted(paths - set(locked))).items() if data is not None and p.endswith(".py")}
+    return frozenset(paths | import_scan.scan(read, start, req.config.properties.pythonpath).files)
 
 
 class _Order:
@@ -287,6 +307,13 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if needs_base:
         sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files, owner)
 
+    replay_tree, replay_locked = head_tree, locked
+    if first_shard and (req.removed or req.expired):
+        # Removal and expiry replays: the head's code with the baseline's copy of each frozen test and its helpers.
+        replay_tree, replay_locked = ws.root / "replay", replay_locked_set(req, locked)
+        sealed_tree.build(req.repo, req.head, req.baseline, replay_locked, replay_tree,
+                          [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))], owner)
+
     jobs_n = props.jobs or (os.cpu_count() or 1)
     seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
     n_prop = max(1, min(jobs_n, len(seed_runs)))
@@ -297,7 +324,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     replay_seed = plan[0] if plan else (props.seeds[0] if props.seeds else 0)
     if first_shard:
         # Frozen tests run in their own worker: a test file the patch deleted must not take the properties down.
-        freeze_job = Job("freeze-head", str(head_tree))
+        freeze_job = Job("freeze-head", str(replay_tree))
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
                 freeze_job.add(entry.test, replay_seed, "freeze-head")
@@ -358,6 +385,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
             if failed:
                 break
         first.update({j.name: launch(j) for j in jobs if j.name in names})
+    if str(head_tree) in sites:
+        sites[str(replay_tree)] = sites[str(head_tree)]  # the replay tree runs the head's code and requirements
     install_receipt = {"command": props.install, "runs": install_runs} if props.install else None
     if failed:
         return _not_run(req, failed, {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
@@ -370,9 +399,16 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         digest_worker = digest_future.result() if digest_future else None
 
     violations: list[Violation] = []
-    for path in sealed_tree.changed_files(req.repo, req.baseline, req.config.fixtures.dir, head_tree):
-        violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
-                                    "fixtures are read-only evidence", path))
+    # Every locked file the workers could read is re-hashed, not only fixtures: a property may read any of them.
+    fixture_dir = req.config.fixtures.dir.strip("/") + "/"
+    for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(locked), head_tree):
+        if path.startswith(fixture_dir):
+            violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
+                                        "fixtures are read-only evidence", path))
+        else:
+            violations.append(Violation("run-integrity", f"locked {path} changed on disk during the sealed run, so "
+                                        "what the properties read was not the baseline's evidence; find the code "
+                                        "under test that writes to it", path))
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
     origins = _provenance([*workers, *([digest_worker] if digest_worker else [])], head_tree, violations)
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
@@ -395,7 +431,9 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if install_receipt:
         receipt["sealed"]["install"] = install_receipt
     if first_shard:
-        receipt["freeze"] = {"replays": replays}
+        receipt["freeze"] = {"replays": replays,
+                             "replayed_from_baseline": sorted(p for p in replay_locked - locked
+                                                             if (replay_tree / p).is_file())}
     if digests is not None:
         receipt["fixtures"] = {"digests": digests}
     return LaneResult(tuple(violations), receipt)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from .assertion_hash import exception_hash
+from .assertion_hash import bound_failures, exception_hash
 
 MAX_TEXT = 2000
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
@@ -192,6 +192,7 @@ class SealedPlugin:
         result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
                   "message": message, "examples": counter[0] if is_hypothesis else None,
                   "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
+                  "assertion_bound": self.last_failure.get("bound"),
                   "tampered": changed[:20]}
         self.emit(result)
         return result
@@ -274,7 +275,8 @@ class SealedPlugin:
             notes = [str(n) for n in getattr(exc, "__notes__", ()) if str(n).startswith(FALSIFYING)]
             own = str(getattr(item, "path", "")) or None
             self.last_failure = {"hash": exception_hash(exc, own_file=own),
-                                 "example": _text("\n".join(notes)) if notes else None}
+                                 "example": _text("\n".join(notes)) if notes else None,
+                                 "bound": bound_failures(exc, own_file=own)[:20]}
         return report
 
     @pytest.hookimpl(trylast=True)

@@ -8,10 +8,10 @@ standard library or a locked test module are, each listed as neutralised.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
-import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -163,43 +163,94 @@ def _under_locked(path: str, locked: frozenset[str]) -> bool:
 
 
 def _inside(path: str, target: str) -> bool:
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-    return not target.startswith("/") and joined != ".." and not joined.startswith("../")
+    """Whether a link's target stays in the tree however other links resolve: it may climb (`../`) only through
+    the real folders above it and then descend by plain names, and must not climb above the root."""
+    segments = [s for s in target.split("/") if s not in {"", "."}]
+    climb = 0
+    while climb < len(segments) and segments[climb] == "..":
+        climb += 1
+    if target.startswith("/") or ".." in segments[climb:] or "\0" in target:
+        return False
+    return climb <= path.count("/")
+
+
+def safe_parts(path: str) -> list[str] | None:
+    """The segments of a tree path, or None when one is empty, `.`, `..` or holds a NUL (git refuses those)."""
+    parts = path.split("/")
+    return None if any(p in {"", ".", ".."} or "\0" in p for p in parts) else parts
+
+
+class _Folders:
+    """Folder descriptors below one root, each opened without following a link: nothing is written outside it."""
+
+    def __init__(self, root: Path) -> None:
+        self.fds: dict[tuple[str, ...], int] = {(): os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)}
+
+    def get(self, parts: tuple[str, ...]) -> int:
+        """The descriptor of the folder `parts` (created 0755 where missing); OSError where a link stands."""
+        if parts not in self.fds:
+            parent = self.get(parts[:-1])
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(parts[-1], 0o755, dir_fd=parent)
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+            os.fchmod(fd, 0o755)  # whatever the umask: world-readable, writable by the gate only
+            self.fds[parts] = fd
+        return self.fds[parts]
+
+    def close(self) -> None:
+        """Close every descriptor."""
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+
+def _write(folders: _Folders, parts: list[str], entry: TreeEntry, data: bytes) -> None:
+    folder = folders.get(tuple(parts[:-1]))
+    if entry.mode == "120000":
+        os.symlink(os.fsdecode(data), parts[-1], dir_fd=folder)
+        return
+    mode = 0o755 if entry.mode == "100755" else 0o644
+    fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=folder)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        os.fchmod(handle.fileno(), mode)
 
 
 def materialise(repo: Repo, entries: dict[str, TreeEntry], dest: Path) -> list[Neutralised]:
-    """Write the entries under `dest` (world-readable, not writable by the sealed user); returns dropped symlinks."""
+    """Write the entries under `dest` (world-readable, not writable by the sealed user); returns what was dropped.
+
+    Every folder is opened relative to its parent without following links and every file is created exclusively,
+    so no entry (`..`, a name posing as a path, a duplicate, a file below a symlinked folder) lands outside `dest`
+    or on top of another one.
+    """
     dropped: list[Neutralised] = []
     dest.mkdir(parents=True, exist_ok=True)
     dest.chmod(0o755)
     items = sorted(entries.items())
-    for start in range(0, len(items), _MAX_BATCH):
-        chunk = items[start:start + _MAX_BATCH]
-        blobs = repo.read_blobs(e.oid for _, e in chunk)
-        for path, entry in chunk:
-            data = blobs.get(entry.oid)
-            if data is None:
-                continue
-            target = dest / path
-            _mkdirs(dest, target.parent)
-            if entry.mode == "120000":
-                link = os.fsdecode(data)
-                if _inside(path, link):
-                    target.symlink_to(link)
+    folders = _Folders(dest)
+    try:
+        for start in range(0, len(items), _MAX_BATCH):
+            chunk = items[start:start + _MAX_BATCH]
+            blobs = repo.read_blobs(e.oid for _, e in chunk)
+            for path, entry in chunk:
+                data = blobs.get(entry.oid)
+                parts = safe_parts(path)
+                if data is None:
+                    continue
+                if parts is None:
+                    dropped.append(Neutralised(path, "a tree entry git refuses to check out (`.`, `..` or empty)"))
+                elif entry.mode == "120000" and not _inside(path, os.fsdecode(data)):
+                    dropped.append(Neutralised(path, f"symlink leaves the tree ({os.fsdecode(data)!r}), or could "
+                                                     "through another link"))
                 else:
-                    dropped.append(Neutralised(path, f"symlink leaves the tree ({link!r})"))
-                continue
-            target.write_bytes(data)
-            target.chmod(0o755 if entry.mode == "100755" else 0o644)
+                    try:
+                        _write(folders, parts, entry, data)
+                    except OSError as exc:
+                        dropped.append(Neutralised(path, f"not written: {exc.strerror} (a link or another entry "
+                                                         "stands in its way)"))
+    finally:
+        folders.close()
     return dropped
-
-
-def _mkdirs(root: Path, folder: Path) -> None:
-    if folder.is_dir():
-        return
-    _mkdirs(root, folder.parent)
-    folder.mkdir(exist_ok=True)
-    folder.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
 
 
 def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path,
@@ -213,10 +264,15 @@ def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: P
     return neutralised
 
 
-def changed_files(repo: Repo, commit: str, folder: str, dest: Path) -> list[str]:
-    """Files of `commit:folder` whose bytes under `dest` no longer match their blob (changed during a run)."""
+def changed_files(repo: Repo, commit: str, paths: str | Iterable[str], dest: Path) -> list[str]:
+    """Files of `commit` at or below `paths` whose bytes under `dest` no longer match their blob (changed during a
+    run); a path ending in `/` names a folder."""
+    wanted = [paths] if isinstance(paths, str) else list(paths)
+    specs = sorted({p.rstrip("/") for p in wanted if p.rstrip("/")})
+    if not specs:
+        return []
     changed = []
-    for entry in repo.ls_tree(commit, [folder], recursive=True):
+    for entry in repo.ls_tree(commit, specs, recursive=True):
         if entry.type != "blob" or entry.mode == "120000":
             continue
         target = dest / entry.path

@@ -1,0 +1,461 @@
+"""Harness probes in one source file: references to the test harness, the gate, or introspection with reach.
+
+Pure: source bytes in, references out. A reference is a stable name on a line (`sys._getframe`, `hypothesis`,
+`exec(non-literal)`); the `harness-probed` lane compares these names per file, baseline against head, so code that
+was already there (or only moved) never counts. The scan is syntactic and deliberately wide where the cheap
+evasions live: a module used as a value (`m = sys`, `vars(sys)`, `getattr(sys, name)`), a frame attribute on any
+object, strings built from literals (`"_get" + "frame"`, `"".join(...)`, slices), and literal code given to
+`exec`/`eval`/`compile` (scanned as code); a non-literal argument to those is a probe in itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+HARNESS = frozenset({"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals", "pluggy",
+                     "evidence_gate", "__main__"})
+ENV_PREFIXES = ("PYTEST_", "HYPOTHESIS_", "EVIDENCE_GATE_")
+# Per module: (attributes that reach, or None for "every attribute but the harmless ones", the harmless ones).
+_SYS = frozenset({"_getframe", "_getframemodulename", "_current_frames", "_current_exceptions", "settrace",
+                  "setprofile", "gettrace", "getprofile", "monitoring", "addaudithook", "modules", "meta_path",
+                  "path_hooks", "path_importer_cache", "path", "__dict__", "_clear_type_cache", "argv", "orig_argv",
+                  "exc_info", "last_traceback", "last_exc"})
+_GC_HARMLESS = frozenset({"collect", "enable", "disable", "isenabled", "get_count", "get_threshold", "set_threshold",
+                          "get_stats", "is_tracked", "is_finalized", "freeze", "unfreeze", "get_freeze_count",
+                          "DEBUG_STATS", "DEBUG_COLLECTABLE", "DEBUG_UNCOLLECTABLE", "DEBUG_SAVEALL", "DEBUG_LEAK"})
+_INSPECT = frozenset({"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo",
+                      "getgeneratorlocals", "getcoroutinelocals", "getasyncgenlocals", "getclosurevars", "__dict__"})
+_TRACEBACK = frozenset({"walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack"})
+_THREADING = frozenset({"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"})
+_PKGUTIL = frozenset({"walk_packages", "get_loader", "find_loader", "iter_importers", "resolve_name"})
+_IMPORTLIB_HARMLESS = frozenset({"metadata", "resources"})  # package data and versions: no code is imported
+DENY: dict[str, frozenset[str]] = {"sys": _SYS, "inspect": _INSPECT, "traceback": _TRACEBACK,
+                                   "threading": _THREADING, "pkgutil": _PKGUTIL}
+ALLOW_ONLY: dict[str, frozenset[str]] = {"gc": _GC_HARMLESS, "importlib": _IMPORTLIB_HARMLESS,
+                                         "ctypes": frozenset(), "_ctypes": frozenset(), "cffi": frozenset(),
+                                         "runpy": frozenset(), "imp": frozenset(), "zipimport": frozenset(),
+                                         "_imp": frozenset(), "marshal": frozenset()}
+# Importing these at all is the probe (no harmless use in code under test).
+WHOLE = frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS
+# Used as a value (aliased, passed to vars/getattr/dir) these hand over everything they hold.
+VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | WHOLE
+# Attribute names that reach other frames, objects or the import system whichever object they are read from.
+REACH_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "f_trace", "tb_frame", "gi_frame",
+                         "cr_frame", "ag_frame", "_getframe", "_current_frames", "settrace", "setprofile",
+                         "addaudithook", "get_objects", "get_referrers", "get_referents", "currentframe",
+                         "getouterframes", "getinnerframes", "meta_path", "path_hooks", "path_importer_cache",
+                         "__subclasses__", "walk_stack", "__builtins__"})
+# Attributes that rebind what a function runs or sees, when written.
+WRITE_ATTRS = frozenset({"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__",
+                         "cell_contents", "__builtins__"})
+DYNAMIC = frozenset({"exec", "eval", "compile"})
+# Rebuilding a code object runs bytecode (or claims a file) the scan never sees.
+CODE_FIELDS = frozenset({"co_code", "co_names", "co_consts", "co_filename", "co_varnames"})
+# `unittest.mock.ANY` (and friends) compare equal to everything: returned from code under test they fool `==`.
+MOCK = ("unittest.mock", "mock")
+_MAX_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One probe: its stable name, where it is, and why it counts."""
+
+    name: str
+    line: int
+    why: str
+
+
+def fold(node: ast.AST) -> str | None:
+    """The string an expression built only from literals evaluates to (`"g" + "c"`, f-strings, join, slices)."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = fold(node.left), fold(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        text, count = fold(node.left), node.right
+        if text is not None and isinstance(count, ast.Constant) and type(count.value) is int:
+            return text * min(count.value, 64)
+        return None
+    if isinstance(node, ast.JoinedStr):
+        parts = [fold(v.value) if isinstance(v, ast.FormattedValue) else fold(v) for v in node.values]
+        return None if any(p is None for p in parts) else "".join(p for p in parts if p is not None)
+    if isinstance(node, ast.Subscript):
+        return _fold_subscript(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+        sep = fold(node.func.value)
+        if sep is not None and node.func.attr == "join" and isinstance(node.args[0], ast.List | ast.Tuple):
+            parts = [fold(e) for e in node.args[0].elts]
+            return None if any(p is None for p in parts) else sep.join(p for p in parts if p is not None)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
+        return fold(node.args[0])
+    return None
+
+
+def _int(node: ast.AST | None) -> tuple[bool, int | None]:
+    """(is it a literal int or absent, its value): slice bounds and indexes of a folded string."""
+    if node is None:
+        return True, None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        ok, inner = _int(node.operand)
+        return (True, -inner) if ok and inner is not None else (False, None)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return True, node.value
+    return False, None
+
+
+def _fold_subscript(node: ast.Subscript) -> str | None:
+    text = fold(node.value)
+    if text is None:
+        return None
+    index = node.slice
+    if isinstance(index, ast.Slice):
+        bounds = [_int(index.lower), _int(index.upper), _int(index.step)]
+        if not all(ok for ok, _ in bounds) or bounds[2][1] == 0:
+            return None
+        return text[slice(*(value for _, value in bounds))]
+    ok, position = _int(index)
+    if ok and position is not None and -len(text) <= position < len(text):
+        return text[position]
+    return None
+
+
+def _string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
+    """(name, why) for a string that names the harness, its environment or a reaching attribute; with `lookup`
+    (an index or a call argument: `vars(os)["sys"]`) also one that names a reaching module."""
+    top = text.split(".", 1)[0]
+    if top in HARNESS and top != "__main__":
+        return top, "names the test harness or the gate"
+    if text.startswith(ENV_PREFIXES):
+        return text[:40], "reads the test harness's environment"
+    if text in REACH_ATTRS or text in WRITE_ATTRS:
+        return text, "names an attribute that reaches other frames or objects"
+    if lookup and text in VALUE_REACH:
+        return text, "names a module that reaches other frames or objects (looked up by name)"
+    return None
+
+
+class _Scanner(ast.NodeVisitor):
+    """Collects references; module aliases are file-wide (flow-insensitive, so rebinding cannot hide one)."""
+
+    def __init__(self, aliases: dict[str, str], offset: int, depth: int) -> None:
+        self.aliases = aliases
+        self.stdlib: dict[str, str] = {}
+        self.offset = offset
+        self.depth = depth
+        self.found: list[Reference] = []
+
+    def add(self, node: ast.AST, name: str, why: str) -> None:
+        line = getattr(node, "lineno", 1)
+        self.found.append(Reference(name, line + self.offset if self.offset else line, why))
+
+    def module_of(self, node: ast.AST) -> str | None:
+        """The watched module an expression names (`sys`, an alias of it, `os.sys`), else None."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            if node.attr in VALUE_REACH or node.attr in DENY:
+                return node.attr  # `os.sys`, `logging.sys`: a module reached through another one
+            parent = self.module_of(node.value)
+            if parent is not None and f"{parent}.{node.attr}" in _SUBMODULES:
+                return f"{parent}.{node.attr}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            text = fold(node.args[0]) if node.func.id == "__import__" else None
+            if node.func.id == "getattr" and len(node.args) >= 2:
+                text = fold(node.args[1])  # `getattr(os, "sys")`
+                text = text if text in VALUE_REACH else None
+            return text.split(".", 1)[0] if text else None
+        return None
+
+    def attribute(self, node: ast.AST, module: str, attr: str, store: bool) -> None:
+        """`module.attr` read or written: a reference when that module's rule says so."""
+        full = f"{module}.{attr}"
+        top = module.split(".", 1)[0]
+        if top in WHOLE:
+            self.add(node, top, "uses the test harness, the gate or a module with no harmless use here")
+        elif module in _SUBMODULES:
+            self.add(node, full, _WHY.get(top, "introspection that reaches other frames or objects"))
+        elif module == "builtins":
+            if store:
+                self.add(node, f"builtins.{attr} (write)", "rebinds a builtin for every module, the harness included")
+            elif attr == "__dict__":
+                self.add(node, "builtins.__dict__", "reaches every builtin")
+        elif module in DENY and attr in DENY[module]:
+            self.add(node, full, _WHY.get(module, "introspection that reaches other frames or objects"))
+        elif module in ALLOW_ONLY and attr not in ALLOW_ONLY[module]:
+            self.add(node, full, _WHY.get(top, "introspection that reaches other frames or objects"))
+        elif attr in REACH_ATTRS:  # `x.traceback.tb_frame`: an attribute named like a module does not hide it
+            self.add(node, attr, "reaches other frames, objects or the import system")
+
+    # ---- imports ----------------------------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            top = alias.name.split(".", 1)[0]
+            if alias.name.startswith(MOCK) and alias.name.split(".")[-1] == "mock":
+                self.add(node, "unittest.mock", _WHY["mock"])
+            if top in WHOLE:
+                self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
+            elif top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in \
+                    _IMPORTLIB_HARMLESS:
+                self.add(node, alias.name, _WHY["importlib"])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        top = module.split(".", 1)[0]
+        if node.level or not module:
+            return
+        if module in MOCK or (module == "unittest" and any(a.name == "mock" for a in node.names)):
+            self.add(node, "unittest.mock", _WHY["mock"])
+            return
+        if top in WHOLE:
+            self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
+            return
+        if module in DENY or module in ALLOW_ONLY or module in _SUBMODULES or module == "builtins":
+            for alias in node.names:
+                if alias.name == "*":
+                    self.add(node, f"{module}.*", "imports every name of a module that reaches other frames")
+                else:
+                    self.attribute(node, module, alias.name, store=False)
+        elif top == "importlib" and module.split(".")[1] not in _IMPORTLIB_HARMLESS:
+            self.add(node, module, _WHY["importlib"])
+
+    # ---- names, attributes, calls -----------------------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        module = self.aliases.get(node.id)
+        if module is not None and module.split(".", 1)[0] in VALUE_REACH:
+            self.add(node, f"{module} (as a value)", "hands a module that reaches other frames or objects to code "
+                                                      "the scan cannot follow")
+        elif node.id == "__builtins__":
+            self.add(node, "__builtins__", "reaches every builtin")
+        elif node.id in DYNAMIC or node.id == "__import__":
+            self.add(node, f"{node.id} (as a value)", "runs code or imports modules the scan cannot see")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        store = isinstance(node.ctx, ast.Store | ast.Del)
+        module = self.module_of(node.value)
+        if module is not None:
+            self.attribute(node, module, node.attr, store)
+            if not isinstance(node.value, ast.Name):
+                self._visit_base(node.value)
+            return
+        base = node.value.id if isinstance(node.value, ast.Name) else None
+        if store and base in self.stdlib:
+            self.add(node, f"{self.stdlib[base]}.{node.attr} (write)", _WHY["patch"])
+        elif base in self.stdlib and node.attr == "__dict__":
+            self.add(node, f"{self.stdlib[base]}.__dict__", _WHY["lookup"])
+        elif node.attr in REACH_ATTRS:
+            self.add(node, node.attr, "reaches other frames, objects or the import system")
+        elif node.attr == "__traceback__" and not store:
+            # A traceback leads to frames (`tb_frame.f_back`: the harness's), also through computed names.
+            self.add(node, "__traceback__", "hands over a traceback, whose frames reach the harness's")
+        elif store and node.attr in WRITE_ATTRS:
+            self.add(node, f"{node.attr} (write)", "rebinds what a function runs or sees")
+        elif node.attr in VALUE_REACH and node.attr != "__main__":
+            self.add(node, f"{node.attr} (reached as an attribute)", "reaches the test harness or a module that "
+                                                                      "reaches other frames, through another object")
+        self.generic_visit(node)
+
+    def _visit_base(self, node: ast.AST) -> None:
+        """Visit the inside of a module expression (`os.sys` → `os`) without reporting the module itself twice."""
+        if isinstance(node, ast.Attribute):
+            self._visit_base(node.value)
+        elif not isinstance(node, ast.Name):
+            self.visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else None
+        if name == "__import__":
+            self.add(node, "__import__", _WHY["importlib"])
+            for arg in [*node.args, *node.keywords]:
+                self.visit(arg)
+            return
+        if name in DYNAMIC:
+            self._dynamic(node, name)
+            return
+        for keyword in node.keywords:
+            if keyword.arg in CODE_FIELDS:
+                self.add(node, f"{keyword.arg}= (code object rebuilt)", "runs bytecode or claims a file the scan "
+                                                                        "never sees")
+        if isinstance(func, ast.Attribute) and func.attr in {"loads", "load"} and node.args and \
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bytes):
+            self.add(node, f"{func.attr}(literal bytes)", "unpickles a payload the scan cannot read (it may call "
+                                                          "anything)")
+        if name in {"vars", "dir"} and node.args and isinstance(node.args[0], ast.Name) and \
+                node.args[0].id in self.stdlib:
+            self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
+        if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
+            module = self.module_of(node.args[0])
+            attr = fold(node.args[1])
+            if module is None and attr is None and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id in self.stdlib:
+                self.add(node, f"{name}({self.stdlib[node.args[0].id]}, non-literal)", _WHY["lookup"])
+            if module is not None:
+                if attr is None:
+                    self.add(node, f"{name}({module}, non-literal)", "looks up a computed name on a module that "
+                                                                     "reaches other frames or objects")
+                else:
+                    self.attribute(node, module, attr, store=name not in {"getattr", "hasattr"})
+                self._visit_base(node.args[0])
+                for arg in [*node.args[1:], *node.keywords]:
+                    self.visit(arg)
+                return
+            if name == "setattr" and attr in WRITE_ATTRS:
+                self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
+            elif name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id in self.stdlib:
+                self.add(node, f"{self.stdlib[node.args[0].id]}.{attr or '(non-literal)'} (write)", _WHY["patch"])
+        self.generic_visit(node)
+
+    def _dynamic(self, node: ast.Call, name: str) -> None:
+        first = node.args[0] if node.args else None
+        if name != "compile" and isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and \
+                first.func.id == "compile":
+            self.visit(first)  # `exec(compile(...))`: the compile call is judged (and its literal scanned) itself
+            for arg in [*node.args[1:], *node.keywords]:
+                self.visit(arg)
+            return
+        code = fold(first) if first is not None else None
+        if name == "compile":
+            given = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "filename"), None)
+            filename = fold(given) if given is not None else "<none>"
+            if filename is None or not filename.startswith("<"):
+                self.add(node, "compile(filename)", "compiles code that claims to come from a file (a locked test's "
+                                                    "name would pass for it)")
+        if code is None or self.depth >= _MAX_DEPTH:
+            self.add(node, f"{name}(non-literal)", "runs code the scan cannot read")
+            if first is not None:
+                self.visit(first)
+        else:
+            try:
+                tree = ast.parse(code)
+            except (SyntaxError, ValueError):
+                tree = None
+            if tree is None:
+                self.add(node, f"{name}(unparsable literal)", "runs code the scan cannot read")
+            else:
+                inner = _Scanner(self.aliases | _aliases(tree), getattr(node, "lineno", 1) - 1 + self.offset,
+                                 self.depth + 1)
+                inner.scan(tree)
+                self.found += [Reference(r.name, getattr(node, "lineno", 1) + self.offset, r.why)
+                               for r in inner.found]
+        for arg in [*node.args[1:], *node.keywords]:
+            self.visit(arg)
+
+    # ---- strings and weak equality ----------------------------------------------------------------------------
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstrings and bare strings: never evaluated
+        self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr) and not isinstance(child, ast.Name | ast.Attribute):
+                text = fold(child)
+                if text is not None:
+                    lookup = (isinstance(node, ast.Subscript) and child is node.slice) or (
+                        isinstance(node, ast.Call) and child in node.args)
+                    hit = _string_probe(text, lookup)
+                    if hit is not None:
+                        self.add(child, *hit)
+                    continue
+            self.visit(child)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._weak_equality(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._weak_equality(node)
+
+    def _weak_equality(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if node.name in _CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and bool(value.value) is _CONSTANT_COMPARE[node.name] and \
+                    value.value is not NotImplemented:
+                self.add(node, f"{node.name} returns {_CONSTANT_COMPARE[node.name]}", _WHY["weak"])
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        for target in node.targets:
+            name = target.id if isinstance(target, ast.Name) else None
+            if name in _CONSTANT_COMPARE and isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
+                    and bool(value.body.value) is _CONSTANT_COMPARE[name]:
+                self.add(node, f"{name} returns {_CONSTANT_COMPARE[name]}", _WHY["weak"])
+        self.generic_visit(node)
+
+    def scan(self, tree: ast.AST) -> None:
+        """Visit the whole tree."""
+        self.stdlib = _stdlib_aliases(tree)
+        self.visit(tree)
+
+
+_STDLIB = frozenset(sys.stdlib_module_names)
+_SUBMODULES = frozenset({"importlib.util", "importlib.machinery", "importlib.abc", "importlib._bootstrap",
+                         "importlib._bootstrap_external"})
+_CONSTANT_COMPARE: dict[str, bool] = {"__eq__": True, "__ne__": False}
+_WHY = {
+    "sys": "introspection that reaches other frames, modules or the import system",
+    "gc": "walks the interpreter's objects (the harness's included)",
+    "inspect": "reads other frames or closures",
+    "traceback": "walks the call stack (the harness's frames included)",
+    "threading": "installs a tracing or profiling hook",
+    "pkgutil": "imports modules by computed name",
+    "importlib": "import machinery: loads or replaces modules by computed name",
+    "lookup": "looks up a computed name on a standard-library module (which may hand over `sys`)",
+    "mock": "a mock object compares equal to anything (a weak-property trick)",
+    "patch": "rebinds a standard-library name for every module, the harness's included",
+    "weak": "an equality that always holds makes every `==` in a property true (a weak-property trick)",
+}
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names bound to watched modules anywhere in the file (`import sys as s`, `from os import sys`)."""
+    out: dict[str, str] = {}
+    watched = VALUE_REACH | frozenset(DENY) | frozenset(ALLOW_ONLY)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".", 1)[0]
+                if alias.asname and (alias.name in watched or alias.name in _SUBMODULES):
+                    out[alias.asname] = alias.name
+                elif not alias.asname and top in watched:
+                    out[top] = top
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in _STDLIB:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if alias.name in watched or full in _SUBMODULES:
+                    out[alias.asname or alias.name] = full if full in _SUBMODULES else alias.name
+    return out
+
+
+def _stdlib_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names bound to standard-library modules by `import X [as Y]` (a write through one is a monkeypatch)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".", 1)[0] in _STDLIB:
+                    out[alias.asname or alias.name.split(".", 1)[0]] = alias.name if alias.asname else \
+                        alias.name.split(".", 1)[0]
+    return out
+
+
+def references(source: bytes) -> Iterator[Reference]:
+    """Every probe in one file's source; a file that does not parse is one reference (the scan cannot read it)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        yield Reference("unparsable source", 1, "the scan cannot read it, so it cannot vouch for it")
+        return
+    scanner = _Scanner(_aliases(tree), 0, 0)
+    scanner.scan(tree)
+    yield from scanner.found
