@@ -1,0 +1,185 @@
+"""What the code under test may not touch inside the sealed run, and where a discard or a write came from.
+
+Worker-side (standard library only). Two questions are answered here:
+
+- *Identity*: has any module of the harness (hypothesis, _pytest, pytest, pluggy, the gate's plugin) had a
+  callable, class, descriptor or constant rebound, or a function's code or defaults replaced, since the worker
+  started? `take` records identities, `changed` names what differs.
+- *Origin*: which code caused something, judged by the frames that were running: frames of the harness and the
+  standard library are transparent; the innermost other frame decides. A frame of a locked file (the property, its
+  helpers, the conftest chain) is legitimate only when it runs in that file's own imported module; anything else is
+  code under test.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+# Top-level names whose every module is the harness.
+HARNESS = ("hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals", "_pytest", "pytest", "pluggy",
+           "evidence_gate")
+# Standard-library modules whose functions the result channel and imports rely on: their callables are watched.
+STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
+# Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
+# pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
+FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+
+
+def is_harness(name: str) -> bool:
+    """Whether a module name belongs to the harness."""
+    return name.split(".", 1)[0] in HARNESS
+
+
+def _watched_value(name: str, value: object) -> bool:
+    """Code, classes, descriptors and constants are watched; the harness's own lower-case state is not."""
+    if isinstance(value, types.ModuleType | type) or callable(value) or hasattr(type(value), "__get__"):
+        return True
+    return name.isupper()
+
+
+def function_parts(key: str, value: object) -> Iterator[tuple[str, int]]:
+    """Identities of a function's code, defaults and keyword defaults (a property's accessors), keyed under `key`."""
+    func = getattr(value, "__func__", value)  # classmethod / staticmethod / bound method
+    if isinstance(func, types.FunctionType):
+        for part in FUNCTION_PARTS:
+            yield f"{key}#{part}", id(getattr(func, part))
+    if isinstance(value, property):
+        for part in ("fget", "fset", "fdel"):
+            yield f"{key}#{part}", id(getattr(value, part))
+
+
+def _module_identities(name: str, module: types.ModuleType, code_only: bool) -> Iterator[tuple[str, int]]:
+    for key, value in list(vars(module).items()):
+        if key.startswith("__") and key not in {"__import__", "__build_class__", "__getattr__"}:
+            continue
+        if code_only and not callable(value):
+            continue
+        if not code_only and not _watched_value(key, value):
+            continue
+        yield f"{name}:{key}", id(value)
+        if code_only:
+            continue
+        yield from function_parts(f"{name}:{key}", value)
+        if isinstance(value, type) and value.__module__ == name:
+            for attr, member in list(vars(value).items()):
+                if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
+                    continue
+                yield f"{name}:{key}.{attr}", id(member)
+                yield from function_parts(f"{name}:{key}.{attr}", member)
+
+
+def take(modules: Iterable[str] | None = None) -> dict[str, int]:
+    """Identity of everything watched in the harness modules loaded now (plus the watched standard library)."""
+    names = list(modules) if modules is not None else [n for n in list(sys.modules) if is_harness(n)]
+    out: dict[str, int] = {}
+    for name in [*names, *STDLIB_WATCHED]:
+        module = sys.modules.get(name)
+        if isinstance(module, types.ModuleType):
+            # builtins' and the other standard modules' classes cannot be patched: only their callables are watched.
+            out.update(_module_identities(name, module, code_only=not is_harness(name)))
+    return out
+
+
+def changed(before: dict[str, int], excused: dict[str, int | None] | None = None) -> list[str]:
+    """Watched names whose object differs from `before`; a name in `excused` holding the object a legitimate write
+    set (None: deleted) is not a change."""
+    modules = {key.split(":", 1)[0] for key in before}
+    now = take(modules)
+    allowed = excused or {}
+    out = []
+    for key, ident in before.items():
+        current = now.get(key)
+        if current != ident and not (key in allowed and allowed[key] == current):
+            out.append(key.replace(":", ".", 1))
+    return sorted(out)
+
+
+def extend(snapshot: dict[str, int]) -> None:
+    """Add harness modules imported since `snapshot` was taken (a lazy import), without touching known ones."""
+    known = {key.split(":", 1)[0] for key in snapshot}
+    fresh = [n for n in list(sys.modules) if is_harness(n) and n not in known]
+    if fresh:
+        for key, ident in take(fresh).items():
+            snapshot.setdefault(key, ident)
+
+
+def _dirs(*paths: str | None) -> tuple[str, ...]:
+    return tuple(sorted({os.path.dirname(os.path.abspath(p)) + os.sep for p in paths if p}))  # noqa: PTH100, PTH120
+
+
+class Origins:
+    """Judges frames: transparent (harness, standard library), locked (a trusted file in its own module), or not."""
+
+    def __init__(self, trusted_files: Iterable[str]) -> None:
+        paths = sysconfig.get_paths()
+        self.stdlib = _dirs(os.path.join(paths["stdlib"], "x"), os.path.join(paths["platstdlib"], "x"))  # noqa: PTH118
+        packages = []
+        for name in ("hypothesis", "_pytest", "pytest", "pluggy", "evidence_gate"):
+            module = sys.modules.get(name)
+            file = getattr(module, "__file__", None)
+            if file:
+                packages.append(file)
+        self.harness = _dirs(*packages) + tuple(
+            os.path.abspath(getattr(sys.modules.get(n), "__file__", "") or "")  # noqa: PTH100
+            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals") if sys.modules.get(n) is not None)
+        self.trusted = frozenset(trusted_files)
+        # Hypothesis compiles the wrappers of @given tests in temporary modules under the test file's name.
+        from hypothesis.internal import reflection  # noqa: PLC0415
+
+        self.hypothesis_modules: dict[Any, Any] = getattr(reflection, "eval_cache", {})
+
+    def harness_frame(self, frame: types.FrameType) -> bool:
+        """Harness code: by file, or one of Hypothesis' own generated wrappers (its globals are a module Hypothesis
+        compiled, whatever file name the code carries)."""
+        if self.transparent(frame.f_code.co_filename):
+            return True
+        globals_ = frame.f_globals
+        return str(globals_.get("__name__", "")).startswith("hypothesis_temporary_module_") and any(
+            vars(module) is globals_ for module in list(self.hypothesis_modules.values()))
+
+    def transparent(self, filename: str) -> bool:
+        """Harness or standard-library code (site-packages under the standard library's folder are not)."""
+        if filename.startswith(("<frozen ", *self.harness)):
+            return True
+        return filename.startswith(self.stdlib) and not any(
+            part in filename for part in (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep))
+
+    def locked(self, frame: types.FrameType) -> bool:
+        """A frame of a locked file, running in that file's own module (a code object compiled under a locked
+        file's name by the code under test runs with other globals)."""
+        filename = frame.f_code.co_filename
+        if filename not in self.trusted:
+            return False
+        module = sys.modules.get(str(frame.f_globals.get("__name__", "")))
+        return module is not None and vars(module) is frame.f_globals and getattr(module, "__file__", None) == filename
+
+    def culprit(self, frames: Iterable[types.FrameType]) -> str | None:
+        """The file of the innermost frame (frames listed innermost first) that is neither transparent nor locked;
+        None when the innermost such frame is locked or there is none."""
+        for frame in frames:
+            if self.harness_frame(frame):
+                continue
+            return None if self.locked(frame) else frame.f_code.co_filename
+        return None
+
+
+def stack(frame: types.FrameType | None) -> Iterator[types.FrameType]:
+    """`frame` and its callers, innermost first."""
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def traceback_frames(exc: BaseException | None) -> list[types.FrameType]:
+    """The frames an exception passed through, innermost first."""
+    frames: list[Any] = []
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames[::-1]
