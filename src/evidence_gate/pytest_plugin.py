@@ -28,7 +28,7 @@ MAX_TEXT = 2000
 MAX_STATEMENT = 200
 MAX_EXCEPTION = 500
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
-FALSIFYING = ("Falsifying", "Failing test case")
+FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
 
 
 def snapshot() -> dict[str, int]:
@@ -317,8 +317,9 @@ class SealedPlugin:
         if foreign is not None:
             outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
         elif self.culprits and outcome == "passed":
-            outcome, message = "error", (f"the code under test steered Hypothesis: {self.culprits[0]} (only the "
-                                         "property, its locked helpers and their strategies may discard examples)")
+            outcome, message = "error", (f"the code under test steered Hypothesis: "
+                                         f"{'; '.join(list(dict.fromkeys(self.culprits))[:3])} (only the property, "
+                                         "its locked helpers and their strategies may discard examples)")
         changed = changed or self._tampered()
         result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
                   "message": message, "hypothesis": is_hypothesis, "examples": stats.get("examples"),
@@ -456,7 +457,9 @@ class SealedPlugin:
             return report
         exc = call.excinfo.value
         if call.when == "call":
-            notes = [str(n) for n in getattr(exc, "__notes__", ()) if str(n).startswith(FALSIFYING)]
+            # Hypothesis notes the example on the exception, or on each leaf of the group of distinct failures.
+            notes = [str(n) for e in (exc, _leaf(exc)) for n in getattr(e, "__notes__", ())
+                     if str(n).startswith(FALSIFYING)][:1]
             own = str(getattr(item, "path", "")) or None
             failure = self._failure_record(exc)
             self.last_failure = {"hash": exception_hash(exc, own_file=own), "failure": failure,
