@@ -95,8 +95,9 @@ def changed(before: dict[str, int], excused: dict[str, int | None] | None = None
     for key, ident in before.items():
         current = now.get(key)
         if current != ident and not (key in allowed and allowed[key] == current):
-            out.append(key.replace(":", ".", 1))
-    return sorted(out)
+            out.append(key)
+    # A replaced function's code and defaults differ too: name the function once.
+    return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
 
 
 def extend(snapshot: dict[str, int]) -> None:
