@@ -44,69 +44,100 @@ def _watched_value(name: str, value: object) -> bool:
 
 def function_parts(key: str, value: object) -> Iterator[tuple[str, int]]:
     """Identities of a function's code, defaults and keyword defaults (a property's accessors), keyed under `key`."""
+    for part, owner in _parts(value):
+        yield f"{key}#{part}", id(getattr(owner, part, None))
+
+
+def _parts(value: object) -> Iterator[tuple[str, object]]:
     func = getattr(value, "__func__", value)  # classmethod / staticmethod / bound method
     if isinstance(func, types.FunctionType):
         for part in FUNCTION_PARTS:
-            yield f"{key}#{part}", id(getattr(func, part))
+            yield part, func
     if isinstance(value, property):
         for part in ("fget", "fset", "fdel"):
-            yield f"{key}#{part}", id(getattr(value, part))
+            yield part, value
 
 
-def _module_identities(name: str, module: types.ModuleType, code_only: bool) -> Iterator[tuple[str, int]]:
-    for key, value in list(vars(module).items()):
-        if key.startswith("__") and key not in {"__import__", "__build_class__", "__getattr__"}:
-            continue
-        if code_only and not callable(value):
-            continue
-        if not code_only and not _watched_value(key, value):
-            continue
-        yield f"{name}:{key}", id(value)
-        if code_only:
-            continue
-        yield from function_parts(f"{name}:{key}", value)
-        if isinstance(value, type) and value.__module__ == name:
-            for attr, member in list(vars(value).items()):
-                if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
-                    continue
-                yield f"{name}:{key}.{attr}", id(member)
-                yield from function_parts(f"{name}:{key}.{attr}", member)
+_missing = object()  # lower-case: not itself a watched constant
 
 
-def take(modules: Iterable[str] | None = None) -> dict[str, int]:
+class Snapshot:
+    """Live references to the watched namespaces and the identity each watched name held when it was taken.
+
+    Checking re-reads each name from the namespace itself (a module's dict, a class's mappingproxy, a function), so
+    a check costs one lookup per watched name; a class that gained a watched attribute (a descriptor that shadows an
+    inherited one, say `TestReport.passed`) is found by its size.
+    """
+
+    def __init__(self) -> None:
+        # (key, namespace, name, identity): namespace is a mapping (.get) or, for function parts, the object.
+        self.entries: list[tuple[str, Any, str, int]] = []
+        self.classes: list[tuple[str, Any, frozenset[str]]] = []
+        self.modules: set[str] = set()
+
+    def add_module(self, name: str, module: types.ModuleType) -> None:
+        """Watch one module: all of it for the harness, only its callables for the standard library."""
+        self.modules.add(name)
+        self.entries.append((f"sys.modules:{name}", sys.modules, name, id(module)))
+        code_only = not is_harness(name)
+        namespace = vars(module)
+        for key, value in list(namespace.items()):
+            if key.startswith("__") and key not in {"__import__", "__build_class__", "__getattr__"}:
+                continue
+            if not (callable(value) if code_only else _watched_value(key, value)):
+                continue
+            self.entries.append((f"{name}:{key}", namespace, key, id(value)))
+            if code_only:
+                continue
+            self._add_parts(f"{name}:{key}", value)
+            if isinstance(value, type) and value.__module__ == name:
+                self._add_class(f"{name}:{key}", value)
+
+    def _add_class(self, key: str, cls: type) -> None:
+        members = cls.__dict__
+        self.classes.append((key, members, frozenset(members)))
+        for attr, member in list(members.items()):
+            if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
+                continue
+            self.entries.append((f"{key}.{attr}", members, attr, id(member)))
+            self._add_parts(f"{key}.{attr}", member)
+
+    def _add_parts(self, key: str, value: object) -> None:
+        for part, owner in _parts(value):
+            self.entries.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
+
+    def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
+        """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
+        (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
+        allowed = excused or {}
+        out: list[str] = []
+        for key, namespace, name, ident in self.entries:
+            value = namespace.get(name, _missing) if hasattr(namespace, "get") else getattr(namespace, name, None)
+            current = None if value is _missing else id(value)
+            if current != ident and not (key in allowed and allowed[key] == current):
+                out.append(key)
+        for key, members, names in self.classes:
+            if len(members) != len(names):
+                out += [f"{key}.{attr}" for attr in set(members) - names
+                        if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed]
+        return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
+
+    def extend(self) -> None:
+        """Watch harness modules imported since (a lazy import), leaving the known ones as they were."""
+        for name in [n for n in list(sys.modules) if is_harness(n) and n not in self.modules]:
+            module = sys.modules.get(name)
+            if isinstance(module, types.ModuleType):
+                self.add_module(name, module)
+
+
+def take() -> Snapshot:
     """Identity of everything watched in the harness modules loaded now (plus the watched standard library)."""
-    names = list(modules) if modules is not None else [n for n in list(sys.modules) if is_harness(n)]
-    out: dict[str, int] = {}
-    for name in [*names, *STDLIB_WATCHED]:
+    snap = Snapshot()
+    for name in [*[n for n in list(sys.modules) if is_harness(n)], *STDLIB_WATCHED]:
         module = sys.modules.get(name)
-        if isinstance(module, types.ModuleType):
-            # builtins' and the other standard modules' classes cannot be patched: only their callables are watched.
-            out.update(_module_identities(name, module, code_only=not is_harness(name)))
-    return out
-
-
-def changed(before: dict[str, int], excused: dict[str, int | None] | None = None) -> list[str]:
-    """Watched names whose object differs from `before`; a name in `excused` holding the object a legitimate write
-    set (None: deleted) is not a change."""
-    modules = {key.split(":", 1)[0] for key in before}
-    now = take(modules)
-    allowed = excused or {}
-    out = []
-    for key, ident in before.items():
-        current = now.get(key)
-        if current != ident and not (key in allowed and allowed[key] == current):
-            out.append(key)
-    # A replaced function's code and defaults differ too: name the function once.
-    return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
-
-
-def extend(snapshot: dict[str, int]) -> None:
-    """Add harness modules imported since `snapshot` was taken (a lazy import), without touching known ones."""
-    known = {key.split(":", 1)[0] for key in snapshot}
-    fresh = [n for n in list(sys.modules) if is_harness(n) and n not in known]
-    if fresh:
-        for key, ident in take(fresh).items():
-            snapshot.setdefault(key, ident)
+        if isinstance(module, types.ModuleType) and name not in snap.modules:
+            snap.add_module(name, module)
+    return snap
 
 
 def _dirs(*paths: str | None) -> tuple[str, ...]:

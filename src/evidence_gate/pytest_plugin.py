@@ -31,7 +31,7 @@ MAX_EXCEPTION = 500
 FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
 
 
-def snapshot() -> dict[str, int]:
+def snapshot() -> harness_guard.Snapshot:
     """Identity of the harness's code, classes, descriptors and constants, taken before repository code loads."""
     return harness_guard.take()
 
@@ -104,7 +104,7 @@ class SealedPlugin:
                  "_pytest.runner:_update_current_test_var")
 
     def __init__(self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None],
-                 baseline_snapshot: dict[str, int]) -> None:
+                 baseline_snapshot: harness_guard.Snapshot) -> None:
         self.job = job
         self.emit = emit
         self.trials = int(job["trials"])
@@ -128,9 +128,10 @@ class SealedPlugin:
         self.collected: list[str] = []
         self.running = False
         self._install_hooks()
-        fresh = harness_guard.take()
-        self.identity = {**baseline_snapshot, **{k: v for k, v in fresh.items()
-                                                 if k not in baseline_snapshot or k.split("#")[0] in self.OWN_HOOKS}}
+        # Nothing but the plugin's own hooks may have changed since the worker's snapshot; watch from here on.
+        own = {hook.replace(":", ".", 1) for hook in self.OWN_HOOKS}
+        self.preexisting = [k for k in baseline_snapshot.changed() if k.split("#")[0] not in own]
+        self.identity = harness_guard.take()
 
     def _install_hooks(self) -> None:
         """Judge every example Hypothesis discards by its origin, note a locked test's monkeypatches, and hide
@@ -205,8 +206,8 @@ class SealedPlugin:
         return path[len(self.tree) + 1:] if self.tree and path.startswith(self.tree + os.sep) else path
 
     def _tampered(self) -> list[str]:
-        harness_guard.extend(self.identity)
-        return harness_guard.changed(self.identity, self.excused)
+        self.identity.extend()
+        return [*self.preexisting, *self.identity.changed(self.excused)]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -320,7 +321,6 @@ class SealedPlugin:
             outcome, message = "error", (f"the code under test steered Hypothesis: "
                                          f"{'; '.join(list(dict.fromkeys(self.culprits))[:3])} (only the property, "
                                          "its locked helpers and their strategies may discard examples)")
-        changed = changed or self._tampered()
         result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
                   "message": message, "hypothesis": is_hypothesis, "examples": stats.get("examples"),
                   "stopped_because": stats.get("stopped_because"), "stop": stats.get("stop"),
