@@ -264,6 +264,14 @@ def test_short_runs_are_judged_by_hypothesis_stop_reason(result: dict[str, objec
     assert (issue is None) if expected is None else (issue is not None and expected in issue), issue
 
 
+def test_one_issue_on_several_seeds_is_named_once() -> None:
+    """The same problem on every seed is one line listing the seeds, not one line per seed."""
+    issues = [property_lane._run_issue({"outcome": "skipped", "seed": s, "message": "Skipped: Pre-3.10 only."}, 25)
+              for s in (1, 2, 3)]
+    [line] = property_lane._grouped([i for i in issues if i])
+    assert line.startswith("skipped on seeds 1, 2, 3: Skipped: Pre-3.10 only. (not evidence: list only"), line
+
+
 def test_secrets_and_ci_do_not_reach_the_test(git_repo: GitRepo, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """GITHUB_TOKEN, INPUT_* and CI stay outside; with CI=true the seeds still differ between runs."""

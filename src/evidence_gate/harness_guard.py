@@ -28,6 +28,11 @@ STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
 # Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
 # pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
 FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+# Bound at import, before any test runs: a test may delete or patch these on `sys` (attrs' own suite deletes
+# `sys._getframe`), and the worker's judgement must not notice.
+GETFRAME = sys._getframe
+EXC_INFO = sys.exc_info
+MODULES = sys.modules
 
 
 def is_harness(name: str) -> bool:
@@ -78,7 +83,7 @@ class Snapshot:
     def add_module(self, name: str, module: types.ModuleType) -> None:
         """Watch one module: all of it for the harness, only its callables for the standard library."""
         self.modules.add(name)
-        self.entries.append((f"sys.modules:{name}", sys.modules, name, id(module)))
+        self.entries.append((f"sys.modules:{name}", MODULES, name, id(module)))
         code_only = not is_harness(name)
         namespace = vars(module)
         for key, value in list(namespace.items()):
@@ -124,8 +129,8 @@ class Snapshot:
 
     def extend(self) -> None:
         """Watch harness modules imported since (a lazy import), leaving the known ones as they were."""
-        for name in [n for n in list(sys.modules) if is_harness(n) and n not in self.modules]:
-            module = sys.modules.get(name)
+        for name in [n for n in list(MODULES) if is_harness(n) and n not in self.modules]:
+            module = MODULES.get(name)
             if isinstance(module, types.ModuleType):
                 self.add_module(name, module)
 
@@ -133,8 +138,8 @@ class Snapshot:
 def take() -> Snapshot:
     """Identity of everything watched in the harness modules loaded now (plus the watched standard library)."""
     snap = Snapshot()
-    for name in [*[n for n in list(sys.modules) if is_harness(n)], *STDLIB_WATCHED]:
-        module = sys.modules.get(name)
+    for name in [*[n for n in list(MODULES) if is_harness(n)], *STDLIB_WATCHED]:
+        module = MODULES.get(name)
         if isinstance(module, types.ModuleType) and name not in snap.modules:
             snap.add_module(name, module)
     return snap
@@ -152,13 +157,13 @@ class Origins:
         self.stdlib = _dirs(os.path.join(paths["stdlib"], "x"), os.path.join(paths["platstdlib"], "x"))  # noqa: PTH118
         packages = []
         for name in ("hypothesis", "_pytest", "pytest", "pluggy", "evidence_gate"):
-            module = sys.modules.get(name)
+            module = MODULES.get(name)
             file = getattr(module, "__file__", None)
             if file:
                 packages.append(file)
         self.harness = _dirs(*packages) + tuple(
-            os.path.abspath(getattr(sys.modules.get(n), "__file__", "") or "")  # noqa: PTH100
-            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals") if sys.modules.get(n) is not None)
+            os.path.abspath(getattr(MODULES.get(n), "__file__", "") or "")  # noqa: PTH100
+            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals") if MODULES.get(n) is not None)
         self.trusted = frozenset(trusted_files)
         # Hypothesis compiles the wrappers of @given tests in temporary modules under the test file's name.
         from hypothesis.internal import reflection  # noqa: PLC0415
@@ -187,7 +192,7 @@ class Origins:
         filename = frame.f_code.co_filename
         if filename not in self.trusted:
             return False
-        module = sys.modules.get(str(frame.f_globals.get("__name__", "")))
+        module = MODULES.get(str(frame.f_globals.get("__name__", "")))
         return module is not None and vars(module) is frame.f_globals and getattr(module, "__file__", None) == filename
 
     def culprit(self, frames: Iterable[types.FrameType]) -> str | None:

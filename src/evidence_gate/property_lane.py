@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
+import re
 import secrets
 import threading
 from collections.abc import Iterable
@@ -169,7 +170,11 @@ def _run_issue(result: dict[str, Any], trials: int) -> str | None:
     """Why one seed's run does not count as a clean run, from the worker's result (counts are Hypothesis' own)."""
     outcome = result.get("outcome")
     seed = result.get("seed")
-    if outcome in {"skipped", "xfailed", "xpassed", "error"}:
+    if outcome in {"skipped", "xfailed", "xpassed"}:
+        # A skipped or expected-to-fail test is no evidence; a whole-file entry includes the tests that skip here.
+        return (f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
+                + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)")
+    if outcome == "error":
         return f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
     if outcome not in {"passed", "failed"}:
         return f"unknown outcome {outcome!r} on seed {seed}"
@@ -484,7 +489,7 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
     ledger["excused_by"] = excused_by
     ledger["status"] = seed_ledger.close(ledger)
     ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
-    for issue in dict.fromkeys(issues):
+    for issue in _grouped(issues):
         violations.append(Violation("run-integrity", f"{node}: {issue}", spec.file))
     if ledger["status"] in seed_ledger.OPEN:
         violations.append(Violation("seed-ledger-open", f"{node}: seed ledger did not close ({ledger['status']}): "
@@ -502,6 +507,19 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
             violations.append(Violation("property-failed-fresh-seed", f"{node} passed the plan but failed on fresh "
                                         f"seed {first['seed']}{detail}", path, line))
     return ledger
+
+
+def _grouped(issues: list[str]) -> list[str]:
+    """One line per distinct issue: the same problem on several seeds is named once, with all of its seeds."""
+    seeds: dict[str, list[str]] = {}
+    for issue in issues:
+        found = re.search(r" on seed (\d+)", issue)
+        key = issue[:found.start()] + " on seed {}" + issue[found.end():] if found else issue
+        seeds.setdefault(key, [])
+        if found and found.group(1) not in seeds[key]:
+            seeds[key].append(found.group(1))
+    return [key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
+            for key, s in seeds.items()]
 
 
 def _failure(record: Any) -> dict[str, Any] | None:

@@ -14,7 +14,6 @@ import copy
 import linecache
 import os
 import re
-import sys
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
@@ -146,7 +145,7 @@ class SealedPlugin:
 
         def conclude_test(data: Any, status: Any, interesting_origin: Any = None) -> Any:
             if status != Status.INTERESTING:
-                plugin._judge_discard(sys._getframe(1), UnsatisfiedAssumption)
+                plugin._judge_discard(harness_guard.GETFRAME(1), UnsatisfiedAssumption)
             return conclude(data, status, interesting_origin)
 
         setattr(ConjectureData, "conclude_test", conclude_test)  # noqa: B010 - a method swap mypy would refuse
@@ -165,7 +164,7 @@ class SealedPlugin:
 
         def patched(mp: Any, *args: Any, **kwargs: Any) -> Any:
             result = original(mp, *args, **kwargs)
-            plugin._note_patch(mp, sys._getframe(1), original.__name__)
+            plugin._note_patch(mp, harness_guard.GETFRAME(1), original.__name__)
             return result
 
         return patched
@@ -196,7 +195,7 @@ class SealedPlugin:
         handled tells where `assume`/`reject` was called; otherwise the frames running now do."""
         if not self.running:
             return
-        handled = sys.exc_info()[1]
+        handled = harness_guard.EXC_INFO()[1]
         frames = harness_guard.traceback_frames(handled) if isinstance(handled, assumption) else []
         culprit = self.origins.culprit([*frames, *harness_guard.stack(frame)])
         if culprit is not None:
@@ -434,7 +433,7 @@ class SealedPlugin:
     def _note_statistics(self, stats: dict[str, Any]) -> None:
         """Hypothesis' engine reports a finished search: how many examples were valid and why it stopped. Only a
         call from `note_statistics` inside `run_engine` counts; anything else is the code under test forging it."""
-        caller = sys._getframe(1)
+        caller = harness_guard.GETFRAME(1)
         engine = caller.f_back
         note, run_engine = self.statistics_code
         if caller.f_code is not note or engine is None or engine.f_code is not run_engine:
