@@ -2,9 +2,10 @@
 
 The suite has fixtures of every scope (autouse too), parametrize alone and with @given, a test class, a unittest
 TestCase, a state machine, @example, locked strategies with .filter, unique, from_regex and assume in composites, a
-tiny search space and tests that monkeypatch builtins. The honest patch must pass on every seed (three planned
-seeds plus a fresh one, all in one worker, so every test runs four times in one session); each injected bug must
-fail exactly the properties it breaks, on the locked line, with Hypothesis' example, and disturb no other test.
+tiny search space and tests that monkeypatch builtins (one deletes `sys._getframe`, as attrs' suite does). The
+honest patch must pass on every seed (three planned seeds plus a fresh one, all in one worker, so every test runs
+four times in one session); each injected bug must fail exactly the properties it breaks, on the locked line, with
+Hypothesis' example, and disturb no other test.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ NODES = {
     "tests/test_codec.py::test_mapping_kinds",
     "tests/test_codec.py::test_prompt_reads_a_typed_quantity",
     "tests/test_codec.py::test_prompt_under_a_module_script",
+    "tests/test_codec.py::test_prompt_without_frame_introspection",
     "tests/test_machine.py::TestCartMachine::runTest",
     "tests/test_machine.py::TestCartUnit::test_starts_empty",
 }
