@@ -17,7 +17,7 @@ import os
 import sys
 import sysconfig
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 # Top-level names whose every module is the harness.
@@ -75,8 +75,10 @@ class Snapshot:
     """
 
     def __init__(self) -> None:
-        # (key, namespace, name, identity): namespace is a mapping (.get) or, for function parts, the object.
+        # (key, namespace, name, identity): looked up in a mapping (a module's dict, a class's mappingproxy)...
         self.entries: list[tuple[str, Any, str, int]] = []
+        # ...or read with getattr (a function's code and defaults, a property's accessors).
+        self.parts: list[tuple[str, Any, str, int]] = []
         self.classes: list[tuple[str, Any, frozenset[str]]] = []
         self.modules: set[str] = set()
 
@@ -109,17 +111,20 @@ class Snapshot:
 
     def _add_parts(self, key: str, value: object) -> None:
         for part, owner in _parts(value):
-            self.entries.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
+            self.parts.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
 
     def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
         """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
         (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
         allowed = excused or {}
+        # One tight pass over every watched name (the common case: nothing changed); the few hits are then judged.
+        hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
+        hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
         out: list[str] = []
-        for key, namespace, name, ident in self.entries:
-            value = namespace.get(name, _missing) if hasattr(namespace, "get") else getattr(namespace, name, None)
+        for key, namespace, name, _ident in hits:
+            value = namespace.get(name, _missing) if isinstance(namespace, Mapping) else getattr(namespace, name, None)
             current = None if value is _missing else id(value)
-            if current != ident and not (key in allowed and allowed[key] == current):
+            if not (key in allowed and allowed[key] == current):
                 out.append(key)
         for key, members, names in self.classes:
             if len(members) != len(names):

@@ -278,16 +278,17 @@ class SealedPlugin:
         queue = [(spec, int(seed), str(kind)) for spec in self._specs_for(item.nodeid)
                  for seed, kind in self.runs[spec]]
         sibling = copy.copy(item)
+        # The harness is checked once per item (and at the session's end): any change fails the whole worker.
+        changed = self._tampered()
         while queue:
             spec, seed, kind = queue.pop(0)
-            result = self._run_once(item, spec, seed, kind, sibling if queue else nextitem)
+            result = self._run_once(item, spec, seed, kind, sibling if queue else nextitem, changed)
             if result["outcome"] == "failed" and kind in {"plan", "fresh"}:
                 queue[0:0] = [(spec, seed, f"shrink{n + 1}") for n in range(self.reruns)]
         return True
 
     def _run_once(self, item: pytest.Item, spec: str, seed: int, kind: str,
-                  nextitem: pytest.Item | None) -> dict[str, Any]:
-        changed = self._tampered()
+                  nextitem: pytest.Item | None, changed: list[str]) -> dict[str, Any]:
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
