@@ -145,6 +145,11 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
         problems.append("pytest collected nothing (exit 5)")
     elif result.exit_code not in (0, None) and not result.timed_out and not causes:
         problems.append(f"pytest exited with code {result.exit_code}")
+    hooks = sorted({str(h) for e in result.events if e.get("ev") == "foreign-hooks" for h in e.get("hooks") or ()})
+    if hooks:
+        problems.append(f"pytest hooks defined in code under test ({', '.join(hooks[:5])}): a hook sees and can "
+                        f"rewrite every result; lock that module (`locked:` in {CONFIG_PATH}) or move the hook into "
+                        "a locked conftest")
     for event in result.events:
         if event.get("tampered"):
             problems.append(f"code that is not a locked test (only a locked test may change the harness, through "

@@ -261,8 +261,25 @@ class SealedPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Report what was collected, so a missing node is visible."""
+        """Report what was collected, so a missing node is visible, and any hook the code under test implements."""
         self.emit({"ev": "collected", "nodes": self.collected[:10000]})
+        self._report_foreign_hooks(session.config)
+
+    def _report_foreign_hooks(self, config: pytest.Config) -> None:
+        """A hook sees, and can rewrite, every item and report: one defined outside the harness and the locked files
+        (a plugin module under `pythonpath` that a locked conftest's `pytest_plugins` names) is code under test."""
+        found = []
+        manager = config.pluginmanager
+        for _name, plugin in manager.list_name_plugin():
+            for caller in manager.get_hookcallers(plugin) or ():
+                for impl in caller.get_hookimpls():
+                    code = getattr(impl.function, "__code__", None)
+                    filename = str(getattr(code, "co_filename", "") or "")
+                    if impl.plugin is plugin and filename and not self.origins.transparent(filename) \
+                            and filename not in self.trusted_files:
+                        found.append(f"{caller.name} in {self._rel(filename)}")
+        if found:
+            self.emit({"ev": "foreign-hooks", "hooks": sorted(set(found))[:20]})
 
     def _specs_for(self, nodeid: str) -> list[str]:
         return [spec for spec in self.runs if matches_spec(nodeid, spec)]
@@ -499,5 +516,6 @@ class SealedPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """The marker that the session completed."""
+        """The marker that the session completed (after a last look for hooks registered while tests ran)."""
+        self._report_foreign_hooks(session.config)
         self.emit({"ev": "finished", "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})
