@@ -65,3 +65,22 @@ def test_counts() -> None:
     """Open, closed failures and budget passes are counted from the statuses."""
     ledgers = [{"status": s} for s in ("seed_gap", "freeze_eligible", "shrink_unstable", "budget_pass_no_freeze")]
     assert seed_ledger.counts(ledgers) == {"open": 1, "closed_failures": 2, "budget_passes": 1}
+
+
+def test_a_repository_without_fixtures_is_never_fixture_unbound() -> None:
+    """A repository that has no fixture evidence at all cannot leave a ledger unbound from it."""
+    ledger = _closed_failure(fixture_hash=None, fixtures=False)
+    assert seed_ledger.close(ledger) == "freeze_eligible"
+    assert seed_ledger.close(_closed_failure(fixture_hash=None)) == "fixture_unbound"
+
+
+def test_status_reason_says_what_blocked_the_ledger() -> None:
+    """Each status has words for a maintainer; an open ledger adds what blocked it, an exhausted space is named."""
+    assert set(seed_ledger.REASONS) == set(seed_ledger.STATUSES)
+    gap = _closed_failure(attempted_seeds=[1, 2, 4])
+    gap["status"] = seed_ledger.close(gap)
+    assert seed_ledger.reason(gap, "no result for seed(s) 3 (timed out after 60s)") == (
+        "a planned seed was not attempted exactly once: no result for seed(s) 3 (timed out after 60s)")
+    passed = _closed_failure(failing_seed=None, exhausted_seeds=[1, 2])
+    passed["status"] = seed_ledger.close(passed)
+    assert "Hypothesis ran every distinct example" in seed_ledger.reason(passed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
+import re
 import secrets
 import threading
 from collections.abc import Iterable
@@ -160,16 +161,28 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
         problems.append(unconfined)
     if result.timed_out:
         problems.append(f"timed out after {timeout_s}s; the process group was killed")
+    # The real cause first: a test module or conftest that failed to import, named with its module and line.
+    causes = [f"collecting {e.get('node') or 'the tests'} failed: {e.get('message')}" for e in result.events
+              if e.get("ev") == "collect-error"]
+    problems += causes
     finished = result.finished
     if finished is None:
-        problems.append(f"the session did not complete (exit code {result.exit_code}, no session-finished marker)")
+        if not causes:
+            problems.append(f"the session did not complete (exit code {result.exit_code}, no session-finished "
+                            "marker)")
     elif finished.get("exitstatus") == 5:
         problems.append("pytest collected nothing (exit 5)")
-    elif result.exit_code not in (0, None) and not result.timed_out:
+    elif result.exit_code not in (0, None) and not result.timed_out and not causes:
         problems.append(f"pytest exited with code {result.exit_code}")
+    hooks = sorted({str(h) for e in result.events if e.get("ev") == "foreign-hooks" for h in e.get("hooks") or ()})
+    if hooks:
+        problems.append(f"pytest hooks defined in code under test ({', '.join(hooks[:5])}): a hook sees and can "
+                        f"rewrite every result; lock that module (`locked:` in {CONFIG_PATH}) or move the hook into "
+                        "a locked conftest")
     for event in result.events:
         if event.get("tampered"):
-            problems.append(f"the code under test replaced {', '.join(map(str, event['tampered'][:5]))}")
+            problems.append(f"code that is not a locked test (only a locked test may change the harness, through "
+                            f"pytest's monkeypatch) replaced {', '.join(map(str, event['tampered'][:5]))}")
             break
     return list(dict.fromkeys(problems))
 
@@ -188,13 +201,31 @@ def _collected(workers: list[WorkerResult]) -> list[str]:
 
 
 def _run_issue(result: dict[str, Any], trials: int) -> str | None:
+    """Why one seed's run does not count as a clean run, from the worker's result (counts are Hypothesis' own)."""
     outcome = result.get("outcome")
-    if outcome in {"skipped", "xfailed", "xpassed", "error"}:
-        return f"{outcome} on seed {result.get('seed')}: {result.get('message', '')}".rstrip(": ")
-    if outcome == "passed" and result.get("examples") is not None and int(result["examples"]) < trials:
-        return f"ran {result['examples']} examples on seed {result.get('seed')}, fewer than the {trials} declared"
+    seed = result.get("seed")
+    if outcome in {"skipped", "xfailed", "xpassed"}:
+        # A skipped or expected-to-fail test is no evidence; a whole-file entry includes the tests that skip here.
+        return (f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
+                + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)")
+    if outcome == "error":
+        return f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
     if outcome not in {"passed", "failed"}:
-        return f"unknown outcome {outcome!r} on seed {result.get('seed')}"
+        return f"unknown outcome {outcome!r} on seed {seed}"
+    if outcome != "passed" or not result.get("hypothesis"):
+        return None
+    examples, stop = result.get("examples"), result.get("stop")
+    if not isinstance(examples, int):
+        return (f"Hypothesis reported no statistics for seed {seed}, so its examples cannot be counted (its "
+                "statistics hook did not run: was a Hypothesis internal replaced?)")
+    if stop == "finished":
+        return None  # the search space was exhausted: every distinct example ran, however few
+    if stop == "max_iterations":
+        return (f"Hypothesis stopped on seed {seed} after {examples} valid examples: almost every generated example "
+                "was discarded by the property's own assume()/filter(); loosen them or draw valid values directly")
+    if examples < trials:
+        why = f" (Hypothesis stopped because: {result.get('stopped_because')})" if result.get("stopped_because") else ""
+        return f"ran {examples} examples on seed {seed}, fewer than the {trials} declared{why}"
     return None
 
 
@@ -553,7 +584,9 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
     for spec in req.specs:
         nodes = [n for n in collected if matches_spec(n, spec.node)]
         if not nodes:
-            violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run",
+            causes = [p for w in workers for p in _worker_problems(w, props.timeout_s) if p.startswith("collecting ")]
+            why = f": {causes[0]}" if causes else ""
+            violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run{why}",
                                         props.list, spec.line))
             nodes = [spec.node]
         source = sources[f"{req.baseline}:{spec.file}"] or b""
@@ -570,7 +603,7 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
             head_jobs: list[Job], by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
             violations: list[Violation]) -> dict[str, Any]:
     props = req.config.properties
-    ledger = seed_ledger.new(req.patch_id, node, plan, spec.oracle, fixture_hash)
+    ledger = seed_ledger.new(req.patch_id, node, plan, spec.oracle, fixture_hash, fixtures=fixture_hash is not None)
     ledger["fresh_seeds"] = list(fresh)
     with order.lock:
         starts = [e for e in order.starts if e.get("node") == node and e.get("kind") in PLAN_KINDS]
@@ -594,6 +627,10 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
             issues.append(issue)
         if isinstance(event.get("examples"), int):
             ledger["examples"][str(event["seed"])] = event["examples"]
+        if event.get("stopped_because"):
+            ledger["stopped_because"][str(event["seed"])] = str(event["stopped_because"])
+        if event.get("stop") == "finished" and event.get("outcome") == "passed":
+            ledger["exhausted_seeds"].append(int(event["seed"]))
     failing = [e for e in plan_results if e.get("outcome") == "failed"]
     failing.sort(key=lambda e: (e["kind"] != "plan", plan.index(e["seed"]) if e["seed"] in plan else 0))
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
@@ -604,6 +641,7 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
         ledger["failing_seed"] = seed
         ledger["assertion_hash"] = first.get("assertion_hash")
         ledger["falsifying"] = first.get("falsifying")
+        ledger["failure"] = _failure(first.get("failure"))
         reruns = [e for e in results if e.get("seed") == seed and str(e.get("kind", "")).startswith("shrink")]
         ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
         ledger["shrink_stable"] = (len(reruns) >= 2 and all(r.get("outcome") == "failed" for r in reruns[:2])
@@ -613,7 +651,8 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
             excused_by = entry.id
     ledger["excused_by"] = excused_by
     ledger["status"] = seed_ledger.close(ledger)
-    for issue in dict.fromkeys(issues):
+    ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
+    for issue in _grouped(issues):
         violations.append(Violation("run-integrity", f"{node}: {issue}", spec.file))
     if ledger["status"] in seed_ledger.OPEN:
         violations.append(Violation("seed-ledger-open", f"{node}: seed ledger did not close ({ledger['status']}): "
@@ -621,13 +660,39 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
     if first is not None and excused_by is None:
         planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
         detail = _failure_detail(first)
+        record = ledger["failure"] or {}
+        # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
+        path, line = str(record.get("path") or spec.file), record.get("line")
         if planned_fail:
             violations.append(Violation("property-failed", f"{node} failed on planned seed(s) "
-                                        f"{', '.join(map(str, planned_fail))}{detail}", spec.file))
+                                        f"{', '.join(map(str, planned_fail))}{detail}", path, line))
         else:
             violations.append(Violation("property-failed-fresh-seed", f"{node} passed the plan but failed on fresh "
-                                        f"seed {first['seed']}{detail}", spec.file))
+                                        f"seed {first['seed']}{detail}", path, line))
     return ledger
+
+
+def _grouped(issues: list[str]) -> list[str]:
+    """One line per distinct issue: the same problem on several seeds is named once, with all of its seeds."""
+    seeds: dict[str, list[str]] = {}
+    for issue in issues:
+        found = re.search(r" on seed (\d+)", issue)
+        key = issue[:found.start()] + " on seed {}" + issue[found.end():] if found else issue
+        seeds.setdefault(key, [])
+        if found and found.group(1) not in seeds[key]:
+            seeds[key].append(found.group(1))
+    return [key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
+            for key, s in seeds.items()]
+
+
+def _failure(record: Any) -> dict[str, Any] | None:
+    """The worker's failure record in the interface's shape, or None when it is not one (no locked frame failed)."""
+    if not isinstance(record, dict) or not isinstance(record.get("path"), str):
+        return None
+    if not isinstance(record.get("line"), int) or isinstance(record["line"], bool) or record["line"] < 1:
+        return None
+    return {"path": record["path"], "line": record["line"], "statement": str(record.get("statement") or "")[:200],
+            "exception": str(record.get("exception") or "")[:500]}
 
 
 def _minimal(event: dict[str, Any]) -> Any:
@@ -638,6 +703,9 @@ def _failure_detail(event: dict[str, Any]) -> str:
     parts = []
     if event.get("assertion_hash"):
         parts.append(f"assertion hash {str(event['assertion_hash'])[:32]}")
+    record = _failure(event.get("failure"))
+    if record and record["exception"]:
+        parts.append(_one_line(record["exception"], 160))
     if event.get("falsifying"):
         parts.append(_one_line(str(event["falsifying"])))
     elif event.get("message"):

@@ -1,65 +1,43 @@
 """The gate's own pytest plugin, loaded explicitly inside the sealed run.
 
-It runs each expected property once per seed in one pytest session (no repeated collection), applies the seed
-itself (Hypothesis' `ci` profile would otherwise derandomize), counts examples, re-runs a failure twice from
-scratch, and streams events to a pipe the trusted process owns. Standard library, pytest and Hypothesis only.
+It runs each expected property once per seed in one pytest session (collection once), each (test, seed) through
+pytest's full protocol: the test's function-scoped fixtures are torn down and set up again for every seed, higher
+scopes live as long as pytest would keep them. It applies the seed itself (Hypothesis' `ci` profile would otherwise
+derandomize), takes example counts and the reason a seed stopped from Hypothesis' own statistics, judges every
+discarded example and every change to the harness by the code it came from, re-runs a failure twice from scratch,
+and streams events to a pipe the trusted process owns. Standard library, pytest and Hypothesis only.
 """
 
 from __future__ import annotations
 
-import functools
+import copy
+import linecache
 import os
-from collections.abc import Callable, Generator
+import re
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
 
+from . import harness_guard
 from .assertion_hash import bound_failures, exception_hash
 
 MAX_TEXT = 2000
+MAX_STATEMENT = 200
+MAX_EXCEPTION = 500
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
-FALSIFYING = ("Falsifying", "Failing test case")
-# Modules whose functions a patch might swap at import time to fake a green run.
-# `os`, `json` and `builtins` too: the result channel writes through them, and `__import__` decides what an import
-# statement returns.
-# The gate's own modules by the name they have here (a private one inside the sealed run, see runner_env).
-WATCHED_MODULES = ("hypothesis", "hypothesis.strategies", "hypothesis.core", "pytest", "_pytest.runner",
-                   "_pytest.python", "_pytest.reports", f"{__package__}.pytest_plugin", f"{__package__}.assertion_hash",
-                   "__main__", "os", "posix", "json", "json.encoder", "builtins")
+FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
 
 
-def snapshot(modules: tuple[str, ...] = WATCHED_MODULES) -> dict[str, dict[str, int]]:
-    """Identity of every public callable in the watched modules, taken before repository code loads."""
-    import sys  # noqa: PLC0415 - local: this module must stay importable without side effects
-
-    out: dict[str, dict[str, int]] = {}
-    for name in modules:
-        module = sys.modules.get(name)
-        if module is None:
-            continue
-        attrs = {k: id(v) for k, v in vars(module).items()
-                 if callable(v) and (not k.startswith("__") or k in {"__import__", "__build_class__"})}
-        # Methods of the module's own classes too: swapping `Class.method` keeps the class's identity. Not for
-        # builtins: the built-in types' methods cannot be reassigned.
-        classes = {} if name == "builtins" else {k: v for k, v in vars(module).items()
-                                                 if isinstance(v, type) and v.__module__ == module.__name__}
-        for k, cls in classes.items():
-            attrs.update({f"{k}.{m}": id(f) for m, f in vars(cls).items() if callable(f)})
-        out[name] = attrs
-    return out
+def snapshot() -> harness_guard.Snapshot:
+    """Identity of the harness's code, classes, descriptors and constants, taken before repository code loads."""
+    return harness_guard.take()
 
 
-def tampered(before: dict[str, dict[str, int]]) -> list[str]:
-    """Names whose object changed since `before`."""
-    now = snapshot(tuple(before))
-    return sorted(f"{m}.{k}" for m, attrs in before.items() for k, ident in attrs.items()
-                  if now.get(m, {}).get(k) != ident)
-
-
-def _text(value: object) -> str:
+def _text(value: object, limit: int = MAX_TEXT) -> str:
     text = str(value)
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def matches_spec(nodeid: str, spec: str) -> bool:
@@ -69,22 +47,28 @@ def matches_spec(nodeid: str, spec: str) -> bool:
     return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
 
 
-def assumption_origin(exc: BaseException, test_file: str) -> str | None:
-    """Where an assume/reject came from when that is not the property's own module (None: the property's own).
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message` (an exception group: its first leaf)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
-    The nearest frame below Hypothesis' own is what called `assume`; only the property may discard examples, never
-    the code under test (which would drop exactly the inputs it gets wrong).
-    """
-    import hypothesis  # noqa: PLC0415
 
-    package = hypothesis.__file__.rsplit(os.sep, 1)[0] + os.sep
-    files = []
-    tb = exc.__traceback__
-    while tb is not None:
-        files.append(tb.tb_frame.f_code.co_filename)
-        tb = tb.tb_next
-    caller = next((f for f in reversed(files) if not f.startswith(package)), None)
-    return None if caller in {None, test_file} else str(caller)
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """What a collection or conftest error wraps: pytest's CollectError/ConftestImportFailure carry the real one."""
+    for _ in range(5):
+        inner = getattr(exc, "cause", None) or exc.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        exc = inner
+    return exc
 
 
 def _test_function(item: pytest.Item) -> Any:
@@ -93,65 +77,239 @@ def _test_function(item: pytest.Item) -> Any:
     return getattr(obj, "__func__", obj)
 
 
+class StopReasons:
+    """Hypothesis' own reasons a search stopped (engine.ExitReason), matched on the text its statistics carry."""
+
+    def __init__(self) -> None:
+        from hypothesis.internal.conjecture.engine import ExitReason  # noqa: PLC0415 - version-stable enum
+
+        self.patterns = [(m.name, re.compile(re.escape(str(m.value)).replace(re.escape("{s.max_examples}"), r"\d+")))
+                         for m in sorted(ExitReason, key=lambda m: -len(str(m.value)))]
+
+    def name(self, text: str | None) -> str | None:
+        """The ExitReason member's name for a `stopped-because` text, or None."""
+        for name, pattern in self.patterns:
+            if text is not None and pattern.fullmatch(text):
+                return name
+        return None
+
+
 class SealedPlugin:
     """Runs the job's seeds per item and reports every start and result through `emit`."""
 
+    # Harness attributes the plugin replaces itself, before any repository code runs.
+    OWN_HOOKS = ("hypothesis.internal.conjecture.data:ConjectureData.conclude_test",
+                 "_pytest.monkeypatch:MonkeyPatch.setattr", "_pytest.monkeypatch:MonkeyPatch.delattr",
+                 "_pytest.runner:_update_current_test_var")
+
     def __init__(self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None],
-                 baseline_snapshot: dict[str, dict[str, int]]) -> None:
+                 baseline_snapshot: harness_guard.Snapshot) -> None:
         self.job = job
         self.emit = emit
         self.trials = int(job["trials"])
         self.reruns = int(job.get("shrink_reruns", 2))
         self.runs: dict[str, list[list[Any]]] = job["runs"]
-        self.snapshot = baseline_snapshot
+        self.tree = str(job.get("tree", "")).rstrip(os.sep)
         self.trusted_files = frozenset(str(f) for f in job.get("trusted_files", ()))
         from hypothesis import settings  # noqa: PLC0415 - built before repository code, so no profile of its own
+        from hypothesis.core import StateForActualGivenExecution  # noqa: PLC0415
+        from hypothesis.statistics import note_statistics  # noqa: PLC0415
 
         self.trusted_settings = settings.get_profile("default")
+        self.origins = harness_guard.Origins(self.trusted_files)
+        self.stop_reasons = StopReasons()
+        # Statistics count only when Hypothesis' own engine delivered them (see _note_statistics).
+        self.statistics_code = (note_statistics.__code__, StateForActualGivenExecution.run_engine.__code__)
         self.last_failure: dict[str, Any] = {}
+        self.stats: list[dict[str, Any]] = []
+        self.culprits: list[str] = []
+        self.excused: dict[str, int | None] = {}
+        self.collected: list[str] = []
+        self.running = False
+        self._install_hooks()
+        # Nothing but the plugin's own hooks may have changed since the worker's snapshot; watch from here on.
+        own = {hook.replace(":", ".", 1) for hook in self.OWN_HOOKS}
+        self.preexisting = [k for k in baseline_snapshot.changed() if k.split("#")[0] not in own]
+        self.identity = harness_guard.take()
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_configure(self, config: pytest.Config) -> None:
-        """Hide PYTEST_CURRENT_TEST from the code under test: it must not know it is being tested."""
-        import _pytest.runner  # noqa: PLC0415 - pytest internals, imported only once pytest runs
+    def _install_hooks(self) -> None:
+        """Judge every example Hypothesis discards by its origin, note a locked test's monkeypatches, and hide
+        PYTEST_CURRENT_TEST from the code under test (it must not know it is being tested)."""
+        import _pytest.monkeypatch  # noqa: PLC0415
+        import _pytest.runner  # noqa: PLC0415
+        from hypothesis.errors import UnsatisfiedAssumption  # noqa: PLC0415
+        from hypothesis.internal.conjecture.data import ConjectureData, Status  # noqa: PLC0415
+
+        conclude = ConjectureData.conclude_test
+        plugin = self
+
+        def conclude_test(data: Any, status: Any, interesting_origin: Any = None) -> Any:
+            if status != Status.INTERESTING:
+                plugin._judge_discard(harness_guard.GETFRAME(1), UnsatisfiedAssumption)
+            return conclude(data, status, interesting_origin)
+
+        setattr(ConjectureData, "conclude_test", conclude_test)  # noqa: B010 - a method swap mypy would refuse
+        patch = _pytest.monkeypatch.MonkeyPatch
+        for name in ("setattr", "delattr"):
+            setattr(patch, name, self._noting(getattr(patch, name)))
 
         def hidden(item: pytest.Item, when: str | None) -> None:
             return None
 
-        _pytest.runner._update_current_test_var = hidden  # hide the variable pytest would export
-        self.snapshot.setdefault("_pytest.runner", {})["_update_current_test_var"] = id(hidden)
+        setattr(_pytest.runner, "_update_current_test_var", hidden)  # noqa: B010
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+    def _noting(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        plugin = self
+
+        def patched(mp: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(mp, *args, **kwargs)
+            plugin._note_patch(mp, harness_guard.GETFRAME(1), original.__name__)
+            return result
+
+        return patched
+
+    def _note_patch(self, mp: Any, caller: Any, how: str) -> None:
+        """A monkeypatch of a watched attribute is the test's own business when a locked file asked for it."""
+        records = getattr(mp, "_setattr", None)
+        if not records:
+            return
+        target, name = records[-1][0], str(records[-1][1])
+        if isinstance(target, type(os)):
+            key = f"{target.__name__}:{name}"
+        elif isinstance(target, type):
+            key = f"{target.__module__}:{target.__qualname__}.{name}"
+        else:
+            return
+        culprit = self.origins.culprit(harness_guard.stack(caller))
+        if culprit is None:
+            value = getattr(target, name, None)
+            self.excused[key] = id(value) if how == "setattr" else None
+            for part, ident in harness_guard.function_parts(key, value):
+                self.excused[part] = ident if how == "setattr" else None
+        else:
+            self.culprits.append(f"{self._rel(culprit)} monkeypatched {key.replace(':', '.', 1)}")
+
+    def _judge_discard(self, frame: Any, assumption: type[BaseException]) -> None:
+        """An example concluded early (discarded, overrun, or cut short): by whom? The failed assumption being
+        handled tells where `assume`/`reject` was called; otherwise the frames running now do."""
+        if not self.running:
+            return
+        handled = harness_guard.EXC_INFO()[1]
+        frames = harness_guard.traceback_frames(handled) if isinstance(handled, assumption) else []
+        culprit = self.origins.culprit([*frames, *harness_guard.stack(frame)])
+        if culprit is not None:
+            self.culprits.append(f"{self._rel(culprit)} discarded an example")
+
+    def _rel(self, path: str) -> str:
+        return path[len(self.tree) + 1:] if self.tree and path.startswith(self.tree + os.sep) else path
+
+    def _tampered(self) -> list[str]:
+        self.identity.extend()
+        return [*self.preexisting, *self.identity.changed(self.excused)]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Report the plugins pytest loaded."""
         self.emit({"ev": "configured", "plugins": sorted(str(n) for n, _ in config.pluginmanager.list_name_plugin())})
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_load_initial_conftests(self, early_config: pytest.Config, parser: Any, args: list[str]
+                                      ) -> Generator[None, Any, Any]:
+        """A conftest that fails to import stops pytest before any session: say which file and why."""
+        try:
+            return (yield)
+        except Exception as exc:
+            self._collect_error(str(getattr(exc, "path", "conftest.py")), exc)
+            raise
+
+    def pytest_exception_interact(self, node: Any, call: pytest.CallInfo[Any], report: Any) -> None:
+        """A collector that failed (an import error in a test module, a broken conftest): the real cause."""
+        if not isinstance(node, pytest.Item) and call.excinfo is not None:
+            self._collect_error(str(getattr(node, "nodeid", "") or getattr(node, "path", "")), call.excinfo.value)
+
+    def _collect_error(self, where: str, exc: BaseException) -> None:
+        cause = _root_cause(exc)
+        what = describe(cause)
+        if isinstance(cause, ImportError) and cause.name:
+            what = f"module {cause.name!r} could not be imported ({what})"
+        frame = self._innermost(cause)
+        at = f" at {frame[0]}:{frame[1]}" if frame else ""
+        self.emit({"ev": "collect-error", "node": self._rel(where), "message": _text(f"{what}{at}", 600)})
+
+    def _innermost(self, exc: BaseException, files: Iterable[str] | None = None) -> tuple[str, int] | None:
+        """(repo-relative file, line) of the innermost frame in `files` (default: any frame outside the harness
+        and the standard library), or None."""
+        found = None
+        tb = exc.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            if (name in files) if files is not None else not self.origins.transparent(name):
+                found = (self._rel(name), tb.tb_lineno)
+            tb = tb.tb_next
+        return found
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """Keep only the job's items: pytest then hands each the right next item, so scopes end where they should."""
+        self.collected = [item.nodeid for item in items]
+        keep = [item for item in items if self._specs_for(item.nodeid)]
+        if len(keep) != len(items):
+            config.hook.pytest_deselected(items=[item for item in items if not self._specs_for(item.nodeid)])
+            items[:] = keep
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Report what was collected, so a missing node is visible."""
-        self.emit({"ev": "collected", "nodes": [item.nodeid for item in session.items][:10000]})
+        """Report what was collected, so a missing node is visible, and any hook the code under test implements."""
+        self.emit({"ev": "collected", "nodes": self.collected[:10000]})
+        self._report_foreign_hooks(session.config)
+
+    def _report_foreign_hooks(self, config: pytest.Config) -> None:
+        """A hook sees, and can rewrite, every item and report: one defined outside the harness and the locked files
+        (a plugin module under `pythonpath` that a locked conftest's `pytest_plugins` names) is code under test."""
+        found = []
+        manager = config.pluginmanager
+        for _name, plugin in manager.list_name_plugin():
+            for caller in manager.get_hookcallers(plugin) or ():
+                for impl in caller.get_hookimpls():
+                    code = getattr(impl.function, "__code__", None)
+                    filename = str(getattr(code, "co_filename", "") or "")
+                    if impl.plugin is plugin and filename and not self.origins.transparent(filename) \
+                            and filename not in self.trusted_files:
+                        found.append(f"{caller.name} in {self._rel(filename)}")
+        if found:
+            self.emit({"ev": "foreign-hooks", "hooks": sorted(set(found))[:20]})
 
     def _specs_for(self, nodeid: str) -> list[str]:
         return [spec for spec in self.runs if matches_spec(nodeid, spec)]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool:
-        """Run the item once per planned seed; items outside the job are not run at all."""
-        for spec in self._specs_for(item.nodeid):
-            runs = self.runs[spec]
-            for index, (seed, kind) in enumerate(runs):
-                last = index == len(runs) - 1
-                result = self._run_once(item, spec, int(seed), str(kind), item if not last else nextitem)
-                if result["outcome"] == "failed" and kind in {"plan", "fresh"}:
-                    for rerun in range(self.reruns):
-                        self._run_once(item, spec, int(seed), f"shrink{rerun + 1}", item)
+        """Run the item once per planned seed, each run a full setup/call/teardown.
+
+        Between two runs of one item, pytest tears down "towards" a copy of the item (same parents, another
+        identity): the item's own function-scoped fixtures end, its class, module and session scopes stay. The
+        last run tears down towards pytest's real next item. A failure is re-run twice from scratch.
+        """
+        queue = [(spec, int(seed), str(kind)) for spec in self._specs_for(item.nodeid)
+                 for seed, kind in self.runs[spec]]
+        sibling = copy.copy(item)
+        # The harness is checked once per item (and at the session's end): any change fails the whole worker.
+        changed = self._tampered()
+        while queue:
+            spec, seed, kind = queue.pop(0)
+            result = self._run_once(item, spec, seed, kind, sibling if queue else nextitem, changed)
+            if result["outcome"] == "failed" and kind in {"plan", "fresh"}:
+                queue[0:0] = [(spec, seed, f"shrink{n + 1}") for n in range(self.reruns)]
         return True
 
     def _run_once(self, item: pytest.Item, spec: str, seed: int, kind: str,
-                  nextitem: pytest.Item | None) -> dict[str, Any]:
-        changed = tampered(self.snapshot)
+                  nextitem: pytest.Item | None, changed: list[str]) -> dict[str, Any]:
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         foreign = self._foreign_test(item)
-        counter = [0]
-        steered: list[str] = []
-        restore, is_hypothesis = self._apply_seed(item, seed, counter, steered)
+        self.stats, self.culprits, self.last_failure = [], [], {}
+        restore, is_hypothesis = self._apply_seed(item, seed)
         if is_hypothesis:
             # The seed is applied to Hypothesis directly; exporting it too would tell the code under test it is tested.
             os.environ.pop("PROPERTY_SEED", None)
@@ -159,16 +317,40 @@ class SealedPlugin:
         else:
             os.environ["PROPERTY_SEED"] = str(seed)
             os.environ["PROPERTY_TRIALS"] = str(self.trials)
-        self.last_failure = {}
-        outcome = "passed"
-        message = ""
+        for attr in ("_report_sections", "user_properties"):  # a fresh report per run, not the sum of all runs
+            if isinstance(getattr(item, attr, None), list):
+                setattr(item, attr, [])
+        interrupted = ""
+        self.running = True
         try:
             reports = runtestprotocol(item, log=False, nextitem=nextitem)
         except BaseException as exc:  # noqa: BLE001 - pytest.exit or similar from the code under test: record it
             reports = []
-            outcome, message = "error", f"the run was interrupted: {type(exc).__name__}: {_text(exc)}"
+            interrupted = f"the run was interrupted: {describe(exc)}"
         finally:
+            self.running = False
             restore()
+        outcome, message = self._outcome(reports, interrupted)
+        stats = self.stats[-1] if self.stats else {}
+        if foreign is not None:
+            outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
+        elif self.culprits and outcome == "passed":
+            outcome, message = "error", (f"the code under test steered Hypothesis: "
+                                         f"{'; '.join(list(dict.fromkeys(self.culprits))[:3])} (only the property, "
+                                         "its locked helpers and their strategies may discard examples)")
+        result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
+                  "message": message, "hypothesis": is_hypothesis, "examples": stats.get("examples"),
+                  "stopped_because": stats.get("stopped_because"), "stop": stats.get("stop"),
+                  "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
+                  "failure": self.last_failure.get("failure"), "tampered": changed[:20]}
+        self.emit(result)
+        return result
+
+    def _outcome(self, reports: list[pytest.TestReport], interrupted: str) -> tuple[str, str]:
+        """The run's outcome and the message of its first report that was not a plain pass."""
+        if interrupted:
+            return "error", interrupted
+        outcome, message = "passed", ""
         for report in reports:
             if report.passed and not hasattr(report, "wasxfail"):
                 continue
@@ -180,22 +362,19 @@ class SealedPlugin:
                 outcome = "failed" if outcome == "passed" else outcome
             else:
                 outcome = "error"
-            message = message or _text(report.longreprtext.splitlines()[-1] if report.longreprtext else "")
+            message = message or self._report_message(report)
             if outcome != "failed":
                 break
-        if foreign is not None:
-            outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
-        elif steered and outcome == "passed":
-            outcome, message = "error", (f"the code under test discarded examples (assume/reject or an example "
-                                         f"marked invalid, from {steered[0]}, not from the property)")
-        changed = changed or tampered(self.snapshot)
-        result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
-                  "message": message, "examples": counter[0] if is_hypothesis else None,
-                  "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
-                  "assertion_bound": self.last_failure.get("bound"),
-                  "tampered": changed[:20]}
-        self.emit(result)
-        return result
+        return outcome, message
+
+    def _report_message(self, report: pytest.TestReport) -> str:
+        noted = getattr(report, "_gate_message", None)
+        if noted:
+            return str(noted)
+        if report.skipped and isinstance(report.longrepr, tuple):
+            return _text(report.longrepr[2])
+        text = report.longreprtext.strip().splitlines()
+        return _text(text[-1] if text else "")
 
     def _foreign_test(self, item: pytest.Item) -> str | None:
         """Where the test body comes from when that is not a locked file (it was swapped after the import), or None."""
@@ -208,7 +387,7 @@ class SealedPlugin:
         where = str(getattr(code, "co_filename", "")) or repr(target)[:200]
         return None if where in self.trusted_files | {str(getattr(item, "path", ""))} else where
 
-    def _pin_stateful(self, item: pytest.Item) -> Callable[[], None]:
+    def _pin_stateful(self, item: pytest.Item) -> tuple[Callable[[], None], bool]:
         """A Hypothesis state machine's TestCase: its settings were built from whatever profile was loaded when the
         test module imported (after the code under test), so they are pinned here; returns the undo."""
         from hypothesis import Phase, settings  # noqa: PLC0415
@@ -216,7 +395,7 @@ class SealedPlugin:
         cls = getattr(item, "cls", None)
         current = getattr(cls, "settings", None)
         if cls is None or not isinstance(current, settings):
-            return lambda: None
+            return (lambda: None), False
         cls.settings = settings(current, max_examples=max(self.trials, current.max_examples), derandomize=False,
                                 database=None, deadline=None, backend="hypothesis",
                                 phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
@@ -226,33 +405,27 @@ class SealedPlugin:
         def restore() -> None:
             cls.settings = current
 
-        return restore
+        return restore, True
 
-    def _apply_seed(self, item: pytest.Item, seed: int, counter: list[int], steered: list[str]
-                    ) -> tuple[Callable[[], None], bool]:
+    def _apply_seed(self, item: pytest.Item, seed: int) -> tuple[Callable[[], None], bool]:
+        """Seed and pin Hypothesis for one run: a @given test through its own attributes, a state machine through
+        the seed `--hypothesis-seed` would set; returns the undo and whether Hypothesis runs the test."""
+        import hypothesis.core  # noqa: PLC0415
+
+        forced = hypothesis.core.global_force_seed
+        setattr(hypothesis.core, "global_force_seed", seed)  # noqa: B010 - typed as None in Hypothesis
         target = _test_function(item)
-        handle = getattr(target, "hypothesis", None)
-        if not getattr(target, "is_hypothesis_test", False) or handle is None:
-            return self._pin_stateful(item), False
+        if not getattr(target, "is_hypothesis_test", False) or getattr(target, "hypothesis", None) is None:
+            undo, stateful = self._pin_stateful(item)
+
+            def restore_plain() -> None:
+                setattr(hypothesis.core, "global_force_seed", forced)  # noqa: B010
+                undo()
+
+            return restore_plain, stateful
         from hypothesis import Phase, settings  # noqa: PLC0415
-        from hypothesis.errors import StopTest, UnsatisfiedAssumption  # noqa: PLC0415
 
-        saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test)
-        inner = handle.inner_test
-
-        @functools.wraps(inner)
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            try:
-                value = inner(*args, **kwargs)
-            except (UnsatisfiedAssumption, StopTest) as exc:  # assume/reject, or the example marked invalid/overrun
-                origin = assumption_origin(exc, str(getattr(item, "path", "")))
-                if origin is not None:
-                    steered.append(origin)
-                raise
-            counter[0] += 1
-            return value
-
-        handle.inner_test = counted
+        saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed)
         target._hypothesis_internal_use_settings = settings(
             saved[0], max_examples=self.trials, derandomize=False, database=None, deadline=None,
             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
@@ -262,24 +435,88 @@ class SealedPlugin:
         target._hypothesis_internal_use_seed = seed
 
         def restore() -> None:
-            target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed, handle.inner_test = saved
+            target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed = saved
+            setattr(hypothesis.core, "global_force_seed", forced)  # noqa: B010
 
         return restore, True
 
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        """Receive Hypothesis' own statistics for this call (innermost, so no other collector takes them)."""
+        from hypothesis.statistics import collector  # noqa: PLC0415
+
+        with collector.with_value(self._note_statistics):  # type: ignore[arg-type]  # typed for its None default
+            return (yield)
+
+    def _note_statistics(self, stats: dict[str, Any]) -> None:
+        """Hypothesis' engine reports a finished search: how many examples were valid and why it stopped. Only a
+        call from `note_statistics` inside `run_engine` counts; anything else is the code under test forging it."""
+        caller = harness_guard.GETFRAME(1)
+        engine = caller.f_back
+        note, run_engine = self.statistics_code
+        if caller.f_code is not note or engine is None or engine.f_code is not run_engine:
+            culprit = self.origins.culprit(harness_guard.stack(caller)) or caller.f_code.co_filename
+            self.culprits.append(f"{self._rel(culprit)} reported Hypothesis statistics itself")
+            return
+        cases = [case for phase in ("reuse-phase", "generate-phase")
+                 for case in (stats.get(phase) or {}).get("test-cases", ())]
+        text = stats.get("stopped-because")
+        self.stats.append({"examples": sum(1 for c in cases if c.get("status") in {"valid", "interesting"}),
+                           "stopped_because": str(text) if text is not None else None,
+                           "stop": self.stop_reasons.name(str(text) if text is not None else None)})
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-        """Keep the failing assertion's hash and Hypothesis' falsifying example of a failed call."""
+        """Keep the failure's record (the locked line that failed), hash and Hypothesis' falsifying example, and a
+        message in the user's terms (the failing fixture, the test's own line) on the report."""
         report = yield
-        if call.when == "call" and call.excinfo is not None:
-            exc = call.excinfo.value
-            notes = [str(n) for n in getattr(exc, "__notes__", ()) if str(n).startswith(FALSIFYING)]
+        if call.excinfo is None or call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+            return report
+        exc = call.excinfo.value
+        if call.when == "call":
+            # Hypothesis notes the example on the exception, or on each leaf of the group of distinct failures.
+            notes = [str(n) for e in (exc, _leaf(exc)) for n in getattr(e, "__notes__", ())
+                     if str(n).startswith(FALSIFYING)][:1]
             own = str(getattr(item, "path", "")) or None
-            self.last_failure = {"hash": exception_hash(exc, own_file=own),
+            failure = self._failure_record(exc)
+            self.last_failure = {"hash": exception_hash(exc, own_file=own), "failure": failure,
                                  "example": _text("\n".join(notes)) if notes else None,
                                  "bound": bound_failures(exc, own_file=own)[:20]}
+            where = (failure["path"], failure["line"]) if failure else self._innermost(_leaf(exc))
+            report._gate_message = describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
+        else:
+            report._gate_message = self._fixture_message(call.when, exc)
         return report
+
+    def _failure_record(self, exc: BaseException) -> dict[str, Any] | None:
+        """{path, line, statement, exception} of the innermost frame in a locked file, or None."""
+        leaf = _leaf(exc)
+        where = self._innermost(leaf, self.trusted_files)
+        if where is None:
+            return None
+        absolute = os.path.join(self.tree, where[0])  # noqa: PTH118 - an absolute where[0] stays as it is
+        statement = linecache.getline(absolute, where[1]).strip()
+        return {"path": where[0], "line": where[1], "statement": _text(statement, MAX_STATEMENT),
+                "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION)}
+
+    def _fixture_message(self, when: str, exc: BaseException) -> str:
+        """Setup or teardown failed: which fixture, where, and why."""
+        argname = getattr(exc, "argname", None)
+        if argname and type(exc).__name__ == "FixtureLookupError":
+            return f"{when} failed: fixture {argname!r} was not found"
+        outer = None
+        tb = exc.__traceback__
+        while tb is not None:
+            if outer is None and not self.origins.transparent(tb.tb_frame.f_code.co_filename):
+                outer = tb.tb_frame.f_code.co_name
+            tb = tb.tb_next
+        where = self._innermost(exc)
+        at = f" ({where[0]}:{where[1]})" if where else ""
+        fixture = f" in fixture {outer!r}" if outer else ""
+        return _text(f"{when} failed{fixture}{at}: {describe(exc)}", 600)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        """The marker that the session completed."""
-        self.emit({"ev": "finished", "exitstatus": int(exitstatus), "tampered": tampered(self.snapshot)[:20]})
+        """The marker that the session completed (after a last look for hooks registered while tests ran)."""
+        self._report_foreign_hooks(session.config)
+        self.emit({"ev": "finished", "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})

@@ -43,7 +43,8 @@ def close(ledger: dict[str, Any]) -> str:
         return "oracle_unreviewed"
     if ledger["shrink_stable"] is not True:
         return "shrink_unstable"
-    if not ledger["fixture_hash"]:
+    if not ledger["fixture_hash"] and ledger.get("fixtures", True):
+        # Only a repository that has fixture evidence can leave a ledger unbound from it.
         return "fixture_unbound"
     return "freeze_eligible"
 
@@ -58,9 +59,35 @@ def counts(ledgers: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def new(patch_id: str, property_id: str, planned: list[int], oracle: str, fixture_hash: str | None) -> dict[str, Any]:
-    """An empty ledger for a property about to run."""
+def new(patch_id: str, property_id: str, planned: list[int], oracle: str, fixture_hash: str | None,
+        fixtures: bool = True) -> dict[str, Any]:
+    """An empty ledger for a property about to run (`fixtures`: whether the repository has fixture evidence)."""
     return {"patch_id": patch_id, "property_id": property_id, "planned_seeds": list(planned), "attempted_seeds": [],
             "fresh_seeds": [], "failing_seed": None, "failing_seeds": [], "stopped_early": False,
             "shrink_stable": None, "reproduced": None, "oracle_source": oracle, "fixture_hash": fixture_hash,
-            "examples": {}, "status": "incomplete_fields"}
+            "fixtures": fixtures, "examples": {}, "stopped_because": {}, "exhausted_seeds": [], "failure": None,
+            "status": "incomplete_fields"}
+
+
+# What each status means, in a maintainer's words.
+REASONS = {
+    "incomplete_fields": "the ledger is missing fields, so the run cannot be trusted",
+    "empty_plan": "no seed was planned, so nothing was measured",
+    "early_stop_incomplete": "the run stopped before every planned seed was attempted",
+    "seed_gap": "a planned seed was not attempted exactly once",
+    "budget_pass_no_freeze": "the property held on every seed; there is nothing to freeze",
+    "seed_mismatch": "the failing seed is not among the attempts, or it did not fail again when re-run (a flake)",
+    "oracle_unreviewed": "the property failed, and its oracle is a model draft: a human must review it first",
+    "shrink_unstable": "the property failed, but two shrink passes gave different minimal examples",
+    "fixture_unbound": "the property failed, and the ledger is not bound to the repository's fixture evidence",
+    "freeze_eligible": "the property failed reproducibly with a stable minimal example; a human may discuss a freeze",
+}
+
+
+def reason(ledger: dict[str, Any], blocked_by: str = "") -> str:
+    """The ledger's status in words, plus what blocked the run when something did (a worker's problem)."""
+    text = REASONS.get(str(ledger.get("status")), str(ledger.get("status")))
+    if ledger.get("status") == "budget_pass_no_freeze" and ledger.get("exhausted_seeds"):
+        text += (f" (on seed(s) {', '.join(map(str, ledger['exhausted_seeds']))} Hypothesis ran every distinct "
+                 "example the strategies allow, fewer than the trials declared)")
+    return f"{text}: {blocked_by}" if blocked_by and ledger.get("status") in OPEN else text

@@ -1,0 +1,229 @@
+"""What the code under test may not touch inside the sealed run, and where a discard or a write came from.
+
+Worker-side (standard library only). Two questions are answered here:
+
+- *Identity*: has any module of the harness (hypothesis, _pytest, pytest, pluggy, the gate's plugin) had a
+  callable, class, descriptor or constant rebound, or a function's code or defaults replaced, since the worker
+  started? `take` records identities, `changed` names what differs.
+- *Origin*: which code caused something, judged by the frames that were running: frames of the harness and the
+  standard library are transparent; the innermost other frame decides. A frame of a locked file (the property, its
+  helpers, the conftest chain) is legitimate only when it runs in that file's own imported module; anything else is
+  code under test.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+# The gate's worker-side package by the name it has here: `_evidence_gate_runner` inside the sealed run (see
+# runner_env), where `evidence_gate` may be the code under test (this repository's own self-test).
+GATE = (__package__ or "evidence_gate").split(".", 1)[0]
+# Top-level names whose every module is the harness.
+HARNESS = ("hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals", "_pytest", "pytest", "pluggy", GATE)
+# Standard-library modules whose functions the result channel and imports rely on: their callables are watched.
+STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
+# Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
+# pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
+FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+# Bound at import, before any test runs: a test may delete or patch these on `sys` (attrs' own suite deletes
+# `sys._getframe`), and the worker's judgement must not notice.
+GETFRAME = sys._getframe
+EXC_INFO = sys.exc_info
+MODULES = sys.modules
+
+
+def is_harness(name: str) -> bool:
+    """Whether a module name belongs to the harness."""
+    return name.split(".", 1)[0] in HARNESS
+
+
+def _watched_value(name: str, value: object) -> bool:
+    """Code, classes, descriptors and constants are watched; the harness's own lower-case state is not."""
+    if isinstance(value, types.ModuleType | type) or callable(value) or hasattr(type(value), "__get__"):
+        return True
+    return name.isupper()
+
+
+def function_parts(key: str, value: object) -> Iterator[tuple[str, int]]:
+    """Identities of a function's code, defaults and keyword defaults (a property's accessors), keyed under `key`."""
+    for part, owner in _parts(value):
+        yield f"{key}#{part}", id(getattr(owner, part, None))
+
+
+def _parts(value: object) -> Iterator[tuple[str, object]]:
+    func = getattr(value, "__func__", value)  # classmethod / staticmethod / bound method
+    if isinstance(func, types.FunctionType):
+        for part in FUNCTION_PARTS:
+            yield part, func
+    if isinstance(value, property):
+        for part in ("fget", "fset", "fdel"):
+            yield part, value
+
+
+_missing = object()  # lower-case: not itself a watched constant
+
+
+class Snapshot:
+    """Live references to the watched namespaces and the identity each watched name held when it was taken.
+
+    Checking re-reads each name from the namespace itself (a module's dict, a class's mappingproxy, a function), so
+    a check costs one lookup per watched name; a class that gained a watched attribute (a descriptor that shadows an
+    inherited one, say `TestReport.passed`) is found by its size.
+    """
+
+    def __init__(self) -> None:
+        # (key, namespace, name, identity): looked up in a mapping (a module's dict, a class's mappingproxy)...
+        self.entries: list[tuple[str, Any, str, int]] = []
+        # ...or read with getattr (a function's code and defaults, a property's accessors).
+        self.parts: list[tuple[str, Any, str, int]] = []
+        self.classes: list[tuple[str, Any, frozenset[str]]] = []
+        self.modules: set[str] = set()
+
+    def add_module(self, name: str, module: types.ModuleType) -> None:
+        """Watch one module: all of it for the harness, only its callables for the standard library."""
+        self.modules.add(name)
+        self.entries.append((f"sys.modules:{name}", MODULES, name, id(module)))
+        code_only = not is_harness(name)
+        namespace = vars(module)
+        for key, value in list(namespace.items()):
+            if key.startswith("__") and key not in {"__import__", "__build_class__", "__getattr__"}:
+                continue
+            if not (callable(value) if code_only else _watched_value(key, value)):
+                continue
+            self.entries.append((f"{name}:{key}", namespace, key, id(value)))
+            if code_only:
+                continue
+            self._add_parts(f"{name}:{key}", value)
+            if isinstance(value, type) and value.__module__ == name:
+                self._add_class(f"{name}:{key}", value)
+
+    def _add_class(self, key: str, cls: type) -> None:
+        members = cls.__dict__
+        self.classes.append((key, members, frozenset(members)))
+        for attr, member in list(members.items()):
+            if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
+                continue
+            self.entries.append((f"{key}.{attr}", members, attr, id(member)))
+            self._add_parts(f"{key}.{attr}", member)
+
+    def _add_parts(self, key: str, value: object) -> None:
+        for part, owner in _parts(value):
+            self.parts.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
+
+    def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
+        """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
+        (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
+        allowed = excused or {}
+        # One tight pass over every watched name (the common case: nothing changed); the few hits are then judged.
+        hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
+        hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
+        out: list[str] = []
+        for key, namespace, name, _ident in hits:
+            value = namespace.get(name, _missing) if isinstance(namespace, Mapping) else getattr(namespace, name, None)
+            current = None if value is _missing else id(value)
+            if not (key in allowed and allowed[key] == current):
+                out.append(key)
+        for key, members, names in self.classes:
+            if len(members) != len(names):
+                out += [f"{key}.{attr}" for attr in set(members) - names
+                        if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed]
+        return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
+
+    def extend(self) -> None:
+        """Watch harness modules imported since (a lazy import), leaving the known ones as they were."""
+        for name in [n for n in list(MODULES) if is_harness(n) and n not in self.modules]:
+            module = MODULES.get(name)
+            if isinstance(module, types.ModuleType):
+                self.add_module(name, module)
+
+
+def take() -> Snapshot:
+    """Identity of everything watched in the harness modules loaded now (plus the watched standard library)."""
+    snap = Snapshot()
+    for name in [*[n for n in list(MODULES) if is_harness(n)], *STDLIB_WATCHED]:
+        module = MODULES.get(name)
+        if isinstance(module, types.ModuleType) and name not in snap.modules:
+            snap.add_module(name, module)
+    return snap
+
+
+def _dirs(*paths: str | None) -> tuple[str, ...]:
+    return tuple(sorted({os.path.dirname(os.path.abspath(p)) + os.sep for p in paths if p}))  # noqa: PTH100, PTH120
+
+
+class Origins:
+    """Judges frames: transparent (harness, standard library), locked (a trusted file in its own module), or not."""
+
+    def __init__(self, trusted_files: Iterable[str]) -> None:
+        paths = sysconfig.get_paths()
+        self.stdlib = _dirs(os.path.join(paths["stdlib"], "x"), os.path.join(paths["platstdlib"], "x"))  # noqa: PTH118
+        packages = []
+        for name in ("hypothesis", "_pytest", "pytest", "pluggy", GATE):
+            module = MODULES.get(name)
+            file = getattr(module, "__file__", None)
+            if file:
+                packages.append(file)
+        self.harness = _dirs(*packages) + tuple(
+            os.path.abspath(getattr(MODULES.get(n), "__file__", "") or "")  # noqa: PTH100
+            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals") if MODULES.get(n) is not None)
+        self.trusted = frozenset(trusted_files)
+        # Hypothesis compiles the wrappers of @given tests in temporary modules under the test file's name.
+        from hypothesis.internal import reflection  # noqa: PLC0415
+
+        self.hypothesis_modules: dict[Any, Any] = getattr(reflection, "eval_cache", {})
+
+    def harness_frame(self, frame: types.FrameType) -> bool:
+        """Harness code: by file, or one of Hypothesis' own generated wrappers (its globals are a module Hypothesis
+        compiled, whatever file name the code carries)."""
+        if self.transparent(frame.f_code.co_filename):
+            return True
+        globals_ = frame.f_globals
+        return str(globals_.get("__name__", "")).startswith("hypothesis_temporary_module_") and any(
+            vars(module) is globals_ for module in list(self.hypothesis_modules.values()))
+
+    def transparent(self, filename: str) -> bool:
+        """Harness or standard-library code (site-packages under the standard library's folder are not)."""
+        if filename.startswith(("<frozen ", *self.harness)):
+            return True
+        return filename.startswith(self.stdlib) and not any(
+            part in filename for part in (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep))
+
+    def locked(self, frame: types.FrameType) -> bool:
+        """A frame of a locked file, running in that file's own module (a code object compiled under a locked
+        file's name by the code under test runs with other globals)."""
+        filename = frame.f_code.co_filename
+        if filename not in self.trusted:
+            return False
+        module = MODULES.get(str(frame.f_globals.get("__name__", "")))
+        return module is not None and vars(module) is frame.f_globals and getattr(module, "__file__", None) == filename
+
+    def culprit(self, frames: Iterable[types.FrameType]) -> str | None:
+        """The file of the innermost frame (frames listed innermost first) that is neither transparent nor locked;
+        None when the innermost such frame is locked or there is none."""
+        for frame in frames:
+            if self.harness_frame(frame):
+                continue
+            return None if self.locked(frame) else frame.f_code.co_filename
+        return None
+
+
+def stack(frame: types.FrameType | None) -> Iterator[types.FrameType]:
+    """`frame` and its callers, innermost first."""
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def traceback_frames(exc: BaseException | None) -> list[types.FrameType]:
+    """The frames an exception passed through, innermost first."""
+    frames: list[Any] = []
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames[::-1]
