@@ -46,14 +46,28 @@ ATTRS = Sdist("attrs", "26.1.0", "d03ceb89cb322a8fd706d4fb91940737b6642aa36998fe
 # Test files that need only pytest and Hypothesis, run on every supported Python (no version skips), and
 # exercise `@given` in classes, conftest fixtures with params, a session fixture and parametrize.
 ENTRIES = ("tests/test_funcs.py", "tests/test_dunders.py")
-PROFILE = "evidence-gate-bench"
+
+# The pull requests, as text replacements (`path: (old, new)`, each old text found exactly once).
+FUNCS = "src/attr/_funcs.py"
+# A refactor with no change in behaviour: the field list is no longer bound to a local name.
+HONEST = {FUNCS: ("    attrs = fields(inst.__class__)\n    rv = dict_factory()\n    for a in attrs:\n",
+                  "    rv = dict_factory()\n    for a in fields(inst.__class__):\n")}
+# asdict stops turning tuples and sets into lists (retain_collection_types=False is ignored).
+BUG = {FUNCS: ("cf = value_type if retain_collection_types is True else list", "cf = value_type")}
+BROKEN_IMPORT = {"src/attr/__init__.py": ("from . import converters, exceptions",
+                                          "raise ImportError('attr is broken by this PR')\n"
+                                          "from . import converters, exceptions")}
+# The cheapest way to green: one example per test, set in the locked conftest's own profile, plus the bug.
+TAMPER = {**BUG, "tests/conftest.py": ("deadline=timedelta(milliseconds=400),",
+                                       "deadline=timedelta(milliseconds=400), max_examples=1,")}
 
 
 class ProjectUnavailable(RuntimeError):
     """The pinned sdist could not be had: no download, or a file whose hash is not the pinned one."""
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -67,11 +81,11 @@ def cached_sdist(sdist: Sdist = ATTRS) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / sdist.filename
     with locked(f"sdist-{sdist.name}"):
-        if target.is_file() and _sha256(target) == sdist.sha256:
+        if target.is_file() and file_sha256(target) == sdist.sha256:
             return target
         with tempfile.TemporaryDirectory(prefix="evidence-gate-sdist-") as tmp:
             got = _download(sdist, Path(tmp))
-            actual = _sha256(got)
+            actual = file_sha256(got)
             if actual != sdist.sha256:
                 raise ProjectUnavailable(
                     f"{sdist.filename} downloaded from the package index has sha256 {actual}, not the pinned "

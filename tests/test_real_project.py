@@ -23,22 +23,10 @@ import pytest
 import real_project
 from action_runner import OWNER_UID, Runner, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
-from real_project import ENTRIES, ProjectUnavailable, RealProject
+from real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
 
 SEEDS = [1101, 1102]
 TRIALS = 10
-FUNCS = "src/attr/_funcs.py"
-# A refactor with no change in behaviour: the field list is no longer bound to a local name.
-HONEST = {FUNCS: ("    attrs = fields(inst.__class__)\n    rv = dict_factory()\n    for a in attrs:\n",
-                  "    rv = dict_factory()\n    for a in fields(inst.__class__):\n")}
-# asdict stops turning tuples and sets into lists (retain_collection_types=False is ignored).
-BUG = {FUNCS: ("cf = value_type if retain_collection_types is True else list", "cf = value_type")}
-BROKEN_IMPORT = {"src/attr/__init__.py": ("from . import converters, exceptions",
-                                          "raise ImportError('attr is broken by this PR')\n"
-                                          "from . import converters, exceptions")}
-# The cheapest way to green: one example per test, set in the locked conftest's own profile, plus the bug.
-TAMPER = {**BUG, "tests/conftest.py": ("deadline=timedelta(milliseconds=400),",
-                                       "deadline=timedelta(milliseconds=400), max_examples=1,")}
 # The tests the bug breaks: both compare asdict's output with lists.
 BUG_NODES = ("tests/test_funcs.py::TestAsDict::test_lists_tuples",
              "tests/test_funcs.py::TestAsDict::test_sets_no_retain")
@@ -161,7 +149,7 @@ def assert_tampering_caught(verdict: Verdict) -> None:
 
 def test_the_sdist_is_the_pinned_one_and_ships_hypothesis_tests(project: RealProject) -> None:
     """The cached file has the pinned sha256, and the baseline holds attrs' tests with their Hypothesis strategies."""
-    assert real_project._sha256(real_project.cached_sdist()) == real_project.ATTRS.sha256
+    assert real_project.file_sha256(real_project.cached_sdist()) == real_project.ATTRS.sha256
     strategies = project.repo.git("show", f"{project.baseline}:tests/strategies.py")
     assert "from hypothesis import strategies as st" in strategies
     for entry in ENTRIES:
