@@ -1,9 +1,10 @@
 """attrs from PyPI, gated end to end: its own test files as the locked properties, real pull requests on top.
 
 The project is the pinned sdist (tests/real_project.py), its code under test `src/attr` named like a package the
-gate's own environment holds. Each pull request is merged like `refs/pull/N/merge` and judged by the CLI, on the
-host and inside the action's image, with a small plan (two seeds and a fresh one, ten examples each) so the whole
-module stays within the CI budget.
+gate's own environment holds. Each pull request is merged like `refs/pull/N/merge` and judged on the host by the
+CLI and inside the action's image: the honest and bug PRs through the action itself on a `pull_request` event
+(against the fake check-runs API), the others through `check`. The plan is small (two seeds and a fresh one, ten
+examples each) so that the module stays within the CI budget.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,12 @@ from typing import Any
 import pytest
 
 import real_project
-from action_runner import OWNER_UID, Runner, run_container
+from action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
 from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from fake_github import FakeGitHub
+from fake_results_service import FakeResultsService, runtime_token
 from real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
+from shared_data import EVENTS
 
 SEEDS = [1101, 1102]
 TRIALS = 10
@@ -206,15 +211,33 @@ def image(engine: Engine) -> str:
     return IMAGE
 
 
-def container_check(engine: Engine, image: str, project: RealProject, merge: str, root: Path) -> Verdict:
-    """`evidence-gate check` through the image's entrypoint, on a copy of the repository checked out on `merge`."""
+@pytest.fixture
+def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
+    """The fake check-runs API and results service on 127.0.0.1."""
+    github = FakeGitHub(shared_dir).start()
+    results = FakeResultsService(runtime_token()).start()
+    yield github, results
+    github.stop()
+    results.stop()
+
+
+def checkout(project: RealProject, merge: str, root: Path) -> Runner:
+    """The runner's folders, with a copy of the repository checked out on `merge` and owned by another uid."""
     runner = Runner(root, pr=1)
     shutil.copytree(project.repo.path, runner.workspace, symlinks=True)
     for sub in ("home", "workflow", "file_commands"):
         (root / sub).mkdir()
     runner.git("checkout", "-q", "--detach", merge)
+    (root / "file_commands" / "set_output").touch()
+    (root / "file_commands" / "step_summary").touch()
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
+    return runner
+
+
+def container_check(engine: Engine, image: str, project: RealProject, merge: str, root: Path) -> Verdict:
+    """`evidence-gate check` through the image's entrypoint, on a checkout of `merge`."""
+    runner = checkout(project, merge, root)
     proc = run_container(engine, image, runner, {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
                          "check", "--author", "agent-attrs", "--receipt", "/github/home/receipt.json")
     report = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
@@ -223,24 +246,60 @@ def container_check(engine: Engine, image: str, project: RealProject, merge: str
     return Verdict(proc.returncode, report, json.loads(receipt.read_text(encoding="utf-8")))
 
 
+def container_action(engine: Engine, image: str, project: RealProject, branch: str, merge: str, root: Path,
+                     servers: tuple[FakeGitHub, FakeResultsService]) -> Verdict:
+    """The action run the way the Actions runner runs it, on a `pull_request` event for the PR `branch`."""
+    runner = checkout(project, merge, root)
+    payload = json.loads((EVENTS / "pull_request.opened.1.json").read_text(encoding="utf-8"))
+    pull = payload["pull_request"]
+    pull["number"] = payload["number"] = runner.pr
+    pull["base"]["sha"], pull["head"]["sha"] = project.baseline, project.repo.git("rev-parse", branch)
+    pull["merge_commit_sha"] = merge
+    pull["user"]["login"] = "agent-attrs"
+    pull["base"]["repo"]["full_name"] = pull["head"]["repo"]["full_name"] = REPOSITORY
+    payload["repository"]["full_name"] = REPOSITORY
+    runner.file("workflow/event.json").write_text(json.dumps(payload), encoding="utf-8")
+    proc = run_container(engine, image, runner, action_env(*servers, run_properties="true"))
+    report = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    receipt = runner.workspace / "receipt.json"
+    assert receipt.is_file(), report
+    return Verdict(proc.returncode, report, json.loads(receipt.read_text(encoding="utf-8")))
+
+
 @pytest.mark.container
-def test_honest_patch_passes_in_the_container(project: RealProject, engine: Engine, image: str,
-                                              tmp_path: Path) -> None:
-    """In the image, sealed as `nobody`: the honest refactor passes with the PR's attr, not Debian's."""
+def test_honest_patch_passes_the_action_in_the_container(project: RealProject, engine: Engine, image: str,
+                                                         tmp_path: Path,
+                                                         servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """The action in the image, sealed as `nobody`: the honest refactor passes with the PR's attr, not Debian's,
+    and the check run on the PR's head succeeds."""
+    github, _results = servers
     merge = real_project.pull_request(project, "honest", HONEST)
-    verdict = container_check(engine, image, project, merge, tmp_path)
+    verdict = container_action(engine, image, project, "honest", merge, tmp_path, servers)
     assert verdict.receipt["sealed"]["user"] == "nobody", verdict.receipt["sealed"]
     assert_honest_pass(verdict)
+    assert github.problems == [], github.problems
+    (run,) = github.runs.values()
+    assert (run["head_sha"], run["conclusion"]) == (project.repo.git("rev-parse", "honest"), "success")
 
 
 @pytest.mark.container
-def test_bug_in_asdict_fails_in_the_container(project: RealProject, engine: Engine, image: str,
-                                              tmp_path: Path) -> None:
-    """In the image: the asdict bug is `property-failed` on the same tests and lines as on the host."""
+def test_bug_in_asdict_fails_the_action_in_the_container(project: RealProject, engine: Engine, image: str,
+                                                         tmp_path: Path,
+                                                         servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    """The action on a `pull_request` event: `property-failed` on the same tests and lines as on the host, and a
+    failed check run on the PR's head with annotations on those lines."""
+    github, _results = servers
     merge = real_project.pull_request(project, "bug", BUG)
-    verdict = container_check(engine, image, project, merge, tmp_path)
+    verdict = container_action(engine, image, project, "bug", merge, tmp_path, servers)
     assert verdict.receipt["sealed"]["user"] == "nobody", verdict.receipt["sealed"]
     assert_bug_caught(project, verdict)
+    assert github.problems == [], github.problems
+    (run_id, run), = github.runs.items()
+    assert run["head_sha"] == project.repo.git("rev-parse", "bug")
+    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "property-failed"), run
+    notes = [a for a in github.annotations[run_id] if a["path"] == "tests/test_funcs.py"]
+    for node in BUG_NODES:
+        assert any(a["start_line"] in function_span(project, node) for a in notes), (node, notes)
 
 
 @pytest.mark.container
