@@ -81,8 +81,10 @@ def cached_sdist(sdist: Sdist = ATTRS) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / sdist.filename
     with locked(f"sdist-{sdist.name}"):
-        if target.is_file() and file_sha256(target) == sdist.sha256:
-            return target
+        if target.is_file():
+            if file_sha256(target) == sdist.sha256:
+                return target
+            target.unlink()  # a corrupt or foreign copy is never used, and never left for the next run
         with tempfile.TemporaryDirectory(prefix="evidence-gate-sdist-") as tmp:
             got = _download(sdist, Path(tmp))
             actual = file_sha256(got)
@@ -126,7 +128,10 @@ def unpack(tarball: Path, dest: Path) -> Path:
             parts = PurePosixPath(member.name).parts
             if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
                 raise ProjectUnavailable(f"{tarball.name}: unexpected member {member.name!r}")
-        archive.extractall(dest, members=members, filter="data")
+        # The "data" filter (Python 3.11.4+) also refuses special files and strips modes; the check above suffices
+        # where it is missing.
+        safe: dict[str, str] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(dest, members=members, **safe)
     (top,) = [p for p in dest.iterdir() if p.is_dir()]
     return top
 

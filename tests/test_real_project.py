@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,42 @@ def test_the_sdist_is_the_pinned_one_and_ships_hypothesis_tests(project: RealPro
     for entry in ENTRIES:
         assert "from hypothesis import" in project.repo.git("show", f"{project.baseline}:{entry}")
     assert project.repo.git("show", f"{project.baseline}:SCORE_PROPERTIES").split() == list(ENTRIES)
+
+
+def test_a_download_that_does_not_match_the_pin_fails_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index serving another file under the pinned name: pip refuses it, the error names the pin and the fix, and
+    a corrupt copy in the cache is removed rather than used."""
+    links = tmp_path / "links"
+    source = tmp_path / "src" / "attrs-26.1.0"
+    source.mkdir(parents=True)
+    (source / "setup.py").write_text("raise SystemExit('not attrs')\n", encoding="utf-8")
+    links.mkdir()
+    with tarfile.open(links / real_project.ATTRS.filename, "w:gz") as archive:
+        archive.add(source, arcname="attrs-26.1.0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    cached = tmp_path / "cache" / "evidence-gate" / "sdists" / real_project.ATTRS.filename
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"corrupt")
+    with pytest.raises(ProjectUnavailable) as caught:
+        real_project.cached_sdist()
+    assert "DO NOT MATCH THE HASHES" in str(caught.value)
+    assert real_project.ATTRS.sha256 in str(caught.value)
+    assert not cached.exists()
+
+
+def test_unpack_refuses_a_member_that_leaves_the_folder(tmp_path: Path) -> None:
+    """An sdist whose archive climbs out of the extraction folder is refused before anything is written."""
+    bad = tmp_path / "bad.tar.gz"
+    payload = tmp_path / "payload"
+    payload.write_text("x\n", encoding="utf-8")
+    with tarfile.open(bad, "w:gz") as archive:
+        archive.add(payload, arcname="attrs-26.1.0/../../escaped")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ProjectUnavailable, match="unexpected member"):
+        real_project.unpack(bad, tmp_path / "out")
+    assert not (tmp_path / "escaped").exists()
 
 
 def test_honest_patch_passes_on_every_seed(project: RealProject, tmp_path: Path) -> None:
