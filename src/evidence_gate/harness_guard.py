@@ -182,6 +182,8 @@ class Origins:
         compiled, whatever file name the code carries)."""
         if self.transparent(frame.f_code.co_filename):
             return True
+        if frame.f_back is None and frame.f_code.co_filename == "<string>":
+            return True  # the worker's own bootstrap (`python -c`), the outermost frame of every stack
         globals_ = frame.f_globals
         return str(globals_.get("__name__", "")).startswith("hypothesis_temporary_module_") and any(
             vars(module) is globals_ for module in list(self.hypothesis_modules.values()))
