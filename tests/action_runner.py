@@ -79,11 +79,14 @@ def _shallow_checkout(origin: Path, workspace: Path, ref: str) -> None:
 
 
 def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, event: str = "pull_request",
-                shallow: bool = False, extra: demo.Patch | None = None) -> Runner:
+                shallow: bool = False, extra: demo.Patch | None = None, config_tail: str = "") -> Runner:
     """The demo repository on the merge commit of pull request `pr_name` (one of the demo's, or `extra`), and an
     event (pull_request or merge_group) naming it; `shallow` checks it out like actions/checkout's default depth
-    of 1. Like actions/checkout, the job token is persisted in the checkout's .git/config."""
+    of 1. Like actions/checkout, the job token is persisted in the checkout's .git/config. `config_tail` is appended
+    to the baseline's configuration (e.g. a `probes:` section a human wrote)."""
     files = demo.example_files()
+    if config_tail:
+        files[".evidence-gate.yml"] += config_tail.encode()
     prs = demo.patches(files) + ([extra] if extra else [])
     runner = Runner(root, len(prs) if extra and extra.name == pr_name else pr_number(pr_name))
     merge_ref = f"refs/pull/{runner.pr}/merge"

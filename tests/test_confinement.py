@@ -22,6 +22,7 @@ import pytest
 from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
 from evidence_gate import confinement, property_lane, sealed_run, seccomp
 from evidence_gate.sealed_run import WorkerResult
+from property_repo import config as gate_config
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo
 
@@ -85,7 +86,10 @@ def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, t
     are all out of reach of the code under test; the red property stays red and the receipt says what held."""
     config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
-        red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+        # ctypes (the raw system calls) allowed by a human on the base branch: the seal alone must hold.
+        allowed = {**json.loads(gate_config(fresh_seeds=0, seeds=[11], jobs=1)),
+                   "probes": {"allow": ["src/calc.py: ctypes"]}}
+        red_repo(git_repo, extra={".evidence-gate.yml": json.dumps(allowed)})
         git_repo.commit("escape", {"src/calc.py": DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER,
                                                                  sock=str(sock), port=port)})
         receipt = judge(git_repo, tmp_path)

@@ -342,7 +342,8 @@ class SealedPlugin:
                   "message": message, "hypothesis": is_hypothesis, "examples": stats.get("examples"),
                   "stopped_because": stats.get("stopped_because"), "stop": stats.get("stop"),
                   "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
-                  "failure": self.last_failure.get("failure"), "tampered": changed[:20]}
+                  "failure": self.last_failure.get("failure"), "assertion_bound": self.last_failure.get("bound"),
+                  "tampered": changed[:20]}
         self.emit(result)
         return result
 

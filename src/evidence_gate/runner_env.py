@@ -53,8 +53,8 @@ class Runner:
 
     def links(self) -> list[str]:
         """Every link in the folder: a Landlock rule on a link applies to its target."""
-        return sorted(str(p) for p in [*self.folder.iterdir(), *(self.folder / PRIVATE_PACKAGE).iterdir()]
-                      if p.is_symlink())
+        folders = [self.folder, self.folder / PRIVATE_PACKAGE, self.folder / PIP_FOLDER]  # pip: for the install
+        return sorted(str(p) for folder in folders if folder.is_dir() for p in folder.iterdir() if p.is_symlink())
 
     def owner(self, name: str) -> str | None:
         """What already owns the top-level module `name` in the sealed interpreter, or None when it is free."""
