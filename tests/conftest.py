@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
 from fake_github import FakeGitHub
 from fake_results_service import FakeResultsService, runtime_token
 from repo_builder import GitRepo
@@ -47,3 +49,36 @@ def results() -> Iterator[FakeResultsService]:
     yield fake
     fake.stop()
     assert fake.state.problems == [], fake.state.problems
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    """docker or podman; in CI a missing engine fails the suite, locally it skips the container tests."""
+    found = find_engine()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but neither docker nor podman is installed; ./dev test installs podman")
+        pytest.skip("neither docker nor podman is installed")
+    return found
+
+
+@pytest.fixture(scope="session")
+def image(engine: Engine) -> str:
+    """The action's image (EVIDENCE_GATE_TEST_IMAGE), built once per session (podman: a cached debootstrap base)."""
+    try:
+        build_image(engine)
+    except (EngineUnavailable, RuntimeError) as exc:
+        pytest.fail(f"the action's image could not be built with {engine.name}: {exc}")
+    return IMAGE
+
+
+@pytest.fixture
+def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
+    """The fake check-runs API and results service on 127.0.0.1, for a container that reaches them over the host
+    network; every request they saw must have been valid."""
+    github = FakeGitHub(shared_dir).start()
+    results = FakeResultsService(runtime_token()).start()
+    yield github, results
+    github.stop()
+    results.stop()
+    assert github.problems == [] and results.state.problems == [], (github.problems, results.state.problems)

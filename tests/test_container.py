@@ -14,53 +14,22 @@ import socket
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
-from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from container_engine import Engine
 from escapes import EXTRAHEADER, PROBES, TOKEN
 from evidence_gate import demo
 from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService, runtime_token
+from fake_results_service import FakeResultsService
 from repo_builder import GitRepo
 from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
 
 pytestmark = pytest.mark.container
 
-
-@pytest.fixture(scope="session")
-def engine() -> Engine:
-    """docker or podman; in CI a missing engine fails the suite, locally it skips these tests."""
-    found = find_engine()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but neither docker nor podman is installed; ./dev test installs podman")
-        pytest.skip("neither docker nor podman is installed")
-    return found
-
-
-@pytest.fixture(scope="session")
-def image(engine: Engine) -> str:
-    """The action's image, built once per session (podman: from a debootstrap base cached between runs)."""
-    try:
-        build_image(engine)
-    except (EngineUnavailable, RuntimeError) as exc:
-        pytest.fail(f"the action's image could not be built with {engine.name}: {exc}")
-    return IMAGE
-
-
-@pytest.fixture
-def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
-    """The fake check-runs API and results service, listening on 127.0.0.1."""
-    github = FakeGitHub(shared_dir).start()
-    results = FakeResultsService(runtime_token()).start()
-    yield github, results
-    github.stop()
-    results.stop()
 
 
 def _host_check(runner: Runner, receipt: Path, *extra: str) -> dict[str, Any]:

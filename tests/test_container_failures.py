@@ -15,12 +15,11 @@ from action_runner import Runner, action_env, make_runner, read_outputs
 from container_engine import Engine
 from fake_github import FakeGitHub
 from fake_results_service import FakeResultsService
-from test_container import engine, image, servers  # noqa: F401 - pytest fixtures shared with the container tests
 
 pytestmark = pytest.mark.container
 
 
-def _run(engine: Engine, image: str, runner: Runner, env: dict[str, str], *, user: str | None = None,  # noqa: F811
+def _run(engine: Engine, image: str, runner: Runner, env: dict[str, str], *, user: str | None = None,
          workspace_mode: str = "rw") -> subprocess.CompletedProcess[bytes]:
     """`docker run` as the runner does it, plus its /github/runner_temp mount (RUNNER_TEMP keeps the host path)."""
     temp = runner.file("runner_temp")
@@ -47,8 +46,8 @@ def _open_runner_folders(runner: Runner) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the checkout to another uid")
-def test_a_workspace_the_container_user_cannot_read(engine: Engine, image: str, tmp_path: Path,  # noqa: F811
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:  # noqa: F811
+def test_a_workspace_the_container_user_cannot_read(engine: Engine, image: str, tmp_path: Path,
+                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """`--user 65534` on a checkout whose .git only its owner may read: a failing check run naming the uid and
     the fix, a receipt in the runner's temp folder (the workspace is not writable either), every output."""
     github, results = servers
@@ -72,8 +71,8 @@ def test_a_workspace_the_container_user_cannot_read(engine: Engine, image: str, 
     assert outputs["check-run-id"] == str(run["id"])
 
 
-def test_a_read_only_workspace_still_posts_the_verdict(engine: Engine, image: str, tmp_path: Path,  # noqa: F811
-                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:  # noqa: F811
+def test_a_read_only_workspace_still_posts_the_verdict(engine: Engine, image: str, tmp_path: Path,
+                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """The workspace mounted read-only: the receipt goes to $RUNNER_TEMP, one warning says where, and the verdict
     (the tampering PR's freeze-id-added) is posted and uploaded as usual."""
     github, results = servers

@@ -15,7 +15,6 @@ from container_engine import Engine
 from fake_github import FakeGitHub
 from fake_results_service import FakeResultsService
 from local_registry import RegistryUnavailable, empty_store, local_registry
-from test_container import engine, image, servers  # noqa: F401 - pytest fixtures shared with the container tests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -26,8 +25,8 @@ pytestmark = pytest.mark.container
 
 
 def test_the_released_action_yml_pulls_and_runs_the_pushed_image(
-        engine: Engine, image: str, tmp_path: Path,  # noqa: F811
-        servers: tuple[FakeGitHub, FakeResultsService]) -> None:  # noqa: F811
+        engine: Engine, image: str, tmp_path: Path,
+        servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """push -> digest -> rewrite -> pull by that digest into an empty store -> the action posts its verdict."""
     if engine.name != "podman":
         pytest.skip("an empty image store of its own needs podman")

@@ -12,7 +12,6 @@ import copy
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,25 +19,13 @@ import pytest
 from action_runner import OWNER_UID, REPOSITORY, _git, action_env, make_runner, read_outputs, run_container
 from container_engine import Engine
 from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService, runtime_token
-from test_container import engine, image  # noqa: F401 - the session fixtures that find the engine and build the image
+from fake_results_service import FakeResultsService
 
 pytestmark = pytest.mark.container
 
 
-@pytest.fixture
-def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
-    """The fake check-runs API and results service, listening on 127.0.0.1."""
-    github = FakeGitHub(shared_dir).start()
-    results = FakeResultsService(runtime_token()).start()
-    yield github, results
-    github.stop()
-    results.stop()
-    assert github.problems == [] and results.state.problems == [], (github.problems, results.state.problems)
-
-
 def test_two_shard_containers_and_a_merge_container_post_one_check_run(
-        engine: Engine, image: str, tmp_path: Path,  # noqa: F811 - pytest fixtures imported above
+        engine: Engine, image: str, tmp_path: Path,
         servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """The honest demo PR over a 2-shard matrix: no check run from the shards, one success from the merge."""
     github, results = servers
@@ -75,7 +62,7 @@ def test_two_shard_containers_and_a_merge_container_post_one_check_run(
     assert "evidence-gate-receipt" in {a.name for a in results.state.artifacts}
 
 
-def test_publish_container_posts_a_fork_prs_verdict(engine: Engine, image: str, tmp_path: Path,  # noqa: F811
+def test_publish_container_posts_a_fork_prs_verdict(engine: Engine, image: str, tmp_path: Path,
                                                     servers: tuple[FakeGitHub, FakeResultsService]) -> None:
     """The fork's job in one container (read-only token), the trusted `mode: publish` job in another, on a clone of
     main with a real workflow_run payload: the publisher fetches the PR as data and posts success on its head."""

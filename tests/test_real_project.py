@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ import pytest
 
 import real_project
 from action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
-from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from container_engine import Engine
 from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService, runtime_token
+from fake_results_service import FakeResultsService
 from real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
 from shared_data import EVENTS
 
@@ -226,37 +225,6 @@ def test_tampering_conftest_is_caught_before_any_test(project: RealProject, tmp_
 # The same pull requests inside the action's image, where Debian's dist-packages hold attrs beside pytest and
 # the sealed run drops to `nobody`. The image has no network and no package index: the repository built on the
 # host from the cached sdist is what gets mounted, owned by another uid as a runner's checkout is.
-
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    """docker or podman; in CI a missing engine fails, locally it skips."""
-    found = find_engine()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but neither docker nor podman is installed; ./dev test installs podman")
-        pytest.skip("neither docker nor podman is installed")
-    return found
-
-
-@pytest.fixture(scope="module")
-def image(engine: Engine) -> str:
-    """The action's image (EVIDENCE_GATE_TEST_IMAGE), built once for this module."""
-    try:
-        build_image(engine)
-    except (EngineUnavailable, RuntimeError) as exc:
-        pytest.fail(f"the action's image could not be built with {engine.name}: {exc}")
-    return IMAGE
-
-
-@pytest.fixture
-def servers(shared_dir: Path) -> Iterator[tuple[FakeGitHub, FakeResultsService]]:
-    """The fake check-runs API and results service on 127.0.0.1."""
-    github = FakeGitHub(shared_dir).start()
-    results = FakeResultsService(runtime_token()).start()
-    yield github, results
-    github.stop()
-    results.stop()
-
 
 def checkout(project: RealProject, merge: str, root: Path) -> Runner:
     """The runner's folders, with a copy of the repository checked out on `merge` and owned by another uid."""
