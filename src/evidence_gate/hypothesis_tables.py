@@ -43,6 +43,9 @@ class Tables:
         return {"source": self.source, "sha256": self.sha256, "note": self.note}
 
 
+NONE = Tables("none", None)
+
+
 def user_root() -> Path:
     """`$XDG_CACHE_HOME/evidence-gate/hypothesis-tables`, or the same under `~/.cache`."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -129,9 +132,9 @@ def _store(built: Path, entry: Path) -> None:
     trash = None
     if entry.exists():
         trash = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".rejected-"))
-        os.rename(entry, trash / "entry")
+        entry.rename(trash / "entry")
     try:
-        os.rename(built, entry)
+        built.rename(entry)
     except OSError:
         shutil.rmtree(built, ignore_errors=True)  # another gate stored the same tables first
     if trash is not None:

@@ -50,7 +50,7 @@ class Runner:
     distributions: tuple[tuple[str, str], ...]
     modules: dict[str, str]
     stdlib_path: tuple[str, ...]
-    tables: hypothesis_tables.Tables = hypothesis_tables.Tables("none", None)
+    tables: hypothesis_tables.Tables = hypothesis_tables.NONE
 
     @property
     def storage(self) -> Path:
