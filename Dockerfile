@@ -41,7 +41,10 @@ RUN printf '%s\n' '#!/usr/bin/python3' 'import sys' 'from evidence_gate.cli impo
         > /usr/local/bin/evidence-gate \
     && chmod 0755 /usr/local/bin/evidence-gate /usr/local/bin/evidence-gate-entrypoint \
     && python3 -m compileall -q /usr/lib/python3/dist-packages/evidence_gate \
-    && evidence-gate --version
+    && evidence-gate --version \
+    && python3 -m evidence_gate.hypothesis_tables
+# The last step builds Hypothesis' Unicode tables once, in /var/cache/evidence-gate/hypothesis-tables (root-owned,
+# read-only to the sealed user): no gate run or worker in the image rebuilds them.
 
 ENV PYTHONUNBUFFERED=1
 ENTRYPOINT ["/usr/local/bin/evidence-gate-entrypoint"]

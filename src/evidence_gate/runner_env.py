@@ -10,6 +10,7 @@ requests, attrs, ...) are not in it, wherever the gate is installed (a venv, Deb
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.machinery
 import importlib.metadata
 import json
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from evidence_gate import hypothesis_tables
+
 HARNESS = ("pytest", "hypothesis")
 # The top-level name the gate's worker-side modules take inside the sealed run; never a name a project uses.
 PRIVATE_PACKAGE = "_evidence_gate_runner"
@@ -28,6 +31,8 @@ PRIVATE_PACKAGE = "_evidence_gate_runner"
 WORKER_ENTRIES = ("sealed_worker", "pytest_plugin")
 GATE_DIR = Path(__file__).resolve().parent
 PIP_FOLDER = "install-tools"
+# The workers' HYPOTHESIS_STORAGE_DIRECTORY: only the Unicode tables, read-only to the sandbox user.
+STORAGE_FOLDER = "hypothesis-storage"
 # `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, no environment, an explicit sys.path.
 BOOTSTRAP = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
              f"from {PRIVATE_PACKAGE}.sealed_worker import main; sys.exit(main(sys.argv[2:]))")
@@ -45,6 +50,12 @@ class Runner:
     distributions: tuple[tuple[str, str], ...]
     modules: dict[str, str]
     stdlib_path: tuple[str, ...]
+    tables: hypothesis_tables.Tables = hypothesis_tables.NONE
+
+    @property
+    def storage(self) -> Path:
+        """Hypothesis' storage folder in the workers (HYPOTHESIS_STORAGE_DIRECTORY): the Unicode tables only."""
+        return self.folder / STORAGE_FOLDER
 
     @property
     def sys_path(self) -> list[str]:
@@ -65,7 +76,8 @@ class Runner:
     def to_json(self) -> dict[str, object]:
         """The receipt's form."""
         return {"python": sys.version.split()[0],
-                "distributions": [f"{n} {v}" for n, v in self.distributions], "sys_path": self.sys_path}
+                "distributions": [f"{n} {v}" for n, v in self.distributions], "sys_path": self.sys_path,
+                "hypothesis_tables": self.tables.to_json()}
 
 
 def stdlib_owner(name: str, stdlib_path: tuple[str, ...]) -> str | None:
@@ -194,7 +206,10 @@ def build(dest: Path) -> Runner:
     for name in worker_modules():
         (private / f"{name}.py").symlink_to(GATE_DIR / f"{name}.py")
     modules[PRIVATE_PACKAGE] = "evidence-gate's worker-side modules"
-    return Runner(dest, tuple((str(d.metadata["Name"]), str(d.version)) for d in dists), modules, stdlib_path())
+    runner = Runner(dest, tuple((str(d.metadata["Name"]), str(d.version)) for d in dists), modules, stdlib_path())
+    version = next(v for n, v in runner.distributions if _normal(n) == "hypothesis")
+    tables = hypothesis_tables.provide(runner.sys_path, version, runner.storage)
+    return dataclasses.replace(runner, tables=tables)
 
 
 def install_python(runner: Runner) -> Path:

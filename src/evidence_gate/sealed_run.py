@@ -223,7 +223,9 @@ class Workspace:
         env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env.update({"HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp"), "TZ": "UTC",
-                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HYPOTHESIS_NO_PLUGINS": "1", "LANG": "C.UTF-8"})
+                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HYPOTHESIS_NO_PLUGINS": "1", "LANG": "C.UTF-8",
+                    # Hypothesis reads its Unicode tables there instead of rebuilding them; it cannot write there.
+                    "HYPOTHESIS_STORAGE_DIRECTORY": str(self.runner.storage)})
         return env
 
 
@@ -301,7 +303,7 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     job = {"isolate_network": True, **job, "ini": str(ini_path),
            "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
            "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])],
-           "runner_links": ws.runner.links()}
+           "runner_links": ws.runner.links(), "hypothesis_storage": str(ws.runner.storage)}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
         path.chmod(0o644)

@@ -117,7 +117,10 @@ def readable(job: dict[str, Any]) -> list[str]:
     interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                    *sysconfig.get_paths().values(), *(p for p in sys.path if p)}
     # The runner folder holds links; a rule on a link applies to its target (the harness, the worker modules).
-    return [job["tree"], *job.get("paths", []), job["ini"], *job.get("runner_links", []), *sorted(interpreter),
+    # Hypothesis' storage holds only the Unicode tables the trusted side produced: read, never written.
+    storage = [job["hypothesis_storage"]] if job.get("hypothesis_storage") else []
+    return [job["tree"], *job.get("paths", []), job["ini"], *job.get("runner_links", []), *storage,
+            *sorted(interpreter),
             *SYSTEM_READABLE, *(INSTALL_READABLE if job["mode"] == "install" else ()), f"/proc/{os.getpid()}"]
 
 
