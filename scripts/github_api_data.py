@@ -23,7 +23,8 @@ ACTIONS = {"pull_request": ("opened", "reopened", "synchronize"), "merge_group":
            "push": (None,)}
 
 
-def _member(tgz: Path, name: str) -> Any:
+def package_json(tgz: Path, name: str) -> Any:
+    """The JSON file `name` inside an npm package tarball."""
     with tarfile.open(tgz) as archive:
         handle = archive.extractfile(name)
         if handle is None:
@@ -33,7 +34,7 @@ def _member(tgz: Path, name: str) -> Any:
 
 def check_runs(openapi_tgz: Path) -> dict[str, Any]:
     """The request and response schemas of creating and updating a check run."""
-    spec = _member(openapi_tgz, "package/generated/api.github.com.deref.json")
+    spec = package_json(openapi_tgz, "package/generated/api.github.com.deref.json")
     create = spec["paths"]["/repos/{owner}/{repo}/check-runs"]["post"]
     update = spec["paths"]["/repos/{owner}/{repo}/check-runs/{check_run_id}"]["patch"]
 
@@ -53,7 +54,7 @@ def check_runs(openapi_tgz: Path) -> dict[str, Any]:
 
 def events(examples_tgz: Path) -> dict[str, Any]:
     """Payload files named `EVENT.ACTION.N.json` (`default` for events without an action)."""
-    groups = _member(examples_tgz, "package/api.github.com/index.json")
+    groups = package_json(examples_tgz, "package/api.github.com/index.json")
     out: dict[str, Any] = {}
     seen: Counter[str] = Counter()
     for group in groups:

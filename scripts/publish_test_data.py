@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import sys
-import tarfile
 from pathlib import Path
 from typing import Any
+
+from github_api_data import package_json  # the same tarball reader; run from scripts/ as a script
 
 OPERATIONS = {
     "list_workflow_run_artifacts": ("/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", "200"),
@@ -22,17 +23,9 @@ OPERATIONS = {
 }
 
 
-def _member(tgz: Path, name: str) -> Any:
-    with tarfile.open(tgz) as archive:
-        handle = archive.extractfile(name)
-        if handle is None:
-            raise SystemExit(f"{tgz} has no file {name}")
-        return json.load(handle)
-
-
 def schemas(openapi_tgz: Path) -> dict[str, Any]:
     """The response schemas the fake GitHub validates its publish-mode answers against."""
-    spec = _member(openapi_tgz, "package/generated/api.github.com.deref.json")
+    spec = package_json(openapi_tgz, "package/generated/api.github.com.deref.json")
     out: dict[str, Any] = {"source": "GitHub REST API description, as packaged in the npm package @octokit/openapi "
                                      "23.0.2 (generated/api.github.com.deref.json). Extracted unchanged."}
     for key, (path, status) in OPERATIONS.items():
@@ -43,7 +36,7 @@ def schemas(openapi_tgz: Path) -> dict[str, Any]:
 
 def workflow_run(examples_tgz: Path) -> dict[str, Any]:
     """The first `workflow_run` `completed` example whose run names a pull request."""
-    for group in _member(examples_tgz, "package/api.github.com/index.json"):
+    for group in package_json(examples_tgz, "package/api.github.com/index.json"):
         if group["name"] != "workflow_run":
             continue
         for payload in group["examples"]:
