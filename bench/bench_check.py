@@ -74,8 +74,10 @@ def base_files(total: int) -> dict[str, bytes]:
     listing = []
     for k in range(PROPERTY_FILES):
         name = f"properties/test_prop{k:02d}.py"
-        files[name] = (b"from hypothesis import given\n\nfrom properties.strategies import ints\n\n\n"
-                       b"@given(ints)\ndef test_prop(x):\n    assert x == x\n")
+        files[name] = (
+            b"from hypothesis import given\n\nfrom properties.strategies import ints\n\n\n"
+            b"@given(ints)\ndef test_prop(x):\n    assert x == x\n"
+        )
         listing.append(f"{name}::test_prop\n")
     files["SCORE_PROPERTIES"] = "".join(listing).encode()
     fixtures = total // 10
@@ -104,12 +106,24 @@ def build(total: int) -> Path:
     chunks += [f"M 100644 inline {p}\n".encode() + _data(c) for p, c in sorted(files.items())]
     chunks.append(b"\n")
     for n, size in enumerate(PATCH_SIZES, start=1):
-        changes = b"".join(f"M 100644 inline {_code_path(i * 97 % (total // 2))}\n".encode()
-                           + _data(b"VALUE = -%d  # patched\n" % i) for i in range(size))
-        chunks += [f"commit refs/pull/{n}/head\nmark :{10 * n}\nauthor {who}\ncommitter {who}\n".encode(),
-                   _data(b"patch\n"), b"from :1\n", changes, b"\n"]
-        chunks += [f"commit refs/pull/{n}/merge\nauthor {who}\ncommitter {who}\n".encode(), _data(b"merge\n"),
-                   f"from :1\nmerge :{10 * n}\n".encode(), changes, b"\n"]
+        changes = b"".join(
+            f"M 100644 inline {_code_path(i * 97 % (total // 2))}\n".encode() + _data(b"VALUE = -%d  # patched\n" % i)
+            for i in range(size)
+        )
+        chunks += [
+            f"commit refs/pull/{n}/head\nmark :{10 * n}\nauthor {who}\ncommitter {who}\n".encode(),
+            _data(b"patch\n"),
+            b"from :1\n",
+            changes,
+            b"\n",
+        ]
+        chunks += [
+            f"commit refs/pull/{n}/merge\nauthor {who}\ncommitter {who}\n".encode(),
+            _data(b"merge\n"),
+            f"from :1\nmerge :{10 * n}\n".encode(),
+            changes,
+            b"\n",
+        ]
     chunks.append(b"done\n")
     subprocess.run([*git, "fast-import", "--quiet", "--done"], input=b"".join(chunks), check=True)
     subprocess.run([*git, "gc", "-q", "--aggressive" if total <= 10_000 else "--auto"], check=True)
@@ -136,16 +150,22 @@ def peak_kib(cmd: list[str], cwd: Path | None = None, stdin: bytes | None = None
     if not time_bin.exists():
         return None
     report = OUT / "time.txt"
-    subprocess.run([str(time_bin), "-f", "%M", "-o", str(report), *cmd], cwd=cwd, input=stdin,
-                   capture_output=True, check=False)
+    subprocess.run(
+        [str(time_bin), "-f", "%M", "-o", str(report), *cmd], cwd=cwd, input=stdin, capture_output=True, check=False
+    )
     return int(report.read_text("utf-8").split()[-1])
 
 
 def measure(cmd: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> Sample:
     """Run `cmd` once; wall time from spawn to reap (its rusage memory is not trusted, see `peak_kib`)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if stdin is not None:
         assert proc.stdin is not None
         proc.stdin.write(stdin)
@@ -160,8 +180,21 @@ def gate_command(repo: Path, pr: int) -> list[str]:
     """The command a CI job would run."""
     script = Path(sys.executable).with_name("evidence-gate")
     head = [str(script)] if script.exists() else [sys.executable, "-m", "evidence_gate"]
-    return [*head, "check", "--repo", str(repo), "--head", f"refs/pull/{pr}/merge", "--no-run", "--author",
-            "agent-bench", "--today", TODAY, "--receipt", str(OUT / "receipt.json")]
+    return [
+        *head,
+        "check",
+        "--repo",
+        str(repo),
+        "--head",
+        f"refs/pull/{pr}/merge",
+        "--no-run",
+        "--author",
+        "agent-bench",
+        "--today",
+        TODAY,
+        "--receipt",
+        str(OUT / "receipt.json"),
+    ]
 
 
 def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], bytes | None]], str]:
@@ -172,15 +205,17 @@ def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], b
     calls: list[tuple[tuple[str, ...], bytes | None]] = []
     original = Repo.run
 
-    def recording(self: Repo, *args: str, stdin: bytes | None = None,
-                  check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def recording(
+        self: Repo, *args: str, stdin: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         calls.append((args, stdin))
         return original(self, *args, stdin=stdin, check=check)
 
     Repo.run = recording  # type: ignore[method-assign]
     try:
-        opts = gate.CheckOptions(repo=repo, head=f"refs/pull/{pr}/merge", author="agent-bench",
-                                 today=date.fromisoformat(TODAY), run=False)
+        opts = gate.CheckOptions(
+            repo=repo, head=f"refs/pull/{pr}/merge", author="agent-bench", today=date.fromisoformat(TODAY), run=False
+        )
         receipt, _ = gate.evaluate(opts, OUT / "receipt-recorded.json")
     finally:
         Repo.run = original  # type: ignore[method-assign]
@@ -211,12 +246,17 @@ def run_case(total: int, pr: int, repeat: int) -> dict[str, object]:
     gate_s = statistics.median(s.seconds for s in gate_runs)
     floor_s = statistics.median(s.seconds for s in floor_runs)
     return {
-        "files": total, "patch_files": PATCH_SIZES[pr - 1], "row": row, "exit_codes": codes,
-        "git_calls": len(calls), "git_commands": sorted({a[0] if a[0] != "--literal-pathspecs" else a[1]
-                                                        for a, _ in calls}),
+        "files": total,
+        "patch_files": PATCH_SIZES[pr - 1],
+        "row": row,
+        "exit_codes": codes,
+        "git_calls": len(calls),
+        "git_commands": sorted({a[0] if a[0] != "--literal-pathspecs" else a[1] for a, _ in calls}),
         "gate_cpu_median_s": round(statistics.median(s.cpu for s in gate_runs), 4),
         "floor_cpu_median_s": round(statistics.median(s.cpu for s in floor_runs), 4),
-        "gate_median_s": round(gate_s, 4), "floor_median_s": round(floor_s, 4), "ratio": round(gate_s / floor_s, 2),
+        "gate_median_s": round(gate_s, 4),
+        "floor_median_s": round(floor_s, 4),
+        "ratio": round(gate_s / floor_s, 2),
         "gate_peak_mib": None if gate_peak is None else round(gate_peak / 1024, 1),
         "floor_peak_mib": None if floor_peak is None else round(floor_peak / 1024, 1),
     }
@@ -224,14 +264,18 @@ def run_case(total: int, pr: int, repeat: int) -> dict[str, object]:
 
 def markdown(results: list[dict[str, object]]) -> str:
     """The README table."""
-    lines = ["| files | changed | row | gate wall | floor wall | ratio | gate CPU | floor CPU | gate peak RSS "
-             "| floor peak RSS |",
-             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| files | changed | row | gate wall | floor wall | ratio | gate CPU | floor CPU | gate peak RSS "
+        "| floor peak RSS |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
-        lines.append(f"| {r['files']:,} | {r['patch_files']} | `{r['row']}` | {r['gate_median_s']:.3f} s | "
-                     f"{r['floor_median_s']:.3f} s | {r['ratio']}× | {r['gate_cpu_median_s']:.3f} s | "
-                     f"{r['floor_cpu_median_s']:.3f} s | {r['gate_peak_mib']} MiB | "
-                     f"{r['floor_peak_mib']} MiB |")
+        lines.append(
+            f"| {r['files']:,} | {r['patch_files']} | `{r['row']}` | {r['gate_median_s']:.3f} s | "
+            f"{r['floor_median_s']:.3f} s | {r['ratio']}× | {r['gate_cpu_median_s']:.3f} s | "
+            f"{r['floor_cpu_median_s']:.3f} s | {r['gate_peak_mib']} MiB | "
+            f"{r['floor_peak_mib']} MiB |"
+        )
     return "\n".join(lines)
 
 
@@ -251,8 +295,9 @@ def main() -> int:
             results.append(run_case(total, pr, args.repeat))
             print(json.dumps(results[-1]), file=sys.stderr)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    (OUT / "results.json").write_text(json.dumps({"machine": machine, "repeat": args.repeat, "results": results},
-                                                 indent=2) + "\n", "utf-8")
+    (OUT / "results.json").write_text(
+        json.dumps({"machine": machine, "repeat": args.repeat, "results": results}, indent=2) + "\n", "utf-8"
+    )
     print(f"evidence-gate check --no-run vs floor; median of {args.repeat}; {machine}\n")
     print(markdown(results))
     return 0

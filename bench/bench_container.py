@@ -58,38 +58,72 @@ def _median(fn: Callable[[], None], repeat: int) -> float:
 def _paired(host: Callable[[], None], container: Callable[[], None], repeat: int) -> dict[str, float]:
     """Host and container runs alternated, so both see the same machine load; overhead is the median pair gap."""
     pairs = [(_timed(host), _timed(container)) for _ in range(repeat)]
-    return {"host_cli_s": statistics.median(h for h, _ in pairs),
-            "container_s": statistics.median(c for _, c in pairs),
-            "overhead_s": statistics.median(c - h for h, c in pairs)}
+    return {
+        "host_cli_s": statistics.median(h for h, _ in pairs),
+        "container_s": statistics.median(c for _, c in pairs),
+        "overhead_s": statistics.median(c - h for h, c in pairs),
+    }
 
 
 def _container_check(engine: Engine, runner: Runner, run: bool) -> Callable[[], None]:
-    args = ["check", "--event", "/github/workflow/event.json", "--today", TODAY, "--receipt",
-            "/github/home/receipt.json", "--format", "json", *([] if run else ["--no-run"])]
+    args = [
+        "check",
+        "--event",
+        "/github/workflow/event.json",
+        "--today",
+        TODAY,
+        "--receipt",
+        "/github/home/receipt.json",
+        "--format",
+        "json",
+        *([] if run else ["--no-run"]),
+    ]
 
     def go() -> None:
         receipt = runner.file("home/receipt.json")
         receipt.unlink(missing_ok=True)
-        proc = run_container(engine, IMAGE, runner, {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"},
-                             *args)
+        proc = run_container(
+            engine, IMAGE, runner, {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"}, *args
+        )
         if not receipt.exists():
             raise SystemExit(f"no receipt from the container: {proc.stderr.decode(errors='replace')[-2000:]}")
+
     return go
 
 
 def _host_check(runner: Runner, run: bool) -> Callable[[], None]:
     receipt = runner.root / "host-receipt.json"
-    argv = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(runner.workspace), "--event",
-            str(runner.file("workflow/event.json")), "--today", TODAY, "--receipt", str(receipt), "--format", "json",
-            *([] if run else ["--no-run"])]
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(runner.root), "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+    argv = [
+        sys.executable,
+        "-m",
+        "evidence_gate",
+        "check",
+        "--repo",
+        str(runner.workspace),
+        "--event",
+        str(runner.file("workflow/event.json")),
+        "--today",
+        TODAY,
+        "--receipt",
+        str(receipt),
+        "--format",
+        "json",
+        *([] if run else ["--no-run"]),
+    ]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(runner.root),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "safe.directory",
+        "GIT_CONFIG_VALUE_0": "*",
+    }
 
     def go() -> None:
         receipt.unlink(missing_ok=True)
         proc = subprocess.run(argv, capture_output=True, env=env, check=False)
         if not receipt.exists():
             raise SystemExit(f"no receipt from the host CLI: {proc.stderr.decode(errors='replace')[-2000:]}")
+
     return go
 
 
@@ -106,6 +140,7 @@ def _action_run(engine: Engine, runner: Runner, image: str = IMAGE) -> Callable[
         finally:
             github.stop()
             results.stop()
+
     return go
 
 
@@ -126,11 +161,20 @@ def main() -> int:
         (OUT / "container-prebuilt.json").write_text(json.dumps(prebuilt, indent=2) + "\n", encoding="utf-8")
         print(render_prebuilt(prebuilt))
         return 0
-    pinned = next(line.split()[1] for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
-                  if line.startswith("FROM ") and line.endswith(" AS pinned-base"))
+    pinned = next(
+        line.split()[1]
+        for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+        if line.startswith("FROM ") and line.endswith(" AS pinned-base")
+    )
     base = ensure_base(engine) or pinned
-    results: dict[str, Any] = {"load_average_before": os.getloadavg(), "engine": engine.name, "base": base,
-                               "machine": platform.machine(), "cpus": os.cpu_count(), "repeat": args.repeat}
+    results: dict[str, Any] = {
+        "load_average_before": os.getloadavg(),
+        "engine": engine.name,
+        "base": base,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "repeat": args.repeat,
+    }
     results["build_cached_s"] = build_image(engine)
     if not args.no_cold_build:
         results["build_no_cache_s"] = build_image(engine, no_cache=True)
@@ -147,7 +191,8 @@ def main() -> int:
             timings[label] = _paired(_host_check(runner, run), _container_check(engine, runner, run), args.repeat)
         runner = make_runner(Path(tmp) / "action", "freeze-entry-added")
         timings["freeze-entry-added (full action: check run, annotations, artifact)"] = {
-            "container_s": _median(_action_run(engine, runner), args.repeat)}
+            "container_s": _median(_action_run(engine, runner), args.repeat)
+        }
     results["timings"] = timings
     results["prebuilt"] = prebuilt_vs_build(engine, args.repeat)
     results["load_average_after"] = os.getloadavg()
@@ -169,8 +214,9 @@ def prebuilt_vs_build(engine: Engine, repeat: int) -> dict[str, Any]:
         published = f"{registry}/octo-org/evidence-gate"
         engine.run("push", "--tls-verify=false", LOCAL_BASE, base, timeout=900)
         digest_file = Path(tmp) / "digest"
-        engine.run("push", "--tls-verify=false", "--digestfile", str(digest_file), IMAGE, f"{published}:v1",
-                   timeout=900)
+        engine.run(
+            "push", "--tls-verify=false", "--digestfile", str(digest_file), IMAGE, f"{published}:v1", timeout=900
+        )
         reference = f"{published}@{digest_file.read_text(encoding='utf-8').strip()}"
         out["reference"] = reference
         runner = make_runner(Path(tmp) / "action", "freeze-entry-added")
@@ -188,8 +234,19 @@ def prebuilt_vs_build(engine: Engine, repeat: int) -> dict[str, Any]:
 
 def _build_from(engine: Engine, base: str) -> str:
     tag = "localhost/evidence-gate:bench-fresh"
-    engine.run("build", "--no-cache", "--pull=always", "--tls-verify=false", "--network=host",
-               "--build-arg", f"BASE={base}", "-t", tag, str(ROOT), timeout=1800)
+    engine.run(
+        "build",
+        "--no-cache",
+        "--pull=always",
+        "--tls-verify=false",
+        "--network=host",
+        "--build-arg",
+        f"BASE={base}",
+        "-t",
+        tag,
+        str(ROOT),
+        timeout=1800,
+    )
     return tag
 
 
@@ -214,20 +271,22 @@ def render_prebuilt(results: dict[str, Any]) -> str:
     if "skipped" in results:
         return f"Prebuilt image: not measured ({results['skipped']})."
     build, pulled = results["build"], results["prebuilt"]
-    return "\n".join([
-        f"From an empty image store, medians of {results['repeat']} alternated runs, registry on 127.0.0.1 "
-        f"(load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after; "
-        "`python bench/bench_container.py --only-prebuilt`).",
-        "",
-        "| `uses:` the action | image ready | action to verdict | start to verdict |",
-        "|---|---:|---:|---:|",
-        f"| builds the Dockerfile (base pulled, apt, no cache) | {build['image_s']:.1f} s | {build['run_s']:.1f} s | "
-        f"{build['total_s']:.1f} s |",
-        f"| pulls the release's image by digest | {pulled['image_s']:.1f} s | {pulled['run_s']:.1f} s | "
-        f"{pulled['total_s']:.1f} s |",
-        "",
-        f"Prebuilt / build: **{results['ratio']:.2f}**.",
-    ])
+    return "\n".join(
+        [
+            f"From an empty image store, medians of {results['repeat']} alternated runs, registry on 127.0.0.1 "
+            f"(load average {results['load_average_before'][0]:.1f} before, {results['load_average_after'][0]:.1f} after; "
+            "`python bench/bench_container.py --only-prebuilt`).",
+            "",
+            "| `uses:` the action | image ready | action to verdict | start to verdict |",
+            "|---|---:|---:|---:|",
+            f"| builds the Dockerfile (base pulled, apt, no cache) | {build['image_s']:.1f} s | {build['run_s']:.1f} s | "
+            f"{build['total_s']:.1f} s |",
+            f"| pulls the release's image by digest | {pulled['image_s']:.1f} s | {pulled['run_s']:.1f} s | "
+            f"{pulled['total_s']:.1f} s |",
+            "",
+            f"Prebuilt / build: **{results['ratio']:.2f}**.",
+        ]
+    )
 
 
 def rebuild_after_touch(engine: Engine) -> float:
@@ -236,8 +295,11 @@ def rebuild_after_touch(engine: Engine) -> float:
         context = Path(tmp)
         for name in ("Dockerfile", "entrypoint", ".dockerignore"):
             shutil.copy2(ROOT / name, context / name)
-        shutil.copytree(ROOT / "src" / "evidence_gate", context / "src" / "evidence_gate",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / "src" / "evidence_gate",
+            context / "src" / "evidence_gate",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         with (context / "src" / "evidence_gate" / "__init__.py").open("a", encoding="utf-8") as handle:
             handle.write(f"# bench {time.time_ns()}\n")
         seconds = build_image(engine, tag="localhost/evidence-gate:bench-rebuild", context=context)
@@ -265,8 +327,7 @@ def render(results: dict[str, Any]) -> str:
     lines += ["", "| demo pull request | host CLI | container | overhead |", "|---|---|---|---|"]
     for label, t in results["timings"].items():
         if "host_cli_s" in t:
-            lines.append(f"| {label} | {t['host_cli_s']:.2f} s | {t['container_s']:.2f} s | "
-                         f"{t['overhead_s']:+.2f} s |")
+            lines.append(f"| {label} | {t['host_cli_s']:.2f} s | {t['container_s']:.2f} s | {t['overhead_s']:+.2f} s |")
         else:
             lines.append(f"| {label} | | {t['container_s']:.2f} s | |")
     return "\n".join(lines)

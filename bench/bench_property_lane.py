@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from repo_builder import GitRepo  # noqa: E402
 
-PROPERTIES = '''\
+PROPERTIES = """\
 from hypothesis import given, strategies as st
 
 from alloc import allocate
@@ -45,31 +45,46 @@ def test_no_negative_share(total, weights):
 @given(st.integers(0, 10_000), st.lists(st.integers(1, 100), min_size=1, max_size=20))
 def test_one_share_per_weight(total, weights):
     assert len(allocate(total, weights)) == len(weights)
-'''
-ALLOC = '''\
+"""
+ALLOC = """\
 def allocate(total, weights):
     whole = sum(weights)
     shares = [total * w // whole for w in weights]
     for i in range(total - sum(shares)):
         shares[i % len(shares)] += 1
     return shares
-'''
-CONFTEST = '''\
+"""
+CONFTEST = """\
 from hypothesis import settings
 
 settings.register_profile("bench", max_examples={trials}, derandomize=False, database=None, deadline=None)
-'''
+"""
 
 
 def build(path: Path, seeds: list[int], trials: int, jobs: int = 0) -> GitRepo:
     """The benchmark repository: a baseline and a trivial agent patch."""
     repo = GitRepo(path)
-    config = {"version": 1, "properties": {"seeds": seeds, "fresh_seeds": 0, "trials": trials, "jobs": jobs,
-                                           "pythonpath": ["src"], "timeout_s": 600}}
-    repo.commit("baseline", {
-        ".evidence-gate.yml": json.dumps(config), "SCORE_PROPERTIES": "properties/test_alloc.py\n",
-        "properties/test_alloc.py": PROPERTIES, "src/alloc.py": ALLOC, "conftest.py": CONFTEST.format(trials=trials),
-    })
+    config = {
+        "version": 1,
+        "properties": {
+            "seeds": seeds,
+            "fresh_seeds": 0,
+            "trials": trials,
+            "jobs": jobs,
+            "pythonpath": ["src"],
+            "timeout_s": 600,
+        },
+    }
+    repo.commit(
+        "baseline",
+        {
+            ".evidence-gate.yml": json.dumps(config),
+            "SCORE_PROPERTIES": "properties/test_alloc.py\n",
+            "properties/test_alloc.py": PROPERTIES,
+            "src/alloc.py": ALLOC,
+            "conftest.py": CONFTEST.format(trials=trials),
+        },
+    )
     repo.branch("patch")
     repo.commit("patch", {"README.md": "patched\n"})
     return repo
@@ -78,9 +93,26 @@ def build(path: Path, seeds: list[int], trials: int, jobs: int = 0) -> GitRepo:
 def time_gate(repo: GitRepo, out: Path) -> float:
     """Wall time of `evidence-gate check` (one run)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(repo.path), "--base", "main",
-                           "--head", "HEAD", "--author", "agent-bench", "--receipt", str(out)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(repo.path),
+            "--base",
+            "main",
+            "--head",
+            "HEAD",
+            "--author",
+            "agent-bench",
+            "--receipt",
+            str(out),
+        ],
+        capture_output=True,
+        check=False,
+    )
     took = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"gate failed:\n{proc.stdout.decode()}{proc.stderr.decode()}")
@@ -89,9 +121,11 @@ def time_gate(repo: GitRepo, out: Path) -> float:
 
 def time_loop(repo: GitRepo, seeds: list[int]) -> float:
     """Wall time of the shell loop: one pytest per seed."""
-    script = ("for S in " + " ".join(map(str, seeds)) + "; do "
-              f"PYTHONPATH=src {sys.executable} -m pytest -q -p no:cacheprovider --hypothesis-profile=bench "
-              "--hypothesis-seed=$S properties/test_alloc.py >/dev/null || exit 1; done")
+    script = (
+        "for S in " + " ".join(map(str, seeds)) + "; do "
+        f"PYTHONPATH=src {sys.executable} -m pytest -q -p no:cacheprovider --hypothesis-profile=bench "
+        "--hypothesis-seed=$S properties/test_alloc.py >/dev/null || exit 1; done"
+    )
     start = time.perf_counter()
     subprocess.run(["sh", "-c", script], cwd=repo.path, check=True)
     return time.perf_counter() - start
@@ -144,8 +178,10 @@ def main() -> int:
     print(f"evidence-gate check, jobs: 1 (one worker):        median {one:.2f}s  ({one / n:.3f}s per seed)")
     print(f"examples alone, in-process:                       {examples:.2f}s  ({examples / n:.3f}s per seed)")
     print(f"ratio gate/loop: {gate / loop:.2f}  (target <= 0.70)")
-    print(f"per-seed overhead over the examples: gate with one worker {(one - examples) / n * 1000:.0f} ms, "
-          f"shell loop {(loop - examples) / n * 1000:.0f} ms")
+    print(
+        f"per-seed overhead over the examples: gate with one worker {(one - examples) / n * 1000:.0f} ms, "
+        f"shell loop {(loop - examples) / n * 1000:.0f} ms"
+    )
     return 0
 
 

@@ -39,7 +39,7 @@ TARGET_RATIO = 0.6
 TARGET_RSS = 1.5
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # Loaded with `-p`; `trylast` so it runs after attrs' conftest has loaded its "patience" profile.
-PLUGIN = '''\
+PLUGIN = """\
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -49,7 +49,7 @@ def pytest_configure(config):
     settings.register_profile("bench", max_examples={trials}, derandomize=False, database=None, deadline=None,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("bench")
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,20 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measu
 
 def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measured:
     """`evidence-gate check` on the merge commit, as an agent's PR."""
-    argv = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(project.repo.path), "--head", merge,
-            "--author", "agent-bench", "--receipt", str(out / "receipt.json")]
+    argv = [
+        sys.executable,
+        "-m",
+        "evidence_gate",
+        "check",
+        "--repo",
+        str(project.repo.path),
+        "--head",
+        merge,
+        "--author",
+        "agent-bench",
+        "--receipt",
+        str(out / "receipt.json"),
+    ]
     return measure(argv, out, real_project.env_without_git(), out / "gate.log")
 
 
@@ -123,8 +135,18 @@ def loop_run(project: real_project.RealProject, seeds: list[int], plugin_dir: Pa
     env = {**real_project.env_without_git(), "PYTHONPATH": os.pathsep.join([str(plugin_dir), "src"])}
     runs = []
     for seed in seeds:
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "bench_profile",
-                f"--hypothesis-seed={seed}", *real_project.ENTRIES]
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "bench_profile",
+            f"--hypothesis-seed={seed}",
+            *real_project.ENTRIES,
+        ]
         runs.append(measure(argv, project.repo.path, env, out / f"pytest-{seed}.log"))
         if runs[-1].code != 0:
             raise SystemExit(f"plain pytest failed on seed {seed}:\n{(out / f'pytest-{seed}.log').read_text()[-3000:]}")
@@ -136,8 +158,13 @@ def mib(kib: float) -> str:
     return f"{kib / 1024:.1f} MiB"
 
 
-def report(args: argparse.Namespace, gates: list[Measured], loops: list[list[Measured]], cold: Measured,
-           receipt: dict[str, object]) -> int:
+def report(
+    args: argparse.Namespace,
+    gates: list[Measured],
+    loops: list[list[Measured]],
+    cold: Measured,
+    receipt: dict[str, object],
+) -> int:
     """Print the figures; 1 when the gate did not pass (then nothing is comparable)."""
     n = args.seeds
     gate = statistics.median(g.wall for g in gates)
@@ -149,21 +176,30 @@ def report(args: argparse.Namespace, gates: list[Measured], loops: list[list[Mea
     props = receipt.get("properties") or {}
     ledgers = props.get("ledgers", []) if isinstance(props, dict) else []
     row = receipt.get("decision", {}).get("row") if isinstance(receipt.get("decision"), dict) else None
-    print(f"project: {real_project.ATTRS.name} {real_project.ATTRS.version} (sdist sha256 "
-          f"{real_project.ATTRS.sha256[:12]}), files: {' '.join(real_project.ENTRIES)}")
-    print(f"cores: {os.cpu_count()}  seeds: {n}  trials: {args.trials}  jobs: {args.jobs}  repeat: {args.repeat}  "
-          f"ledgers: {len(ledgers)}  gate decision: {row}")
+    print(
+        f"project: {real_project.ATTRS.name} {real_project.ATTRS.version} (sdist sha256 "
+        f"{real_project.ATTRS.sha256[:12]}), files: {' '.join(real_project.ENTRIES)}"
+    )
+    print(
+        f"cores: {os.cpu_count()}  seeds: {n}  trials: {args.trials}  jobs: {args.jobs}  repeat: {args.repeat}  "
+        f"ledgers: {len(ledgers)}  gate decision: {row}"
+    )
     print(f"plain loop (one pytest per seed):  median {loop:.2f}s  ({loop / n:.2f}s per seed)")
     print(f"evidence-gate check:               median {gate:.2f}s  ({gate / n:.2f}s per seed)")
     print(f"ratio gate/loop: {gate / loop:.2f}  (target <= {TARGET_RATIO})")
-    print(f"peak RSS, one plain pytest run:          {mib(one)}  (the first run in a fresh checkout: "
-          f"{mib(cold.largest_kib)}, when Hypothesis builds its Unicode table)")
+    print(
+        f"peak RSS, one plain pytest run:          {mib(one)}  (the first run in a fresh checkout: "
+        f"{mib(cold.largest_kib)}, when Hypothesis builds its Unicode table)"
+    )
     print(f"peak RSS, gate's largest process:        {mib(largest)}  ({largest / one:.2f}x, target <= {TARGET_RSS}x)")
     print(f"peak RSS, the gate's own process:        {mib(own)}  ({own / one:.2f}x)")
     print(f"peak RSS, gate + workers at once (sum):  {mib(total)}  ({total / one:.2f}x)")
     if row != "pass" or any(g.code != 0 for g in gates):
-        print(f"the gate did not pass the honest PR (decision {row}, exit codes {[g.code for g in gates]}): its "
-              "figures are not comparable with the loop", file=sys.stderr)
+        print(
+            f"the gate did not pass the honest PR (decision {row}, exit codes {[g.code for g in gates]}): its "
+            "figures are not comparable with the loop",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -27,8 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pythonpath", action="append", default=None)
     parser.add_argument("--limit", type=int, default=400)
     parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--learn", action="store_true",
-                        help="after each flagged commit, allow what it flagged (path: name), as a reviewer would")
+    parser.add_argument(
+        "--learn",
+        action="store_true",
+        help="after each flagged commit, allow what it flagged (path: name), as a reviewer would",
+    )
     args = parser.parse_args(argv)
     repo = Repo(args.git_dir)
     config = Config(properties=PropertiesConfig(pythonpath=tuple(args.pythonpath or ["src"])))
@@ -41,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         if not parents:
             continue
         diff = repo.diff_tree(parents[0], commit)
-        if not any(harness_probes.in_pythonpath(e.path, config.properties.pythonpath) and e.path.endswith(".py")
-                   for e in diff):
+        if not any(
+            harness_probes.in_pythonpath(e.path, config.properties.pythonpath) and e.path.endswith(".py") for e in diff
+        ):
             continue
         touched += 1
         lane = harness_probes.check(repo, parents[0], commit, config, diff, frozenset())
@@ -56,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             for v in lane.violations:
                 print(f"    {v.path}:{v.line}: {v.message.split(';', 1)[0]}")
     seconds = time.monotonic() - started
-    print(f"{len(commits)} first-parent commits, {touched} touch Python under {list(config.properties.pythonpath)}, "
-          f"{flagged} flagged{' (each probe allowed once flagged)' if args.learn else ''}; {seconds:.1f} s")
+    print(
+        f"{len(commits)} first-parent commits, {touched} touch Python under {list(config.properties.pythonpath)}, "
+        f"{flagged} flagged{' (each probe allowed once flagged)' if args.learn else ''}; {seconds:.1f} s"
+    )
     return 0
 
 

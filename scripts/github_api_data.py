@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 EVENTS = ("pull_request", "merge_group", "push")
-ACTIONS = {"pull_request": ("opened", "reopened", "synchronize"), "merge_group": ("checks_requested",),
-           "push": (None,)}
+ACTIONS = {"pull_request": ("opened", "reopened", "synchronize"), "merge_group": ("checks_requested",), "push": (None,)}
 
 
 def package_json(tgz: Path, name: str) -> Any:
@@ -44,11 +43,19 @@ def check_runs(openapi_tgz: Path) -> dict[str, Any]:
 
     return {
         "source": "GitHub REST API description, as packaged in the npm package @octokit/openapi 23.0.2 "
-                  "(generated/api.github.com.deref.json). Extracted unchanged except for this header.",
-        "create_check_run": {"method": "POST", "path": "/repos/{owner}/{repo}/check-runs",
-                             "request": body(create, "request"), "response_201": body(create, "201")},
-        "update_check_run": {"method": "PATCH", "path": "/repos/{owner}/{repo}/check-runs/{check_run_id}",
-                             "request": body(update, "request"), "response_200": body(update, "200")},
+        "(generated/api.github.com.deref.json). Extracted unchanged except for this header.",
+        "create_check_run": {
+            "method": "POST",
+            "path": "/repos/{owner}/{repo}/check-runs",
+            "request": body(create, "request"),
+            "response_201": body(create, "201"),
+        },
+        "update_check_run": {
+            "method": "PATCH",
+            "path": "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+            "request": body(update, "request"),
+            "response_200": body(update, "200"),
+        },
     }
 
 

@@ -26,28 +26,47 @@ from evidence_gate.receipt import empty_receipt
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"
-ENV = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "octo-org/alloc",
-       "GITHUB_RUN_ID": "12345678901", "GITHUB_ACTION_REPOSITORY": "evidence-gate/evidence-gate",
-       "GITHUB_ACTION_REF": "v1"}
-FROM_DEMO = {"pass": "01-honest-refactor", "human-patch": "02-human-fixture-edit",
-             "freeze-entry-added": "03-freeze-entry-added", "tampering": "05-fixture-via-symlink",
-             "property-failed": "08-broken-allocate"}
-PINNED = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C",
-          "GIT_COMMITTER_EMAIL": "c@example.com", "GIT_AUTHOR_DATE": "2026-09-01T12:00:00Z",
-          "GIT_COMMITTER_DATE": "2026-09-01T12:00:00Z", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+ENV = {
+    "GITHUB_SERVER_URL": "https://github.com",
+    "GITHUB_REPOSITORY": "octo-org/alloc",
+    "GITHUB_RUN_ID": "12345678901",
+    "GITHUB_ACTION_REPOSITORY": "evidence-gate/evidence-gate",
+    "GITHUB_ACTION_REF": "v1",
+}
+FROM_DEMO = {
+    "pass": "01-honest-refactor",
+    "human-patch": "02-human-fixture-edit",
+    "freeze-entry-added": "03-freeze-entry-added",
+    "tampering": "05-fixture-via-symlink",
+    "property-failed": "08-broken-allocate",
+}
+PINNED = {
+    "GIT_AUTHOR_NAME": "A",
+    "GIT_AUTHOR_EMAIL": "a@example.com",
+    "GIT_COMMITTER_NAME": "C",
+    "GIT_COMMITTER_EMAIL": "c@example.com",
+    "GIT_AUTHOR_DATE": "2026-09-01T12:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-09-01T12:00:00Z",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def _write(case: str, receipt: dict[str, Any], context: dict[str, Any]) -> None:
     folder = CASES / case
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "receipt.json").write_text(json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                                         "utf-8")
+    (folder / "receipt.json").write_text(
+        json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
+    )
     (folder / "context.json").write_text(json.dumps(context, indent=2, sort_keys=True) + "\n", "utf-8")
 
 
 def _demo(workdir: Path, *extra: str) -> Path:
-    subprocess.run([sys.executable, "-m", "evidence_gate", "demo", "--workdir", str(workdir), *extra], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "evidence_gate", "demo", "--workdir", str(workdir), *extra],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return workdir / "receipts"
 
 
@@ -57,12 +76,20 @@ def _with_failure(receipt: dict[str, Any], repo: Path) -> dict[str, Any]:
         if ledger.get("failing_seed") is None:
             continue
         path = ledger["property_id"].split("::", 1)[0]
-        source = subprocess.run(["git", "-C", str(repo), "show", f"{receipt['git']['head']}:{path}"],
-                                capture_output=True, text=True, check=True).stdout.splitlines()
+        source = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{receipt['git']['head']}:{path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
         line = next(i for i, text in enumerate(source, 1) if text.strip().startswith("assert "))
-        ledger["failure"] = {"path": path, "line": line, "statement": source[line - 1].strip()[:200],
-                             "exception": "AssertionError: assert 0 == 1\n +  where 0 = sum([0, 0])\n"
-                                          " +    where [0, 0] = allocate(1, 2)"}
+        ledger["failure"] = {
+            "path": path,
+            "line": line,
+            "statement": source[line - 1].strip()[:200],
+            "exception": "AssertionError: assert 0 == 1\n +  where 0 = sum([0, 0])\n"
+            " +    where [0, 0] = allocate(1, 2)",
+        }
         for v in receipt["violations"]:
             if v["row"].startswith("property-failed") and v["message"].startswith(ledger["property_id"]):
                 v["line"] = line
@@ -71,8 +98,9 @@ def _with_failure(receipt: dict[str, Any], repo: Path) -> dict[str, Any]:
 
 def _git(repo: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | PINNED
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env=env).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
 
 
 def _many_findings(tmp: Path) -> dict[str, Any]:
@@ -80,8 +108,11 @@ def _many_findings(tmp: Path) -> dict[str, Any]:
     repo = tmp / "many"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    files = {f"fixtures/{folder}/case-{i:03}.json": f'{{"case": {i}}}\n'
-             for folder, n in (("golden", 60), ("api/v2", 30), ("images", 8)) for i in range(n)}
+    files = {
+        f"fixtures/{folder}/case-{i:03}.json": f'{{"case": {i}}}\n'
+        for folder, n in (("golden", 60), ("api/v2", 30), ("images", 8))
+        for i in range(n)
+    }
     files[".github/workflows/ci.yml"] = "on: pull_request\njobs: {}\n"
     files["freeze.yaml"] = "version: 1\nbudget: {max_entries: 40}\nentries: []\n"
     files["SCORE_PROPERTIES"] = "properties/test_p.py::test_x\n"
@@ -97,14 +128,18 @@ def _many_findings(tmp: Path) -> dict[str, Any]:
     (repo / "fixtures/golden/new `@octocat` www.example.com.json").write_text("{}\n", "utf-8")
     (repo / "fixtures/images/evil\n::error::x.png").write_text("x\n", "utf-8")
     (repo / ".github/workflows/ci.yml").write_text("on: pull_request_target\njobs: {}\n", "utf-8")
-    entries = "".join(f"  - id: flaky-{i:02}\n    test: tests/test_flaky.py::test_{i:02}\n"
-                      f"    assertion_hash: \"{'ab' * 16}\"\n    added_at: \"2026-09-15\"\n"
-                      f"    expires: \"2026-09-29\"\n    owner: humans\n" for i in range(20))
+    entries = "".join(
+        f"  - id: flaky-{i:02}\n    test: tests/test_flaky.py::test_{i:02}\n"
+        f'    assertion_hash: "{"ab" * 16}"\n    added_at: "2026-09-15"\n'
+        f'    expires: "2026-09-29"\n    owner: humans\n'
+        for i in range(20)
+    )
     (repo / "freeze.yaml").write_text(f"version: 1\nbudget: {{max_entries: 40}}\nentries:\n{entries}", "utf-8")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "patch")
-    opts = gate.CheckOptions(repo=repo, base="main", head="HEAD", author="agent-x[bot]", today=date(2026, 9, 20),
-                             run=False)
+    opts = gate.CheckOptions(
+        repo=repo, base="main", head="HEAD", author="agent-x[bot]", today=date(2026, 9, 20), run=False
+    )
     receipt, _code = gate.evaluate(opts, tmp / "many.json")
     return receipt
 
@@ -115,11 +150,22 @@ def _run_problem(tmp: Path) -> dict[str, Any]:
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     files = {
-        ".evidence-gate.yml": json.dumps({"version": 1, "properties": {
-            "seeds": [11, 12], "fresh_seeds": 0, "trials": 20, "timeout_s": 60, "jobs": 1, "pythonpath": ["src"]}}),
+        ".evidence-gate.yml": json.dumps(
+            {
+                "version": 1,
+                "properties": {
+                    "seeds": [11, 12],
+                    "fresh_seeds": 0,
+                    "trials": 20,
+                    "timeout_s": 60,
+                    "jobs": 1,
+                    "pythonpath": ["src"],
+                },
+            }
+        ),
         "SCORE_PROPERTIES": "properties/test_double.py::test_double\n",
         "properties/test_double.py": "from hypothesis import given, strategies as st\n\nfrom calc import double\n\n\n"
-                                     "@given(st.integers())\ndef test_double(x):\n    assert double(x) == x + x\n",
+        "@given(st.integers())\ndef test_double(x):\n    assert double(x) == x + x\n",
         "src/calc.py": "def double(x):\n    return x * 2\n",
     }
     for rel, content in files.items():
@@ -128,8 +174,9 @@ def _run_problem(tmp: Path) -> dict[str, Any]:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "base")
     _git(repo, "checkout", "-q", "-b", "patch")
-    (repo / "src/calc.py").write_text("import fastmath  # not installed\n\n\ndef double(x):\n    return x * 2\n",
-                                      "utf-8")
+    (repo / "src/calc.py").write_text(
+        "import fastmath  # not installed\n\n\ndef double(x):\n    return x * 2\n", "utf-8"
+    )
     _git(repo, "commit", "-q", "-am", "patch")
     opts = gate.CheckOptions(repo=repo, base="main", head="HEAD", author="agent-x[bot]", today=date(2026, 9, 20))
     receipt, _code = gate.evaluate(opts, tmp / "broken.json")
@@ -152,24 +199,42 @@ def main(argv: list[str] | None = None) -> int:
                 receipt = _with_failure(receipt, tmp / "demo" / "repo")
             _write(case, receipt, {"env": ENV, "artifact_id": "987654321"})
         static = _demo(tmp / "static", "--no-run")
-        _write("static-only", json.loads((static / f"{FROM_DEMO['pass']}.json").read_text("utf-8")),
-               {"env": ENV, "artifact_id": "987654321"})
+        _write(
+            "static-only",
+            json.loads((static / f"{FROM_DEMO['pass']}.json").read_text("utf-8")),
+            {"env": ENV, "artifact_id": "987654321"},
+        )
         _write("many-findings", _many_findings(tmp), {"env": ENV, "artifact_id": "987654321"})
         fork = json.loads((receipts / f"{FROM_DEMO['tampering']}.json").read_text("utf-8"))
-        _write("fork-fallback", fork, {"env": ENV, "notes": [
-            "cannot create a check run (create check run: HTTP 403: Resource not accessible by integration); "
-            "annotations are printed as workflow commands and the verdict is this step's exit code (a fork pull "
-            "request or a token without `checks: write`)"]})
+        _write(
+            "fork-fallback",
+            fork,
+            {
+                "env": ENV,
+                "notes": [
+                    "cannot create a check run (create check run: HTTP 403: Resource not accessible by integration); "
+                    "annotations are printed as workflow commands and the verdict is this step's exit code (a fork pull "
+                    "request or a token without `checks: write`)"
+                ],
+            },
+        )
         missing = empty_receipt()
-        gate.precondition(missing, GateError(
-            "the baseline commit 3f2a9c1e0b7d is not in this clone", row="history-missing",
-            fix="add `fetch-depth: 0` to actions/checkout (with: {fetch-depth: 0}), or run `git fetch origin "
-                "3f2a9c1e0b7d`"))
+        gate.precondition(
+            missing,
+            GateError(
+                "the baseline commit 3f2a9c1e0b7d is not in this clone",
+                row="history-missing",
+                fix="add `fetch-depth: 0` to actions/checkout (with: {fetch-depth: 0}), or run `git fetch origin "
+                "3f2a9c1e0b7d`",
+            ),
+        )
         _write("history-missing", missing, {"env": ENV})
         crashed = empty_receipt()
-        crashed["errors"] += ["internal error: KeyError: 'entries'",
-                              "Traceback (most recent call last):\n  File \"gate.py\", line 201, in check\n"
-                              "    ledger = freeze_ledger.check(...)\nKeyError: 'entries'\n"]
+        crashed["errors"] += [
+            "internal error: KeyError: 'entries'",
+            'Traceback (most recent call last):\n  File "gate.py", line 201, in check\n'
+            "    ledger = freeze_ledger.check(...)\nKeyError: 'entries'\n",
+        ]
         _write("aborted", crashed, {"env": ENV})
     shutil.rmtree(CASES / "__pycache__", ignore_errors=True)
     return 0

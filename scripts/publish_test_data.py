@@ -26,8 +26,10 @@ OPERATIONS = {
 def schemas(openapi_tgz: Path) -> dict[str, Any]:
     """The response schemas the fake GitHub validates its publish-mode answers against."""
     spec = package_json(openapi_tgz, "package/generated/api.github.com.deref.json")
-    out: dict[str, Any] = {"source": "GitHub REST API description, as packaged in the npm package @octokit/openapi "
-                                     "23.0.2 (generated/api.github.com.deref.json). Extracted unchanged."}
+    out: dict[str, Any] = {
+        "source": "GitHub REST API description, as packaged in the npm package @octokit/openapi "
+        "23.0.2 (generated/api.github.com.deref.json). Extracted unchanged."
+    }
     for key, (path, status) in OPERATIONS.items():
         schema = spec["paths"][path]["get"]["responses"][status]["content"]["application/json"]["schema"]
         out[key] = {"method": "GET", "path": path, f"response_{status}": schema}

@@ -29,8 +29,10 @@ class ReleaseError(Exception):
 def pinned_reference(reference: str) -> str:
     """`reference` checked to be `registry/path@sha256:<64 hex>`; raises ReleaseError naming what is wrong."""
     if REFERENCE.match(reference) is None:
-        raise ReleaseError(f"{reference!r} is not an image reference pinned by digest "
-                           "(lowercase registry/path@sha256:<64 hex>, no tag)")
+        raise ReleaseError(
+            f"{reference!r} is not an image reference pinned by digest "
+            "(lowercase registry/path@sha256:<64 hex>, no tag)"
+        )
     return reference
 
 

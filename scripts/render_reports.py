@@ -35,8 +35,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"
 WIDTH = 1012
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
 EXTENSIONS = ("table", "autolink", "strikethrough", "tasklist")
 # Cases screenshotted by `--png` (the PNGs are large; the Markdown goldens of every case are checked in tests).
 PNG_CASES = ("pass", "property-failed", "tampering", "many-findings", "human-patch", "fork-fallback")
@@ -89,27 +97,30 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
     receipt = json.loads(data)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     env = context.get("env") or {}
-    links = check_report.links_from(env, env.get("GITHUB_REPOSITORY", ""), receipt,
-                                    str(context.get("artifact_id", "")))
+    links = check_report.links_from(env, env.get("GITHUB_REPOSITORY", ""), receipt, str(context.get("artifact_id", "")))
     notes = tuple(context.get("notes") or ())
     report = check_report.build(receipt, digest, notes=notes, links=links)
-    job = job_summary.truncate_bytes(job_summary.render(receipt, digest, notes, links,
-                                                        context.get("check_name", "evidence-gate")))
+    job = job_summary.truncate_bytes(
+        job_summary.render(receipt, digest, notes, links, context.get("check_name", "evidence-gate"))
+    )
     return {
         "check-title.txt": report.title + "\n",
         "check-summary.md": report.summary,
         "check-text.md": report.text,
-        "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False)
-        + "\n",
+        "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False) + "\n",
         "job-summary.md": job,
     }
 
 
 def png_sources(files: dict[str, str]) -> dict[str, tuple[str, str | None]]:
     """Each PNG's Markdown and heading: the check run (title, summary, text) and the job summary."""
-    return {"check-run.png": (files["check-summary.md"] + "\n\n" + files["check-text.md"],
-                              files["check-title.txt"].strip()),
-            "job-summary.png": (files["job-summary.md"], None)}
+    return {
+        "check-run.png": (
+            files["check-summary.md"] + "\n\n" + files["check-text.md"],
+            files["check-title.txt"].strip(),
+        ),
+        "job-summary.png": (files["job-summary.md"], None),
+    }
 
 
 def png_stamp(files: dict[str, str]) -> str:
@@ -132,14 +143,21 @@ def to_html(markdown: str) -> str:
 def page(body_html: str, heading: str | None = None) -> str:
     """A standalone page: the rendered Markdown in GitHub-like CSS, with an optional check-run title."""
     head = f'<h1 class="checkhead">{html.escape(heading)}</h1>' if heading else ""
-    return (f'<!doctype html><html><head><meta charset="utf-8"><style>{CSS}</style></head><body>'
-            f'<div class="page">{head}<div class="markdown-body">{body_html}</div></div></body></html>')
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><style>{CSS}</style></head><body>'
+        f'<div class="page">{head}<div class="markdown-body">{body_html}</div></div></body></html>'
+    )
 
 
 def _chromium(args: list[str], workdir: Path) -> str:
     profile = tempfile.mkdtemp(prefix="chromium-", dir=workdir)
-    proc = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return proc.stdout
@@ -150,9 +168,12 @@ def screenshot(document: str, target: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="render-") as tmp:
         work = Path(tmp)
         probe = work / "probe.html"
-        probe.write_text(document.replace(
-            "</body>", "<script>document.title = String(document.documentElement.scrollHeight);</script></body>"),
-            "utf-8")
+        probe.write_text(
+            document.replace(
+                "</body>", "<script>document.title = String(document.documentElement.scrollHeight);</script></body>"
+            ),
+            "utf-8",
+        )
         dom = _chromium([f"--window-size={WIDTH},800", "--dump-dom", probe.as_uri()], work)
         found = re.search(r"<title>(\d+)</title>", dom)
         height = min(int(found.group(1)) if found else 4000, 16000)
@@ -187,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         return preview(args.receipt, args.out or Path(), args.png)
     cases = [CASES / c for c in args.cases] if args.cases else case_dirs()
     if args.png and not (shutil.which("cmark-gfm") and Path(CHROMIUM).exists()):
-        print("render_reports: --png needs cmark-gfm and chromium (apt-get install cmark-gfm chromium)",
-              file=sys.stderr)
+        print(
+            "render_reports: --png needs cmark-gfm and chromium (apt-get install cmark-gfm chromium)", file=sys.stderr
+        )
         return 2
     drift = []
     for case in cases:
@@ -206,8 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             (case / PNG_STAMP).write_text(png_stamp(files), "utf-8")
         print(f"rendered {case.name}")
     if drift:
-        print("golden renders differ (regenerate with `python scripts/render_reports.py`):\n  " + "\n  ".join(drift),
-              file=sys.stderr)
+        print(
+            "golden renders differ (regenerate with `python scripts/render_reports.py`):\n  " + "\n  ".join(drift),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -61,7 +61,7 @@ def current_block(readme: str) -> str | None:
     end = readme.find(END, start)
     if start < 0 or end < 0:
         return None
-    return readme[start:end + len(END)]
+    return readme[start : end + len(END)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.check:
         if found != wanted:
-            sys.stderr.write("README.md's action tables differ from action.yml; "
-                             "run python tests/action_docs.py --write\n")
+            sys.stderr.write(
+                "README.md's action tables differ from action.yml; run python tests/action_docs.py --write\n"
+            )
             return 1
         return 0
     readme_path.write_text(readme.replace(found, wanted), encoding="utf-8")

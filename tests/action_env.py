@@ -53,10 +53,16 @@ def pull_request(tmp_path: Path, shared_dir: Path, *, author: str = "agent-smith
 def runner_env(tmp_path: Path, workspace: Path, event: Path, api_url: str | None, **inputs: str) -> dict[str, str]:
     """The variables the runner gives a container step (inputs as INPUT_<KEBAB-NAME>)."""
     env = {
-        "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request", "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_REPOSITORY": "octo/repo", "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_SERVER_URL": "https://github.example",
-        "GITHUB_RUN_ID": "99", "INPUT_RUN-PROPERTIES": "false", "INPUT_TODAY": "2026-09-10",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_REPOSITORY": "octo/repo",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_RUN_ID": "99",
+        "INPUT_RUN-PROPERTIES": "false",
+        "INPUT_TODAY": "2026-09-10",
     }
     if api_url:
         env["GITHUB_API_URL"] = api_url

@@ -27,8 +27,22 @@ EVENTS = shared_data.EVENTS
 # What GitHub's runner gives a container action (CONTAINERS.md): Docker's default seccomp profile and capability
 # set, no --privileged, no --user; podman's own defaults are more permissive, so both are passed explicitly.
 DOCKER_SECCOMP = shared_data.SHARED / "containers" / "docker-default-seccomp.json"
-DOCKER_CAPS = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP",
-               "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")
+DOCKER_CAPS = (
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FSETID",
+    "FOWNER",
+    "MKNOD",
+    "NET_RAW",
+    "SETGID",
+    "SETUID",
+    "SETFCAP",
+    "SETPCAP",
+    "NET_BIND_SERVICE",
+    "SYS_CHROOT",
+    "KILL",
+    "AUDIT_WRITE",
+)
 
 
 def pr_number(name: str) -> int:
@@ -64,8 +78,13 @@ class Runner:
 
 def _git(path: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-c", f"safe.directory={path}", "-C", str(path), *args], capture_output=True,
-                          text=True, check=True, env=env).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", f"safe.directory={path}", "-C", str(path), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout.strip()
 
 
 def _shallow_checkout(origin: Path, workspace: Path, ref: str) -> None:
@@ -78,8 +97,16 @@ def _shallow_checkout(origin: Path, workspace: Path, ref: str) -> None:
     _git(workspace, "checkout", "-q", "--detach", local)
 
 
-def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, event: str = "pull_request",
-                shallow: bool = False, extra: demo.Patch | None = None, config_tail: str = "") -> Runner:
+def make_runner(
+    root: Path,
+    pr_name: str,
+    login: str = demo.AGENT_LOGIN,
+    *,
+    event: str = "pull_request",
+    shallow: bool = False,
+    extra: demo.Patch | None = None,
+    config_tail: str = "",
+) -> Runner:
     """The demo repository on the merge commit of pull request `pr_name` (one of the demo's, or `extra`), and an
     event (pull_request or merge_group) naming it; `shallow` checks it out like actions/checkout's default depth
     of 1. Like actions/checkout, the job token is persisted in the checkout's .git/config. `config_tail` is appended
@@ -126,18 +153,40 @@ def make_runner(root: Path, pr_name: str, login: str = demo.AGENT_LOGIN, *, even
     return runner
 
 
-def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str], *args: str,
-                   entrypoint: str | None = None, user: str | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_container(
+    engine: Engine,
+    image: str,
+    runner: Runner,
+    env: dict[str, str],
+    *args: str,
+    entrypoint: str | None = None,
+    user: str | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """`docker run` as GitHub's runner does it: its mounts (a listening socket at /var/run/docker.sock included),
     working directory, Docker's seccomp profile and capabilities, and the network; never raises on a non-zero
     exit. Whatever connects to the socket (or to `runner.tcp_port`) is appended to `runner.reached`."""
     with listening(runner.tcp_port) as (seen, _port, docker_sock):
-        argv = ["run", "--rm", "--network=host", "--workdir", "/github/workspace",
-                "--security-opt", f"seccomp={DOCKER_SECCOMP}", "--cap-drop=all", f"--cap-add={','.join(DOCKER_CAPS)}",
-                "-v", f"{docker_sock}:/var/run/docker.sock",
-                "-v", f"{runner.workspace}:/github/workspace", "-v", f"{runner.file('home')}:/github/home",
-                "-v", f"{runner.file('workflow')}:/github/workflow",
-                "-v", f"{runner.file('file_commands')}:/github/file_commands"]
+        argv = [
+            "run",
+            "--rm",
+            "--network=host",
+            "--workdir",
+            "/github/workspace",
+            "--security-opt",
+            f"seccomp={DOCKER_SECCOMP}",
+            "--cap-drop=all",
+            f"--cap-add={','.join(DOCKER_CAPS)}",
+            "-v",
+            f"{docker_sock}:/var/run/docker.sock",
+            "-v",
+            f"{runner.workspace}:/github/workspace",
+            "-v",
+            f"{runner.file('home')}:/github/home",
+            "-v",
+            f"{runner.file('workflow')}:/github/workflow",
+            "-v",
+            f"{runner.file('file_commands')}:/github/file_commands",
+        ]
         if runner.origin is not None:
             argv += ["-v", f"{runner.origin}:{runner.origin}:ro"]
         for key, value in env.items():
@@ -152,21 +201,33 @@ def run_container(engine: Engine, image: str, runner: Runner, env: dict[str, str
             runner.reached += seen
 
 
-def action_env(github: FakeGitHub, results: FakeResultsService, run_properties: str = "false",
-               event: str = "pull_request") -> dict[str, str]:
+def action_env(
+    github: FakeGitHub, results: FakeResultsService, run_properties: str = "false", event: str = "pull_request"
+) -> dict[str, str]:
     """The variables the runner sets for a container step, pointed at the fakes."""
     return {
-        "HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
-        "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_EVENT_NAME": event,
-        "GITHUB_EVENT_PATH": "/github/workflow/event.json", "GITHUB_REPOSITORY": REPOSITORY,
+        "HOME": "/github/home",
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": "/github/workflow/event.json",
+        "GITHUB_REPOSITORY": REPOSITORY,
         "GITHUB_OUTPUT": "/github/file_commands/set_output",
         "GITHUB_STEP_SUMMARY": "/github/file_commands/step_summary",
-        "GITHUB_API_URL": github.url, "GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "7",
-        "ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url,
+        "GITHUB_API_URL": github.url,
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_RUN_ID": "7",
+        "ACTIONS_RUNTIME_TOKEN": results.token,
+        "ACTIONS_RESULTS_URL": results.url,
         # The runner keeps the hyphen (INPUT_CHECK-NAME); the action also reads INPUT_CHECK_NAME.
-        "INPUT_GITHUB-TOKEN": "ghs_fake", "INPUT_CHECK-NAME": "evidence-gate", "INPUT_RUN-PROPERTIES": run_properties,
-        "INPUT_UPLOAD-ARTIFACT": "true", "INPUT_ARTIFACT-NAME": "evidence-gate-receipt",
-        "INPUT_RECEIPT-PATH": "receipt.json", "INPUT_TODAY": TODAY,
+        "INPUT_GITHUB-TOKEN": "ghs_fake",
+        "INPUT_CHECK-NAME": "evidence-gate",
+        "INPUT_RUN-PROPERTIES": run_properties,
+        "INPUT_UPLOAD-ARTIFACT": "true",
+        "INPUT_ARTIFACT-NAME": "evidence-gate-receipt",
+        "INPUT_RECEIPT-PATH": "receipt.json",
+        "INPUT_TODAY": TODAY,
     }
 
 
@@ -180,7 +241,7 @@ def read_outputs(path: Path) -> dict[str, str]:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delim = line.split("<<", 1)
             end = lines.index(delim, i + 1)
-            out[name] = "\n".join(lines[i + 1:end])
+            out[name] = "\n".join(lines[i + 1 : end])
             i = end + 1
             continue
         if line:

@@ -28,8 +28,10 @@ def git_repo(tmp_path: Path) -> GitRepo:
 def shared_dir() -> Path:
     """`../shared` beside the checkout (or $EVIDENCE_GATE_SHARED): GitHub's schemas and real event payloads."""
     if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing; lay shared/ beside the checkout, or build it with "
-                    "scripts/github_api_data.py and set EVIDENCE_GATE_SHARED")
+        pytest.fail(
+            f"{SHARED} is missing; lay shared/ beside the checkout, or build it with "
+            "scripts/github_api_data.py and set EVIDENCE_GATE_SHARED"
+        )
     return SHARED
 
 

@@ -42,14 +42,23 @@ class Engine:
     name: str  # "docker" or "podman"
     env: dict[str, str] = field(default_factory=dict)
 
-    def run(self, *args: str, input: bytes | None = None, timeout: float = 600,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, input: bytes | None = None, timeout: float = 600, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run the engine's CLI; raise with its stderr on failure when `check`."""
-        proc = subprocess.run([self.name, *args], input=input, capture_output=True, timeout=timeout,
-                              env={**os.environ, **self.env}, check=False)
+        proc = subprocess.run(
+            [self.name, *args],
+            input=input,
+            capture_output=True,
+            timeout=timeout,
+            env={**os.environ, **self.env},
+            check=False,
+        )
         if check and proc.returncode != 0:
-            raise RuntimeError(f"{self.name} {' '.join(args[:3])} ... failed ({proc.returncode}): "
-                               f"{proc.stderr.decode(errors='replace')[-3000:]}")
+            raise RuntimeError(
+                f"{self.name} {' '.join(args[:3])} ... failed ({proc.returncode}): "
+                f"{proc.stderr.decode(errors='replace')[-3000:]}"
+            )
         return proc
 
     def image_exists(self, ref: str) -> bool:
@@ -78,8 +87,9 @@ def locked(name: str) -> Iterator[None]:
 
 def _answers(argv: Sequence[str], env: dict[str, str] | None = None) -> bool:
     try:
-        proc = subprocess.run(list(argv), capture_output=True, timeout=60, env={**os.environ, **(env or {})},
-                              check=False)
+        proc = subprocess.run(
+            list(argv), capture_output=True, timeout=60, env={**os.environ, **(env or {})}, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0
@@ -126,11 +136,17 @@ def ensure_base(engine: Engine) -> str | None:
                 raise EngineUnavailable("debootstrap is missing; ./dev test installs it with podman and runc")
             with tempfile.TemporaryDirectory(prefix="evidence-gate-rootfs-") as tmp:
                 rootfs = Path(tmp) / "rootfs"
-                proc = subprocess.run(["debootstrap", "--variant=minbase", "trixie", str(rootfs), _mirror()],
-                                      capture_output=True, timeout=900, check=False)
+                proc = subprocess.run(
+                    ["debootstrap", "--variant=minbase", "trixie", str(rootfs), _mirror()],
+                    capture_output=True,
+                    timeout=900,
+                    check=False,
+                )
                 if proc.returncode != 0:
-                    raise EngineUnavailable(f"debootstrap failed: {proc.stdout.decode(errors='replace')[-2000:]}"
-                                            f"{proc.stderr.decode(errors='replace')[-2000:]}")
+                    raise EngineUnavailable(
+                        f"debootstrap failed: {proc.stdout.decode(errors='replace')[-2000:]}"
+                        f"{proc.stderr.decode(errors='replace')[-2000:]}"
+                    )
                 partial = tarball.with_suffix(".partial")
                 subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True, timeout=300)
                 partial.replace(tarball)
@@ -165,4 +181,3 @@ def _image_id(engine: Engine, ref: str) -> str | None:
 def image_size(engine: Engine, ref: str) -> int:
     """The image's size in bytes as the engine reports it."""
     return int(engine.run("image", "inspect", "--format", "{{.Size}}", ref).stdout.decode().strip())
-

@@ -18,7 +18,7 @@ from pathlib import Path
 TOKEN = "ghs_" + "Zq8" * 12
 EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
 # Production code: every way out the red team found, tried once at import; REACHED lists what worked.
-PROBES = '''\
+PROBES = """\
 import ctypes
 import os
 import resource
@@ -87,13 +87,16 @@ def _tries():
 
 
 REACHED = _tries()
-'''
+"""
 # The red property's code under test (tests/property_repo.py), right only when an escape worked.
-DOUBLE = PROBES + '''
+DOUBLE = (
+    PROBES
+    + """
 
 def double(x):
     return x * 2 if REACHED or x < 1000 else x
-'''
+"""
+)
 
 
 @contextmanager
@@ -105,8 +108,7 @@ def listening(tcp_port: int | None = None) -> Iterator[tuple[list[str], int, Pat
     folder.chmod(0o777)
     path = folder / "docker.sock"
     seen: list[str] = []
-    servers = [socket.create_server(("127.0.0.1", tcp_port or 0)),
-               socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
+    servers = [socket.create_server(("127.0.0.1", tcp_port or 0)), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
     servers[1].bind(str(path))
     servers[1].listen()
     path.chmod(0o666)
@@ -122,8 +124,10 @@ def listening(tcp_port: int | None = None) -> Iterator[tuple[list[str], int, Pat
             with conn:
                 seen.append(name)
 
-    threads = [threading.Thread(target=accept, args=(server, name), daemon=True)
-               for server, name in zip(servers, ("tcp", "unix"), strict=True)]
+    threads = [
+        threading.Thread(target=accept, args=(server, name), daemon=True)
+        for server, name in zip(servers, ("tcp", "unix"), strict=True)
+    ]
     for thread in threads:
         thread.start()
     try:
@@ -141,7 +145,17 @@ def listening(tcp_port: int | None = None) -> Iterator[tuple[list[str], int, Pat
 def persist_token(checkout: Path) -> Path:
     """What actions/checkout leaves in the checkout by default: the job token as an extraheader, world-readable."""
     config = checkout / ".git" / "config"
-    subprocess.run(["git", "config", "--file", str(config), "http.https://github.com/.extraheader",
-                    f"AUTHORIZATION: basic {EXTRAHEADER}"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "git",
+            "config",
+            "--file",
+            str(config),
+            "http.https://github.com/.extraheader",
+            f"AUTHORIZATION: basic {EXTRAHEADER}",
+        ],
+        check=True,
+        capture_output=True,
+    )
     config.chmod(0o644)
     return config

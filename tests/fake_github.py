@@ -113,9 +113,11 @@ class FakeGitHub(LocalServer):
         self.script: dict[str, list[Scripted]] = {}
         publish = json.loads(PUBLISH_SCHEMAS.read_text(encoding="utf-8"))
         self._validators["artifacts_200"] = jsonschema.Draft7Validator(
-            _nullable(publish["list_workflow_run_artifacts"]["response_200"]))
+            _nullable(publish["list_workflow_run_artifacts"]["response_200"])
+        )
         self._validators["pull_200"] = jsonschema.Draft7Validator(
-            _nullable(publish["get_pull_request"]["response_200"]))
+            _nullable(publish["get_pull_request"]["response_200"])
+        )
         self.run_artifacts: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
         self.blob_store = BlobStore()
@@ -138,8 +140,9 @@ class FakeGitHub(LocalServer):
         self.blob_store.stop()
         super().stop()
 
-    def add_artifact(self, run_id: int, name: str, data: bytes, *, expired: bool = False,
-                     size: int | None = None) -> dict[str, Any]:
+    def add_artifact(
+        self, run_id: int, name: str, data: bytes, *, expired: bool = False, size: int | None = None
+    ) -> dict[str, Any]:
         """An artifact of workflow run `run_id` holding `data` (its listed size can be made to lie)."""
         import hashlib
 
@@ -147,14 +150,24 @@ class FakeGitHub(LocalServer):
         art_id = self._next_id
         self.blob_store.blobs[art_id] = data
         artifact = {
-            "id": art_id, "node_id": f"MDg6QXJ0aWZhY3Q{art_id}", "name": name,
+            "id": art_id,
+            "node_id": f"MDg6QXJ0aWZhY3Q{art_id}",
+            "name": name,
             "size_in_bytes": len(data) if size is None else size,
             "url": f"{self.url}/repos/octo/repo/actions/artifacts/{art_id}",
             "archive_download_url": f"{self.url}/repos/octo/repo/actions/artifacts/{art_id}/zip",
-            "expired": expired, "created_at": "2026-09-10T12:00:00Z", "expires_at": "2026-12-09T12:00:00Z",
-            "updated_at": "2026-09-10T12:00:00Z", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-            "workflow_run": {"id": run_id, "repository_id": 1, "head_repository_id": 2, "head_branch": "patch",
-                             "head_sha": "0" * 40},
+            "expired": expired,
+            "created_at": "2026-09-10T12:00:00Z",
+            "expires_at": "2026-12-09T12:00:00Z",
+            "updated_at": "2026-09-10T12:00:00Z",
+            "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+            "workflow_run": {
+                "id": run_id,
+                "repository_id": 1,
+                "head_repository_id": 2,
+                "head_branch": "patch",
+                "head_sha": "0" * 40,
+            },
         }
         self.run_artifacts.setdefault(run_id, []).append(artifact)
         return artifact
@@ -183,8 +196,11 @@ class FakeGitHub(LocalServer):
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls", path)
         if method == "GET" and m:
             head = (query.get("head") or [""])[0]
-            found = [pr for pr in self.pulls.values() if pr["state"] == "open"
-                     and f"{pr['head']['repo']['owner']['login']}:{pr['head']['ref']}" == head]
+            found = [
+                pr
+                for pr in self.pulls.values()
+                if pr["state"] == "open" and f"{pr['head']['repo']['owner']['login']}:{pr['head']['ref']}" == head
+            ]
             return 200, {}, found
         return 404, {}, {"message": "Not Found"}
 
@@ -210,33 +226,60 @@ class FakeGitHub(LocalServer):
         run_id = self._next_id
         output = body.get("output") or {}
         app_owner = {
-            "login": "github", "id": 9919, "node_id": "MDEyOk9yZ2FuaXphdGlvbjk5MTk=",
-            "avatar_url": "https://avatars.example/u/9919", "gravatar_id": "", "url": "https://api.example/users/github",
-            "html_url": "https://github.example/github", "followers_url": "https://api.example/f",
-            "following_url": "https://api.example/g", "gists_url": "https://api.example/h",
-            "starred_url": "https://api.example/s", "subscriptions_url": "https://api.example/sub",
-            "organizations_url": "https://api.example/o", "repos_url": "https://api.example/r",
-            "events_url": "https://api.example/e", "received_events_url": "https://api.example/re",
-            "type": "Organization", "site_admin": False,
+            "login": "github",
+            "id": 9919,
+            "node_id": "MDEyOk9yZ2FuaXphdGlvbjk5MTk=",
+            "avatar_url": "https://avatars.example/u/9919",
+            "gravatar_id": "",
+            "url": "https://api.example/users/github",
+            "html_url": "https://github.example/github",
+            "followers_url": "https://api.example/f",
+            "following_url": "https://api.example/g",
+            "gists_url": "https://api.example/h",
+            "starred_url": "https://api.example/s",
+            "subscriptions_url": "https://api.example/sub",
+            "organizations_url": "https://api.example/o",
+            "repos_url": "https://api.example/r",
+            "events_url": "https://api.example/e",
+            "received_events_url": "https://api.example/re",
+            "type": "Organization",
+            "site_admin": False,
         }
         run = {
-            "id": run_id, "node_id": f"CR_{run_id}", "head_sha": body["head_sha"], "name": body["name"],
+            "id": run_id,
+            "node_id": f"CR_{run_id}",
+            "head_sha": body["head_sha"],
+            "name": body["name"],
             "url": f"{self.url}/repos/{owner_repo}/check-runs/{run_id}",
             "html_url": f"https://github.example/{owner_repo}/runs/{run_id}",
             "details_url": body.get("details_url", "https://github.example/details"),
-            "status": body.get("status", "queued"), "conclusion": body.get("conclusion"),
-            "started_at": body.get("started_at", "2026-09-01T12:00:00Z"), "completed_at": body.get("completed_at"),
+            "status": body.get("status", "queued"),
+            "conclusion": body.get("conclusion"),
+            "started_at": body.get("started_at", "2026-09-01T12:00:00Z"),
+            "completed_at": body.get("completed_at"),
             "external_id": body.get("external_id", ""),
             "check_suite": {"id": 5},
-            "output": {"title": output.get("title"), "summary": output.get("summary"), "text": output.get("text"),
-                       "annotations_count": 0,
-                       "annotations_url": f"{self.url}/repos/{owner_repo}/check-runs/{run_id}/annotations"},
-            "app": {"id": 15368, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg=", "owner": app_owner,
-                    "name": "GitHub Actions", "description": "Automate your workflow",
-                    "external_url": "https://help.github.example/actions",
-                    "html_url": "https://github.example/apps/github-actions",
-                    "created_at": "2018-07-30T09:30:17Z", "updated_at": "2019-12-10T19:04:12Z",
-                    "permissions": {"checks": "write"}, "events": ["check_run"]},
+            "output": {
+                "title": output.get("title"),
+                "summary": output.get("summary"),
+                "text": output.get("text"),
+                "annotations_count": 0,
+                "annotations_url": f"{self.url}/repos/{owner_repo}/check-runs/{run_id}/annotations",
+            },
+            "app": {
+                "id": 15368,
+                "slug": "github-actions",
+                "node_id": "MDM6QXBwMTUzNjg=",
+                "owner": app_owner,
+                "name": "GitHub Actions",
+                "description": "Automate your workflow",
+                "external_url": "https://help.github.example/actions",
+                "html_url": "https://github.example/apps/github-actions",
+                "created_at": "2018-07-30T09:30:17Z",
+                "updated_at": "2019-12-10T19:04:12Z",
+                "permissions": {"checks": "write"},
+                "events": ["check_run"],
+            },
             "pull_requests": [],
         }
         self.runs[run_id] = run
@@ -287,14 +330,29 @@ class FakeGitHub(LocalServer):
             return 200, {}, self._run_body(int(m.group(2)))
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/check-runs/(\d+)/annotations", path)
         if method == "GET" and m:
-            return 200, {}, [{**a, "blob_href": "https://github.example/blob", "start_column": None,
-                              "end_column": None, "raw_details": a.get("raw_details"), "title": a.get("title")}
-                             for a in self.annotations[int(m.group(2))]]
+            return (
+                200,
+                {},
+                [
+                    {
+                        **a,
+                        "blob_href": "https://github.example/blob",
+                        "start_column": None,
+                        "end_column": None,
+                        "raw_details": a.get("raw_details"),
+                        "title": a.get("title"),
+                    }
+                    for a in self.annotations[int(m.group(2))]
+                ],
+            )
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/check-runs", path)
         if method == "GET" and m:
             name = (query.get("check_name") or [None])[0]
-            runs = [self._run_body(i) for i, r in self.runs.items()
-                    if r["head_sha"] == m.group(2) and (name is None or r["name"] == name)]
+            runs = [
+                self._run_body(i)
+                for i, r in self.runs.items()
+                if r["head_sha"] == m.group(2) and (name is None or r["name"] == name)
+            ]
             return 200, {}, {"total_count": len(runs), "check_runs": runs}
         return self._route_publish(method, path, query)
 
@@ -325,8 +383,11 @@ class FakeGitHub(LocalServer):
                         status, headers, out = answer.status, answer.headers, answer.body or {"message": "scripted"}
                     else:
                         status, headers, out = fake._route(self.command, path, parse_qs(split.query), body)
-                    fake.requests.append(Recorded(self.command, path, parse_qs(split.query), body, status,
-                                                  self.headers.get("Authorization")))
+                    fake.requests.append(
+                        Recorded(
+                            self.command, path, parse_qs(split.query), body, status, self.headers.get("Authorization")
+                        )
+                    )
                 data = json.dumps(out).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -25,12 +25,27 @@ RUN_ID = "ce7f54c7-61c7-4aae-887f-30da475f5f1a"
 JOB_ID = "ca395085-040a-526b-2ce8-bdc85f692774"
 # The request fields each method accepts, with their JSON types (artifact.proto).
 FIELDS: dict[str, dict[str, type]] = {
-    "CreateArtifact": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str,
-                       "expires_at": str, "version": int, "mime_type": str},
-    "FinalizeArtifact": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str,
-                         "size": str, "hash": str},
-    "ListArtifacts": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name_filter": str,
-                      "id_filter": str},
+    "CreateArtifact": {
+        "workflow_run_backend_id": str,
+        "workflow_job_run_backend_id": str,
+        "name": str,
+        "expires_at": str,
+        "version": int,
+        "mime_type": str,
+    },
+    "FinalizeArtifact": {
+        "workflow_run_backend_id": str,
+        "workflow_job_run_backend_id": str,
+        "name": str,
+        "size": str,
+        "hash": str,
+    },
+    "ListArtifacts": {
+        "workflow_run_backend_id": str,
+        "workflow_job_run_backend_id": str,
+        "name_filter": str,
+        "id_filter": str,
+    },
     "GetSignedArtifactURL": {"workflow_run_backend_id": str, "workflow_job_run_backend_id": str, "name": str},
 }
 REQUIRED = {"workflow_run_backend_id", "workflow_job_run_backend_id"}
@@ -118,10 +133,16 @@ class FakeResultsService(LocalServer):
         if fields is None or not isinstance(body, dict):
             return [f"{method}: unknown method or a body that is not an object"]
         out = [f"{method}: unknown field {k!r}" for k in body if k not in fields]
-        out += [f"{method}: {k} is {type(v).__name__}, not {fields[k].__name__}" for k, v in body.items()
-                if k in fields and (not isinstance(v, fields[k]) or isinstance(v, bool))]
-        out += [f"{method}: {k} missing" for k in sorted(REQUIRED | ({"name"} if "name" in fields else set()))
-                if not body.get(k)]
+        out += [
+            f"{method}: {k} is {type(v).__name__}, not {fields[k].__name__}"
+            for k, v in body.items()
+            if k in fields and (not isinstance(v, fields[k]) or isinstance(v, bool))
+        ]
+        out += [
+            f"{method}: {k} missing"
+            for k in sorted(REQUIRED | ({"name"} if "name" in fields else set()))
+            if not body.get(k)
+        ]
         if body.get("workflow_run_backend_id") != RUN_ID:
             out.append(f"{method}: another run's id {body.get('workflow_run_backend_id')}")
         # Create, Finalize and List are asked with the caller's own job; GetSigned with the artifact's.
@@ -129,17 +150,32 @@ class FakeResultsService(LocalServer):
             out.append(f"{method}: job id {body.get('workflow_job_run_backend_id')} is not the token's {job_id}")
         if method == "ListArtifacts" and "id_filter" in body and not str(body["id_filter"]).isdigit():
             out.append(f"ListArtifacts: id_filter {body['id_filter']!r} is not an int64 string")
-        if method == "FinalizeArtifact" and not (str(body.get("size", "")).isdigit()
-                                                 and str(body.get("hash", "")).startswith("sha256:")):
+        if method == "FinalizeArtifact" and not (
+            str(body.get("size", "")).isdigit() and str(body.get("hash", "")).startswith("sha256:")
+        ):
             out.append(f"FinalizeArtifact fields: {body}")
         return out
 
     def _listing(self, body: dict[str, Any]) -> dict[str, Any]:
-        chosen = [a for a in self.state.artifacts
-                  if body.get("name_filter") in (None, a.name) and body.get("id_filter") in (None, str(a.database_id))]
-        return {"artifacts": [{"workflow_run_backend_id": RUN_ID, "workflow_job_run_backend_id": a.job_id,
-                               "database_id": str(a.database_id), "name": a.name, "size": str(len(a.data)),
-                               "created_at": a.created_at, "digest": a.digest} for a in chosen]}
+        chosen = [
+            a
+            for a in self.state.artifacts
+            if body.get("name_filter") in (None, a.name) and body.get("id_filter") in (None, str(a.database_id))
+        ]
+        return {
+            "artifacts": [
+                {
+                    "workflow_run_backend_id": RUN_ID,
+                    "workflow_job_run_backend_id": a.job_id,
+                    "database_id": str(a.database_id),
+                    "name": a.name,
+                    "size": str(len(a.data)),
+                    "created_at": a.created_at,
+                    "digest": a.digest,
+                }
+                for a in chosen
+            ]
+        }
 
     @property
     def url(self) -> str:
@@ -199,8 +235,13 @@ class FakeResultsService(LocalServer):
                     if body.get("version") != 4:
                         state.problems.append(f"CreateArtifact version {body.get('version')}")
                     if any(a.name == body["name"] for a in state.artifacts):
-                        self._answer(409, {"code": "already_exists", "msg": "an artifact with this name already "
-                                                                            "exists on the workflow run"})
+                        self._answer(
+                            409,
+                            {
+                                "code": "already_exists",
+                                "msg": "an artifact with this name already exists on the workflow run",
+                            },
+                        )
                         return
                     state.created.append(body)
                     self._answer(200, {"ok": True, "signed_upload_url": f"{fake.url}blob/{body['name']}?sig=s3cr3t"})
@@ -213,8 +254,11 @@ class FakeResultsService(LocalServer):
                     state.listed.append(body)
                     self._answer(200, fake._listing(body))
                 elif method == "GetSignedArtifactURL":
-                    found = [a for a in state.artifacts if a.name == body["name"]
-                             and a.job_id == body["workflow_job_run_backend_id"]]
+                    found = [
+                        a
+                        for a in state.artifacts
+                        if a.name == body["name"] and a.job_id == body["workflow_job_run_backend_id"]
+                    ]
                     if not found:
                         self._answer(404, {"code": "not_found", "msg": "artifact not found"})
                         return

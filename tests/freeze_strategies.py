@@ -31,17 +31,29 @@ HASH = "e3b0c44298fc1c149afbf4c8996fb924"
 
 def yaml_entry(id_: str, **fields: Any) -> dict[str, Any]:
     """A valid freeze.yaml entry; keyword arguments override fields (None drops one)."""
-    entry: dict[str, Any] = {"id": id_, "test": f"tests/test_x.py::test_{id_.replace('-', '_')}",
-                             "assertion_hash": HASH, "added_at": "2026-09-15", "expires": "2026-09-29",
-                             "owner": "humans", "reason": "timing"}
+    entry: dict[str, Any] = {
+        "id": id_,
+        "test": f"tests/test_x.py::test_{id_.replace('-', '_')}",
+        "assertion_hash": HASH,
+        "added_at": "2026-09-15",
+        "expires": "2026-09-29",
+        "owner": "humans",
+        "reason": "timing",
+    }
     entry.update(fields)
     return {k: v for k, v in entry.items() if v is not None}
 
 
 def json_entry(id_: str, **fields: Any) -> dict[str, Any]:
     """A valid freeze.json entry; keyword arguments override fields (None drops one)."""
-    entry: dict[str, Any] = {"id": id_, "reason": "timing", "expires": "2026-09-29", "owner": "human",
-                             "added": "2026-09-15", "assertion_hash": HASH}
+    entry: dict[str, Any] = {
+        "id": id_,
+        "reason": "timing",
+        "expires": "2026-09-29",
+        "owner": "human",
+        "added": "2026-09-15",
+        "assertion_hash": HASH,
+    }
     entry.update(fields)
     return {k: v for k, v in entry.items() if v is not None}
 
@@ -66,9 +78,12 @@ def entry_fields(draw: st.DrawFn, fmt: str) -> dict[str, Any]:
     """The fields of one valid entry (id filled in by `ledgers`), dates around TODAY within a 14-day TTL."""
     added = TODAY - timedelta(days=draw(st.integers(0, 20)))
     expires = added + timedelta(days=draw(st.integers(0, 14)))
-    common = {"expires": expires.isoformat(), "owner": draw(st.sampled_from(["humans", "alice", "@org/qa"])),
-              "reason": draw(st.sampled_from(["timing", "network", "order", "infra", None])),
-              "assertion_hash": draw(st.text("0123456789abcdef", min_size=32, max_size=64))}
+    common = {
+        "expires": expires.isoformat(),
+        "owner": draw(st.sampled_from(["humans", "alice", "@org/qa"])),
+        "reason": draw(st.sampled_from(["timing", "network", "order", "infra", None])),
+        "assertion_hash": draw(st.text("0123456789abcdef", min_size=32, max_size=64)),
+    }
     if fmt == "json":
         return {**common, "added": added.isoformat()}
     return {**common, "added_at": added.isoformat(), "test": draw(_ID)}

@@ -31,12 +31,16 @@ def local_registry(root: Path) -> Iterator[str]:
     """Debian's docker-registry serving plain HTTP on 127.0.0.1 from `root`; yields `127.0.0.1:PORT`."""
     binary = shutil.which("docker-registry")
     if binary is None:
-        raise RegistryUnavailable("docker-registry is not installed (Debian package docker-registry); ./dev test "
-                                  "installs it with podman")
+        raise RegistryUnavailable(
+            "docker-registry is not installed (Debian package docker-registry); ./dev test installs it with podman"
+        )
     port = _free_port()
     config = root / "registry.yml"
-    config.write_text(f"version: 0.1\nlog: {{level: error}}\nstorage: {{filesystem: {{rootdirectory: {root}/data}}}}\n"
-                      f"http: {{addr: 127.0.0.1:{port}}}\n", encoding="utf-8")
+    config.write_text(
+        f"version: 0.1\nlog: {{level: error}}\nstorage: {{filesystem: {{rootdirectory: {root}/data}}}}\n"
+        f"http: {{addr: 127.0.0.1:{port}}}\n",
+        encoding="utf-8",
+    )
     log = (root / "registry.log").open("wb")
     proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -64,8 +68,9 @@ def empty_store(engine: Engine, root: Path) -> Iterator[Engine]:
     driver = engine.run("info", "--format", "{{.Store.GraphDriverName}}").stdout.decode().strip() or "overlay"
     root.mkdir(parents=True)
     conf = root / "storage.conf"
-    conf.write_text(f'[storage]\ndriver = "{driver}"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n',
-                    encoding="utf-8")
+    conf.write_text(
+        f'[storage]\ndriver = "{driver}"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n', encoding="utf-8"
+    )
     fresh = Engine(engine.name, {**engine.env, "CONTAINERS_STORAGE_CONF": str(conf)})
     try:
         yield fresh

@@ -12,7 +12,7 @@ from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult
 from repo_builder import GitRepo
 
-PROPERTY = '''\
+PROPERTY = """\
 from hypothesis import given, strategies as st
 
 from calc import double
@@ -21,15 +21,22 @@ from calc import double
 @given(st.integers(-10**6, 10**6))
 def test_double(x):
     assert double(x) == x + x
-'''
+"""
 RED = "def double(x):\n    return x * 2 if x < 1000 else x\n"
 GREEN = "def double(x):\n    return x * 2\n"
 
 
 def config(**properties: Any) -> str:
     """A configuration with a small, fast seed plan."""
-    props = {"seeds": [11, 12, 13, 14], "fresh_seeds": 1, "trials": 25, "timeout_s": 60, "jobs": 2,
-             "pythonpath": ["src"], **properties}
+    props = {
+        "seeds": [11, 12, 13, 14],
+        "fresh_seeds": 1,
+        "trials": 25,
+        "timeout_s": 60,
+        "jobs": 2,
+        "pythonpath": ["src"],
+        **properties,
+    }
     return json.dumps({"version": 1, "properties": props})
 
 
@@ -84,6 +91,19 @@ def sealed_only(repo: GitRepo, tmp: Path, locked: frozenset[str] = frozenset()) 
     baseline, head = git.resolve("main"), git.resolve("HEAD")
     assert baseline is not None and head is not None
     config, _blob, specs, _list = gate.read_trusted(git, baseline)
-    return property_lane.run(property_lane.DynamicRequest(
-        repo=git, baseline=baseline, head=head, config=config, specs=specs, locked_paths=locked, removed=(),
-        expired=(), active=(), patch_id=head, today=date(2026, 9, 1), workdir=tmp))
+    return property_lane.run(
+        property_lane.DynamicRequest(
+            repo=git,
+            baseline=baseline,
+            head=head,
+            config=config,
+            specs=specs,
+            locked_paths=locked,
+            removed=(),
+            expired=(),
+            active=(),
+            patch_id=head,
+            today=date(2026, 9, 1),
+            workdir=tmp,
+        )
+    )

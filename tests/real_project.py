@@ -50,16 +50,28 @@ ENTRIES = ("tests/test_funcs.py", "tests/test_dunders.py")
 # The pull requests, as text replacements (`path: (old, new)`, each old text found exactly once).
 FUNCS = "src/attr/_funcs.py"
 # A refactor with no change in behaviour: the field list is no longer bound to a local name.
-HONEST = {FUNCS: ("    attrs = fields(inst.__class__)\n    rv = dict_factory()\n    for a in attrs:\n",
-                  "    rv = dict_factory()\n    for a in fields(inst.__class__):\n")}
+HONEST = {
+    FUNCS: (
+        "    attrs = fields(inst.__class__)\n    rv = dict_factory()\n    for a in attrs:\n",
+        "    rv = dict_factory()\n    for a in fields(inst.__class__):\n",
+    )
+}
 # asdict stops turning tuples and sets into lists (retain_collection_types=False is ignored).
 BUG = {FUNCS: ("cf = value_type if retain_collection_types is True else list", "cf = value_type")}
-BROKEN_IMPORT = {"src/attr/__init__.py": ("from . import converters, exceptions",
-                                          "raise ImportError('attr is broken by this PR')\n"
-                                          "from . import converters, exceptions")}
+BROKEN_IMPORT = {
+    "src/attr/__init__.py": (
+        "from . import converters, exceptions",
+        "raise ImportError('attr is broken by this PR')\nfrom . import converters, exceptions",
+    )
+}
 # The cheapest way to green: one example per test, set in the locked conftest's own profile, plus the bug.
-TAMPER = {**BUG, "tests/conftest.py": ("deadline=timedelta(milliseconds=400),",
-                                       "deadline=timedelta(milliseconds=400), max_examples=1,")}
+TAMPER = {
+    **BUG,
+    "tests/conftest.py": (
+        "deadline=timedelta(milliseconds=400),",
+        "deadline=timedelta(milliseconds=400), max_examples=1,",
+    ),
+}
 
 
 class ProjectUnavailable(RuntimeError):
@@ -92,7 +104,8 @@ def cached_sdist(sdist: Sdist = ATTRS) -> Path:
                 raise ProjectUnavailable(
                     f"{sdist.filename} downloaded from the package index has sha256 {actual}, not the pinned "
                     f"{sdist.sha256}; the index (or a proxy) serves a different file: check the index URL in "
-                    "`pip config list`, or update the pin in tests/real_project.py after verifying the file on PyPI")
+                    "`pip config list`, or update the pin in tests/real_project.py after verifying the file on PyPI"
+                )
             partial = target.with_suffix(".partial")
             shutil.copyfile(got, partial)
             partial.replace(target)
@@ -103,8 +116,22 @@ def _download(sdist: Sdist, dest: Path) -> Path:
     """`pip download` of exactly the pinned sdist, the hash enforced by pip as well."""
     requirement = dest / "requirement.txt"
     requirement.write_text(f"{sdist.name}=={sdist.version} --hash=sha256:{sdist.sha256}\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--require-hashes",
-            "--disable-pip-version-check", "-q", "-d", str(dest / "out"), "-r", str(requirement)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--require-hashes",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest / "out"),
+        "-r",
+        str(requirement),
+    ]
     try:
         proc = subprocess.run(argv, capture_output=True, timeout=600, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -116,7 +143,8 @@ def _download(sdist: Sdist, dest: Path) -> Path:
             f"`pip download --no-deps --no-binary :all: {sdist.name}=={sdist.version}` failed (exit "
             f"{proc.returncode}); the real-project tests need it once, then use the copy in "
             f"{cache_dir() / 'sdists'}. Give this machine access to the package index (or put the file there "
-            f"by hand, sha256 {sdist.sha256}). pip said:\n{tail}")
+            f"by hand, sha256 {sdist.sha256}). pip said:\n{tail}"
+        )
     return files[0]
 
 
@@ -147,28 +175,49 @@ class RealProject:
 
 def config(seeds: list[int], trials: int, fresh_seeds: int = 1, jobs: int = 2) -> str:
     """The gate's configuration: a small plan over the project's own tests, code under test in `src`."""
-    props = {"seeds": seeds, "fresh_seeds": fresh_seeds, "trials": trials, "jobs": jobs, "pythonpath": ["src"],
-             "timeout_s": 300}
+    props = {
+        "seeds": seeds,
+        "fresh_seeds": fresh_seeds,
+        "trials": trials,
+        "jobs": jobs,
+        "pythonpath": ["src"],
+        "timeout_s": 300,
+    }
     return json.dumps({"version": 1, "properties": props}, indent=2) + "\n"
 
 
-def build(path: Path, *, seeds: list[int], trials: int, fresh_seeds: int = 1, jobs: int = 2,
-          entries: tuple[str, ...] = ENTRIES, sdist: Sdist = ATTRS) -> RealProject:
+def build(
+    path: Path,
+    *,
+    seeds: list[int],
+    trials: int,
+    fresh_seeds: int = 1,
+    jobs: int = 2,
+    entries: tuple[str, ...] = ENTRIES,
+    sdist: Sdist = ATTRS,
+) -> RealProject:
     """A git repository of the pinned sdist with the gate configured on `entries`; HEAD on `main`."""
     with tempfile.TemporaryDirectory(prefix="evidence-gate-unpack-") as tmp:
         top = unpack(cached_sdist(sdist), Path(tmp))
         shutil.copytree(top, path, symlinks=True)
     repo = GitRepo(path)
     listing = "".join(f"{entry}\n" for entry in entries)
-    baseline = repo.commit(f"{sdist.name} {sdist.version} from its PyPI sdist (sha256 {sdist.sha256[:12]})", {
-        ".evidence-gate.yml": config(seeds, trials, fresh_seeds, jobs),
-        "SCORE_PROPERTIES": listing,
-    })
+    baseline = repo.commit(
+        f"{sdist.name} {sdist.version} from its PyPI sdist (sha256 {sdist.sha256[:12]})",
+        {
+            ".evidence-gate.yml": config(seeds, trials, fresh_seeds, jobs),
+            "SCORE_PROPERTIES": listing,
+        },
+    )
     return RealProject(repo, baseline, sdist)
 
 
-def pull_request(project: RealProject, branch: str, edit: dict[str, tuple[str, str]] | None = None,
-                 files: dict[str, str | bytes | None] | None = None) -> str:
+def pull_request(
+    project: RealProject,
+    branch: str,
+    edit: dict[str, tuple[str, str]] | None = None,
+    files: dict[str, str | bytes | None] | None = None,
+) -> str:
     """A PR branch off the baseline that replaces text (`path: (old, new)`, each old exactly once) and writes
     `files`, merged into `main` like `refs/pull/N/merge`; returns the merge commit (HEAD is left detached on it)."""
     repo = project.repo

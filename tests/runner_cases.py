@@ -9,7 +9,7 @@ from repo_builder import GitRepo
 
 GATE_DEPS = ("yaml", "jsonschema", "github", "requests", "attr", "attrs", "urllib3", "referencing", "jwt")
 
-OUT_OF_REACH = '''\
+OUT_OF_REACH = """\
 import importlib.util
 import sys
 
@@ -27,9 +27,9 @@ def test_double(x):
     assert not [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))], sys.path
     assert "evidence_gate" not in sys.modules
     assert "{private}.pytest_plugin" in sys.modules
-'''
+"""
 
-NAMED_PROPERTY = '''\
+NAMED_PROPERTY = """\
 from hypothesis import given, strategies as st
 
 import {name}
@@ -40,7 +40,7 @@ from {name} import double
 def test_double(x):
     assert double(x) == x + x
     assert {name}.MARK == "the pull request's own {name}"
-'''
+"""
 RED = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2 if x < 1000 else x\n'
 GREEN = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2\n'
 BUG = 'MARK = "the pull request\'s own {name}"\n\n\ndef double(x):\n    return x * 2 if x > -1000 else x\n'
@@ -50,8 +50,13 @@ BROKEN = 'raise RuntimeError("{name} is broken at import")\n'
 def named_repo(repo: GitRepo, name: str, init: str = RED) -> None:
     """A baseline whose code under test is the package `name` (src/NAME/__init__.py) with a red property."""
     files = base_files(fresh_seeds=0)
-    files.update({"properties/test_double.py": NAMED_PROPERTY.format(name=name), "src/calc.py": None,
-                  f"src/{name}/__init__.py": init.format(name=name)})
+    files.update(
+        {
+            "properties/test_double.py": NAMED_PROPERTY.format(name=name),
+            "src/calc.py": None,
+            f"src/{name}/__init__.py": init.format(name=name),
+        }
+    )
     repo.commit("baseline", files)
     repo.branch("patch")
 

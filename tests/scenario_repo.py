@@ -17,9 +17,7 @@ from repo_builder import GitRepo
 DEFAULT_BASE: dict[str, Any] = {
     "SCORE_PROPERTIES": "properties/test_alloc_properties.py::test_allocation_invariants\n",
     "properties/test_alloc_properties.py": (
-        "from alloc import allocate\n\n\n"
-        "def test_allocation_invariants():\n"
-        "    assert sum(allocate(10, 3)) == 10\n"
+        "from alloc import allocate\n\n\ndef test_allocation_invariants():\n    assert sum(allocate(10, 3)) == 10\n"
     ),
     "src/alloc.py": (
         "def allocate(total, parts):\n"

@@ -52,17 +52,23 @@ def test_payload_decides_where_the_check_goes(event: Path, tmp_path: Path, githu
 def test_inputs_read_under_both_spellings() -> None:
     """INPUT_CHECK-NAME and INPUT_CHECK_NAME both set the input; defaults fill the rest."""
     dashed = action.read_inputs({"INPUT_CHECK-NAME": "gate-a", "INPUT_RUN-PROPERTIES": "false"})
-    underscored = action.read_inputs({"INPUT_CHECK_NAME": "gate-b", "INPUT_UPLOAD_ARTIFACT": "false",
-                                      "INPUT_TODAY": "2026-09-10"})
+    underscored = action.read_inputs(
+        {"INPUT_CHECK_NAME": "gate-b", "INPUT_UPLOAD_ARTIFACT": "false", "INPUT_TODAY": "2026-09-10"}
+    )
     assert (dashed.check_name, dashed.run, dashed.upload) == ("gate-a", False, True)
     assert (underscored.check_name, underscored.upload, underscored.today) == ("gate-b", False, date(2026, 9, 10))
     defaults = action.read_inputs({})
     assert (defaults.check_name, defaults.artifact_name, defaults.receipt_path, defaults.today) == (
-        "evidence-gate", "evidence-gate-receipt", "receipt.json", None)
+        "evidence-gate",
+        "evidence-gate-receipt",
+        "receipt.json",
+        None,
+    )
 
 
-@pytest.mark.parametrize(("key", "value"), [("INPUT_RUN-PROPERTIES", "maybe"), ("INPUT_TODAY", "10/09/2026"),
-                                            ("INPUT_CHECK-NAME", "a\nb")])
+@pytest.mark.parametrize(
+    ("key", "value"), [("INPUT_RUN-PROPERTIES", "maybe"), ("INPUT_TODAY", "10/09/2026"), ("INPUT_CHECK-NAME", "a\nb")]
+)
 def test_malformed_inputs_are_usage_errors(key: str, value: str) -> None:
     """A malformed input is a usage error naming the input."""
     with pytest.raises(GateError) as info:

@@ -27,31 +27,41 @@ def run_action(env: dict[str, str]) -> tuple[int, str]:
 
 
 def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
-        tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService) -> None:
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
+) -> None:
     """A PR rewriting 60 fixtures: failure on the PR head, 60 annotations in 2 updates, outputs, receipt uploaded."""
     pr = pull_request(tmp_path, shared_dir)
     env = runner_env(tmp_path, pr.repo.path, pr.event, github.url, artifact_name="gate-receipt")
     env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url})
     code, printed = run_action(env)
     assert code == EXIT_FAIL, printed
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert run["head_sha"] == pr.head != pr.merge
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
     assert run["output"]["title"] == "evidence-path-edited: Locked evidence touched — 60 locked paths"
     assert run["output"]["summary"].startswith("❌ **Fail**: Locked evidence touched")
     assert "- ❌ **Locked evidence** — 60 paths touched" in run["output"]["summary"]
     assert "(https://github.example/octo/repo/actions/runs/99/artifacts/4242)" in run["output"]["summary"].replace(
-        "<", "(").replace(">", ")")
+        "<", "("
+    ).replace(">", ")")
     assert "### Every finding (60)" in run["output"]["text"] and pr.merge in run["output"]["text"]
     assert sorted(a["path"] for a in github.annotations[run_id]) == [f"fixtures/f{i:02}.txt" for i in range(FIXTURES)]
     assert [len(p.body["output"].get("annotations", [])) for p in github.calls("PATCH")] == [50, 10]
     assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"
     receipt_path = pr.repo.path / "receipt.json"
     assert outputs(tmp_path / "output") == {
-        "decision": "fail", "row": "evidence-path-edited", "ok": "false", "conclusion": "failure",
-        "title": "evidence-path-edited: Locked evidence touched — 60 locked paths", "receipt-path": "receipt.json",
-        "check-run-id": str(run_id), "check-run-url": run["html_url"],
-        "artifact-id": "4242", "findings": str(FIXTURES), "finding-counts": '{"evidence-path-edited":60}'}
+        "decision": "fail",
+        "row": "evidence-path-edited",
+        "ok": "false",
+        "conclusion": "failure",
+        "title": "evidence-path-edited: Locked evidence touched — 60 locked paths",
+        "receipt-path": "receipt.json",
+        "check-run-id": str(run_id),
+        "check-run-url": run["html_url"],
+        "artifact-id": "4242",
+        "findings": str(FIXTURES),
+        "finding-counts": '{"evidence-path-edited":60}',
+    }
     blob = results.state.blobs["gate-receipt"]
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert archive.read("receipt.json") == receipt_path.read_bytes()
@@ -70,7 +80,7 @@ def test_rerun_updates_the_same_check_run(tmp_path: Path, shared_dir: Path, gith
     assert run_action(env)[0] == EXIT_FAIL
     assert len(github.runs) == 1
     assert len(github.calls("POST")) == 1
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert run["conclusion"] == "failure"
     assert len(github.annotations[run_id]) == FIXTURES
     assert [p.path for p in github.calls("PATCH")].count(f"/repos/octo/repo/check-runs/{run_id}") == 4
@@ -112,7 +122,7 @@ def test_honest_agent_patch_succeeds(tmp_path: Path, shared_dir: Path, github: F
     pr = pull_request(tmp_path, shared_dir, tamper=False)
     code, _ = run_action(runner_env(tmp_path, pr.repo.path, pr.event, github.url, upload_artifact="false"))
     assert code == EXIT_PASS
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert run["conclusion"] == "success"
     assert github.annotations[run_id] == []
 
@@ -134,13 +144,13 @@ def test_shallow_checkout_fetches_exactly_the_parents(tmp_path: Path, shared_dir
     code, printed = run_action(runner_env(tmp_path, ws.path, pr.event, github.url, upload_artifact="false"))
     assert code == EXIT_FAIL, printed
     assert json.loads((ws.path / "receipt.json").read_text())["decision"]["row"] == "evidence-path-edited"
-    assert sorted(ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split()).count(
-        "commit") == 3
+    assert sorted(ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split()).count("commit") == 3
     assert "fetched the commits compared" in (tmp_path / "summary.md").read_text()
 
 
-def test_shallow_checkout_without_origin_is_history_missing(tmp_path: Path, shared_dir: Path,
-                                                            github: FakeGitHub) -> None:
+def test_shallow_checkout_without_origin_is_history_missing(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """When the parents cannot be fetched the gate stops with history-missing and names `fetch-depth: 0`."""
     pr = pull_request(tmp_path, shared_dir)
     ws = shallow_checkout(pr.repo.path, tmp_path / "ws")
@@ -154,8 +164,9 @@ def test_shallow_checkout_without_origin_is_history_missing(tmp_path: Path, shar
     assert "fetch-depth: 0" in run["output"]["summary"]
 
 
-def test_failed_completion_falls_back_and_keeps_the_verdict(tmp_path: Path, shared_dir: Path,
-                                                            github: FakeGitHub) -> None:
+def test_failed_completion_falls_back_and_keeps_the_verdict(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """If completing the check run keeps failing (5 x 500), findings are printed as ::error and the exit code stays."""
     github.fail("PATCH", *[Scripted(500)] * 5)
     pr = pull_request(tmp_path, shared_dir)
@@ -180,8 +191,14 @@ def test_without_artifact_service_the_receipt_stays(tmp_path: Path, shared_dir: 
 def test_shallow_merge_group_is_deepened_until_the_base(tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
     """A depth-1 checkout of a merge-queue commit 3 commits above its base is deepened until the base is reached."""
     origin = GitRepo(tmp_path / "origin")
-    base = origin.commit("base", {"SCORE_PROPERTIES": "properties/test_p.py::test_x\n",
-                                  "properties/test_p.py": "def test_x():\n    assert True\n", "src/app.py": "x = 1\n"})
+    base = origin.commit(
+        "base",
+        {
+            "SCORE_PROPERTIES": "properties/test_p.py::test_x\n",
+            "properties/test_p.py": "def test_x():\n    assert True\n",
+            "src/app.py": "x = 1\n",
+        },
+    )
     for i in range(3):
         head = origin.commit(f"queued {i}", {"src/app.py": f"x = {i + 2}\n"})
     origin.git("update-ref", "refs/heads/gh-readonly-queue/main/pr-7", head)
@@ -203,15 +220,28 @@ def test_shallow_merge_group_is_deepened_until_the_base(tmp_path: Path, shared_d
     assert "git fetch --depth=16" in (tmp_path / "summary.md").read_text()
 
 
-def test_cli_action_subcommand_runs_the_action(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                               results: FakeResultsService) -> None:
+def test_cli_action_subcommand_runs_the_action(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
+) -> None:
     """`evidence-gate action` in a real subprocess reads the runner's environment like the container does."""
     pr = pull_request(tmp_path, shared_dir)
     env = runner_env(tmp_path, pr.repo.path, pr.event, github.url)
-    env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url,
-                "PATH": os.environ["PATH"], "INPUT_CHECK_NAME": "gate (static)"})
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "action"], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    env.update(
+        {
+            "ACTIONS_RUNTIME_TOKEN": results.token,
+            "ACTIONS_RESULTS_URL": results.url,
+            "PATH": os.environ["PATH"],
+            "INPUT_CHECK_NAME": "gate (static)",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "evidence_gate", "action"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == EXIT_FAIL, proc.stdout + proc.stderr
     (run,) = github.runs.values()
     assert (run["name"], run["conclusion"]) == ("gate (static)", "failure")
@@ -219,8 +249,9 @@ def test_cli_action_subcommand_runs_the_action(tmp_path: Path, shared_dir: Path,
     assert "FAIL: Locked evidence touched [evidence-path-edited]" in proc.stdout
 
 
-def test_shallow_checkout_of_the_head_branch_is_not_deepened(tmp_path: Path, shared_dir: Path,
-                                                             github: FakeGitHub) -> None:
+def test_shallow_checkout_of_the_head_branch_is_not_deepened(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """A shallow checkout of the PR's head instead of the merge ref fetches nothing; the gate's precondition stands."""
     pr = pull_request(tmp_path, shared_dir)
     ws = GitRepo(tmp_path / "ws")
@@ -229,14 +260,17 @@ def test_shallow_checkout_of_the_head_branch_is_not_deepened(tmp_path: Path, sha
     ws.git("checkout", "-q", "--detach", "FETCH_HEAD")
     code, printed = run_action(runner_env(tmp_path, ws.path, pr.event, github.url, upload_artifact="false"))
     assert code == EXIT_PRECONDITION, printed
-    assert json.loads((ws.path / "receipt.json").read_text())["decision"]["row"] in {"history-missing",
-                                                                                    "event-mismatch"}
+    assert json.loads((ws.path / "receipt.json").read_text())["decision"]["row"] in {
+        "history-missing",
+        "event-mismatch",
+    }
     assert "fetched" not in (tmp_path / "summary.md").read_text()
     assert ws.git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype)").split().count("commit") == 1
 
 
-def test_hostile_paths_cannot_forge_commands_in_the_fallback(tmp_path: Path, shared_dir: Path,
-                                                             github: FakeGitHub) -> None:
+def test_hostile_paths_cannot_forge_commands_in_the_fallback(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """A PR adding locked files named like workflow commands: the log holds only the action's own commands."""
     from test_action_escaping import runner_commands
 

@@ -36,8 +36,13 @@ def runner_commands(log: str) -> list[tuple[str, dict[str, str], str]]:
         props = {}
         for pair in filter(None, (m.group(2) or "").split(",")):
             key, _, value = pair.partition("=")
-            props[key] = value.replace("%3A", ":").replace("%2C", ",").replace("%0D", "\r").replace(
-                "%0A", "\n").replace("%25", "%")
+            props[key] = (
+                value.replace("%3A", ":")
+                .replace("%2C", ",")
+                .replace("%0D", "\r")
+                .replace("%0A", "\n")
+                .replace("%25", "%")
+            )
         data = m.group(3).replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
         found.append((m.group(1), props, data))
     return found
@@ -87,12 +92,19 @@ def test_outputs_use_a_delimiter_the_value_does_not_contain(tmp_path: Path) -> N
 def receipt_with(messages: list[str], errors: tuple[str, ...] = ()) -> dict[str, object]:
     """A final failing receipt whose violations carry `messages`."""
     return {
-        "state": "final", "ok": False,
-        "decision": {"row": "evidence-path-edited", "gate": "fail", "title": "Locked evidence touched",
-                     "matched": ["evidence-path-edited"]},
+        "state": "final",
+        "ok": False,
+        "decision": {
+            "row": "evidence-path-edited",
+            "gate": "fail",
+            "title": "Locked evidence touched",
+            "matched": ["evidence-path-edited"],
+        },
         "git": {"baseline": "a" * 40, "head": "b" * 40, "merge_base": None},
-        "violations": [{"row": "evidence-path-edited", "path": f"fixtures/{i}`|<b>.txt", "line": None, "message": m}
-                       for i, m in enumerate(messages)],
+        "violations": [
+            {"row": "evidence-path-edited", "path": f"fixtures/{i}`|<b>.txt", "line": None, "message": m}
+            for i, m in enumerate(messages)
+        ],
         "properties": {"ledgers": [], "skipped": "locked evidence touched"},
         "errors": list(errors),
     }
@@ -112,12 +124,24 @@ def test_summary_escapes_patch_text() -> None:
 def test_summary_lists_seed_ledgers_in_words() -> None:
     """The full detail has one line per seed ledger: the result in words, then the seeds, then the SPEC status."""
     receipt = receipt_with([])
-    receipt["properties"] = {"ledgers": [{"property_id": "p.py::test_a", "status": "budget_pass_no_freeze",
-                                          "planned_seeds": [1, 2], "attempted_seeds": [1, 2], "failing_seed": None,
-                                          "oracle_source": "human_reviewed", "examples": {"1": 50, "2": 50}}]}
+    receipt["properties"] = {
+        "ledgers": [
+            {
+                "property_id": "p.py::test_a",
+                "status": "budget_pass_no_freeze",
+                "planned_seeds": [1, 2],
+                "attempted_seeds": [1, 2],
+                "failing_seed": None,
+                "oracle_source": "human_reviewed",
+                "examples": {"1": 50, "2": 50},
+            }
+        ]
+    }
     md = job_summary.details(receipt, "sha256:x")
-    assert ("- `p.py::test_a` — **held on every seed** · seeds 1, 2 · 50 examples per seed · oracle "
-            "`human_reviewed` · status `budget_pass_no_freeze`") in md
+    assert (
+        "- `p.py::test_a` — **held on every seed** · seeds 1, 2 · 50 examples per seed · oracle "
+        "`human_reviewed` · status `budget_pass_no_freeze`"
+    ) in md
 
 
 def test_step_summary_is_truncated_under_1_mib_with_a_closed_fence() -> None:
@@ -141,13 +165,17 @@ def test_check_summary_is_cut_to_65535_characters() -> None:
     assert job_summary._open_fence(cut) == ""
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from("ab`\n|é:%"), max_size=80), max_size=40),
-       st.integers(min_value=200, max_value=3000))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("ab`\n|é:%"), max_size=80), max_size=40),
+    st.integers(min_value=200, max_value=3000),
+)
 def test_truncation_never_exceeds_the_limit_or_leaves_a_fence_open(messages: list[str], limit: int) -> None:
     """For any findings and limit, the cut report fits, keeps whole lines, and closes every fence it opened."""
     md = job_summary.render(receipt_with(messages), "sha256:x")
-    for cut, size in ((job_summary.truncate_bytes(md, limit), lambda s: len(s.encode())),
-                      (job_summary.truncate_chars(md, limit), len)):
+    for cut, size in (
+        (job_summary.truncate_bytes(md, limit), lambda s: len(s.encode())),
+        (job_summary.truncate_chars(md, limit), len),
+    ):
         assert size(cut) <= limit
         if cut != md:
             assert cut.endswith(job_summary.TRUNCATED_MARKER)

@@ -41,10 +41,12 @@ def _failed_run(github: FakeGitHub) -> dict[str, Any]:
     return run
 
 
-def test_a_crash_inside_the_gate_names_where_and_the_fix(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_inside_the_gate_names_where_and_the_fix(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A lane raising a bare AssertionError: failing check run whose summary says the lanes did not finish, an
     error with a reason and the bug-report fix (not a checkout fix), `row: aborted` and exit 1."""
+
     def boom(*_args: object) -> None:
         raise AssertionError
 
@@ -67,9 +69,9 @@ def test_a_crash_inside_the_gate_names_where_and_the_fix(tmp_path: Path, shared_
     assert out["title"] == run["output"]["title"] == "aborted: The gate did not finish"
 
 
-def test_an_exception_before_the_gate_starts_is_a_failing_verdict(tmp_path: Path, shared_dir: Path,
-                                                                  github: FakeGitHub,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_exception_before_the_gate_starts_is_a_failing_verdict(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No git on PATH: ensure_history fails before the gate; a failing check run, a receipt naming the fix."""
     pr = pull_request(tmp_path, shared_dir)
     empty = tmp_path / "empty-bin"
@@ -85,9 +87,11 @@ def test_an_exception_before_the_gate_starts_is_a_failing_verdict(tmp_path: Path
     assert "Traceback" not in printed
 
 
-def test_an_unexpected_error_in_ensure_history_is_reported(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_in_ensure_history_is_reported(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Any exception before the gate is recorded like the gate's own crashes, with a traceback in the receipt."""
+
     def broken(*_args: object) -> list[str]:
         raise OSError(13, "Permission denied", "/github/workspace/.git/shallow")
 
@@ -101,8 +105,9 @@ def test_an_unexpected_error_in_ensure_history_is_reported(tmp_path: Path, share
     assert "uid" in receipt["errors"][0] and receipt["errors"][1].startswith("Traceback")
 
 
-def test_an_unwritable_receipt_path_falls_back_to_runner_temp(tmp_path: Path, shared_dir: Path,
-                                                              github: FakeGitHub) -> None:
+def test_an_unwritable_receipt_path_falls_back_to_runner_temp(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """receipt-path under a file (not a folder): the receipt goes to $RUNNER_TEMP, a warning and the output say
     where, and the verdict is posted as usual."""
     pr = pull_request(tmp_path, shared_dir)
@@ -121,8 +126,9 @@ def test_an_unwritable_receipt_path_falls_back_to_runner_temp(tmp_path: Path, sh
     assert _failed_run(github)["output"]["title"].startswith("evidence-path-edited")
 
 
-def test_a_usage_error_still_posts_a_failing_check_and_writes_outputs(tmp_path: Path, shared_dir: Path,
-                                                                      github: FakeGitHub) -> None:
+def test_a_usage_error_still_posts_a_failing_check_and_writes_outputs(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """A malformed input once the event is known: exit 2, a failing check run naming the input, every output."""
     pr = pull_request(tmp_path, shared_dir)
     code, printed = run_action(_env(tmp_path, pr, github, fail_on="sometimes"))
@@ -144,21 +150,23 @@ def test_fail_on_never_reports_without_failing_the_step(tmp_path: Path, shared_d
     assert (out["decision"], out["row"], out["conclusion"]) == ("fail", "evidence-path-edited", "failure")
 
 
-def test_max_annotations_caps_the_check_run_and_the_fallback(tmp_path: Path, shared_dir: Path,
-                                                             github: FakeGitHub) -> None:
+def test_max_annotations_caps_the_check_run_and_the_fallback(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """`max-annotations: 7`: seven annotations, one warning counting the rest; the summary still lists all 60."""
     pr = pull_request(tmp_path, shared_dir)
     code, printed = run_action(_env(tmp_path, pr, github, max_annotations="7"))
     assert code == EXIT_FAIL
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert len(github.annotations[run_id]) == 7
     assert len([x for x in printed.splitlines() if x.startswith("::warning::53 of 60 annotations were left out")]) == 1
     assert "fixtures/f59.txt" in run["output"]["text"]
     assert outputs(tmp_path / "output")["findings"] == str(FIXTURES)
 
 
-def test_max_annotations_caps_the_workflow_command_fallback(tmp_path: Path, shared_dir: Path,
-                                                            github: FakeGitHub) -> None:
+def test_max_annotations_caps_the_workflow_command_fallback(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """With a read-only token the `::error` lines are capped the same way."""
     github.fail("POST", Scripted(403, {}, {"message": "Resource not accessible by integration"}))
     pr = pull_request(tmp_path, shared_dir)
@@ -174,8 +182,9 @@ def test_max_annotations_must_be_a_bounded_count(value: str) -> None:
     assert info.value.usage and "max-annotations" in str(info.value)
 
 
-def test_job_summary_off_leaves_the_summary_to_the_check_run(tmp_path: Path, shared_dir: Path,
-                                                             github: FakeGitHub) -> None:
+def test_job_summary_off_leaves_the_summary_to_the_check_run(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """`job-summary: false`: nothing appended to $GITHUB_STEP_SUMMARY; the check run still has the report."""
     pr = pull_request(tmp_path, shared_dir)
     assert run_action(_env(tmp_path, pr, github, job_summary="false"))[0] == EXIT_FAIL
@@ -183,15 +192,15 @@ def test_job_summary_off_leaves_the_summary_to_the_check_run(tmp_path: Path, sha
     assert "fixtures/f00.txt" in _failed_run(github)["output"]["text"]
 
 
-def test_working_directory_judges_a_checkout_made_with_path(tmp_path: Path, shared_dir: Path,
-                                                            github: FakeGitHub) -> None:
+def test_working_directory_judges_a_checkout_made_with_path(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """The checkout at `<workspace>/src-repo` (actions/checkout `path:`): judged there, receipt at the workspace."""
     pr = pull_request(tmp_path, shared_dir)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     shutil.move(pr.repo.path, workspace / "src-repo")
-    env = runner_env(tmp_path, workspace, pr.event, github.url, upload_artifact="false",
-                     working_directory="src-repo")
+    env = runner_env(tmp_path, workspace, pr.event, github.url, upload_artifact="false", working_directory="src-repo")
     code, printed = run_action(env)
     assert code == EXIT_FAIL, printed
     assert _receipt(workspace / "receipt.json")["decision"]["row"] == "evidence-path-edited"
@@ -199,8 +208,9 @@ def test_working_directory_judges_a_checkout_made_with_path(tmp_path: Path, shar
 
 
 @pytest.mark.parametrize("folder", ["../elsewhere", "/etc", "missing"])
-def test_working_directory_outside_the_workspace_is_a_usage_error(tmp_path: Path, shared_dir: Path,
-                                                                  github: FakeGitHub, folder: str) -> None:
+def test_working_directory_outside_the_workspace_is_a_usage_error(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, folder: str
+) -> None:
     """A working-directory that leaves the workspace or does not exist: exit 2 and a failing check run."""
     pr = pull_request(tmp_path, shared_dir)
     (tmp_path / "elsewhere").mkdir()
@@ -223,12 +233,14 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     def spy(request: property_lane.DynamicRequest) -> Any:
         calls.append(request)
         return real(request)
+
     monkeypatch.setattr(property_lane, "run", spy)
     return calls
 
 
-def test_pull_request_target_refuses_to_run_the_pr_code(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pull_request_target_refuses_to_run_the_pr_code(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """pull_request_target on the PR's merge commit: the property lane never starts, the verdict fails with
     run-integrity, and one warning explains the risk, the safe pattern and the opt-in."""
     calls = _spy(monkeypatch)
@@ -247,8 +259,9 @@ def test_pull_request_target_refuses_to_run_the_pr_code(tmp_path: Path, shared_d
     _failed_run(github)
 
 
-def test_pull_request_target_with_the_opt_in_runs_and_warns(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pull_request_target_with_the_opt_in_runs_and_warns(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`unsafe-run-pr-code-with-write-token: true`: the property lane runs, under one warning naming the risk."""
     calls = _spy(monkeypatch)
     pr = pull_request(tmp_path, shared_dir, tamper=False)
@@ -263,7 +276,8 @@ def test_pull_request_target_with_the_opt_in_runs_and_warns(tmp_path: Path, shar
 
 
 def test_pull_request_target_on_the_base_checkout_never_advises_checking_out_the_pr(
-        tmp_path: Path, shared_dir: Path, github: FakeGitHub) -> None:
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """checkout's default under pull_request_target is the base branch: event-mismatch, and the fix is the safe
     pattern, never "check out refs/pull/N/merge"."""
     pr = pull_request(tmp_path, shared_dir)
@@ -277,9 +291,9 @@ def test_pull_request_target_on_the_base_checkout_never_advises_checking_out_the
     assert "refs/pull" not in _failed_run(github)["output"]["summary"]
 
 
-def test_pull_request_target_static_only_warns_without_failing(tmp_path: Path, shared_dir: Path,
-                                                               github: FakeGitHub,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pull_request_target_static_only_warns_without_failing(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`run-properties: false` under pull_request_target: nothing to refuse, an honest PR passes, one warning."""
     calls = _spy(monkeypatch)
     pr = pull_request(tmp_path, shared_dir, tamper=False)
@@ -291,8 +305,9 @@ def test_pull_request_target_static_only_warns_without_failing(tmp_path: Path, s
     assert len(warnings) == 1 and "executes nothing" in warnings[0] and "mode: publish" in warnings[0]
 
 
-def test_a_receipt_path_the_patch_made_a_folder_falls_back(tmp_path: Path, shared_dir: Path,
-                                                           github: FakeGitHub) -> None:
+def test_a_receipt_path_the_patch_made_a_folder_falls_back(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """The patch commits `receipt.json/` as a folder so the receipt cannot be written: the verdict on the patch is
     still posted, and the receipt goes to the runner's temp folder (a trick kept as a test)."""
     pr = pull_request(tmp_path, shared_dir, tamper=False)
@@ -315,8 +330,10 @@ def test_a_receipt_path_the_patch_made_a_folder_falls_back(tmp_path: Path, share
 
 
 def test_a_failure_outside_the_gate_still_names_the_fix_and_writes_outputs(
-        tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The report itself raising (after the gate decided): one ::error line with the cause, outputs, exit 1."""
+
     def broken(_receipt: dict[str, Any]) -> str:
         raise ValueError("renderer exploded")
 
@@ -333,8 +350,9 @@ def test_a_failure_outside_the_gate_still_names_the_fix_and_writes_outputs(
     assert "renderer exploded" in (tmp_path / "summary.md").read_text()
 
 
-def test_a_push_event_is_a_usage_error_with_outputs_and_a_receipt(tmp_path: Path, shared_dir: Path,
-                                                                  github: FakeGitHub) -> None:
+def test_a_push_event_is_a_usage_error_with_outputs_and_a_receipt(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub
+) -> None:
     """An event without a pull request: nothing to post a check run on, yet a receipt and every output."""
     pr = pull_request(tmp_path, shared_dir)
     push = shared_dir / "github-api" / "events" / "push.default.1.json"
@@ -350,9 +368,9 @@ def test_a_push_event_is_a_usage_error_with_outputs_and_a_receipt(tmp_path: Path
     assert receipt["state"] == "aborted" and "pull_request" in receipt["errors"][0]
 
 
-def test_a_receipt_path_under_runner_temp_maps_to_the_containers_mount(tmp_path: Path, shared_dir: Path,
-                                                                       github: FakeGitHub,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_receipt_path_under_runner_temp_maps_to_the_containers_mount(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`receipt-path: ${{ runner.temp }}/r.json` names the host's folder; in the container it is the mount, and
     the output keeps the host path later steps use."""
     mount = tmp_path / "github-runner-temp"

@@ -32,8 +32,19 @@ INPUTS = {
     "mode": "gate",
     "shard": "",
 }
-OUTPUTS = ["decision", "row", "ok", "conclusion", "title", "receipt-path", "check-run-id", "check-run-url",
-           "artifact-id", "findings", "finding-counts"]
+OUTPUTS = [
+    "decision",
+    "row",
+    "ok",
+    "conclusion",
+    "title",
+    "receipt-path",
+    "check-run-id",
+    "check-run-url",
+    "artifact-id",
+    "findings",
+    "finding-counts",
+]
 PINNED_CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 
 
@@ -45,15 +56,23 @@ def _tool(name: str) -> str:
 
 
 def _check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_tool("check-jsonschema"), "--builtin-schema", schema, *map(str, files)],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [_tool("check-jsonschema"), "--builtin-schema", schema, *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _zizmor(*paths: Path) -> tuple[int, list[dict[str, object]]]:
     # --offline: no GitHub API calls (CI here has no token); --no-config: only zizmor's own rules count.
-    proc = subprocess.run([_tool("zizmor"), "--offline", "--no-config", "--format=json", "--min-severity=medium",
-                           *map(str, paths)], capture_output=True, text=True, check=False,
-                          env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [_tool("zizmor"), "--offline", "--no-config", "--format=json", "--min-severity=medium", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     try:
         findings = json.loads(proc.stdout or "[]")
     except json.JSONDecodeError:
@@ -76,8 +95,9 @@ def test_action_yml_matches_the_action_metadata_schema() -> None:
 def test_the_metadata_schema_rejects_a_broken_action(tmp_path: Path) -> None:
     """The schema check is live: an action whose runs.using is misspelt fails it."""
     broken = tmp_path / "action.yml"
-    broken.write_text((ROOT / "action.yml").read_text(encoding="utf-8").replace("using: docker", "using: dockr"),
-                      encoding="utf-8")
+    broken.write_text(
+        (ROOT / "action.yml").read_text(encoding="utf-8").replace("using: docker", "using: dockr"), encoding="utf-8"
+    )
     assert _check_jsonschema("vendor.github-actions", broken).returncode != 0
 
 
@@ -123,8 +143,9 @@ def test_zizmor_is_live_on_a_template_injection(tmp_path: Path) -> None:
     bad.write_text(
         "on: pull_request_target\npermissions: write-all\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
         "      - uses: actions/checkout@v4\n        with: {ref: '${{ github.event.pull_request.head.sha }}'}\n"
-        "      - run: echo \"${{ github.event.pull_request.title }}\"\n",
-        encoding="utf-8")
+        '      - run: echo "${{ github.event.pull_request.title }}"\n',
+        encoding="utf-8",
+    )
     code, findings = _zizmor(bad)
     idents = {f.get("ident") for f in findings}
     assert code != 0
@@ -193,8 +214,9 @@ def test_entrypoint_is_bash_because_sh_drops_hyphenated_inputs() -> None:
     through_bash = subprocess.run(["bash", "-c", "exec env"], capture_output=True, text=True, env=env, check=True)
     assert "INPUT_CHECK-NAME=kept" in through_bash.stdout.splitlines()
     if Path("/bin/dash").exists():
-        through_dash = subprocess.run(["/bin/dash", "-c", "exec env"], capture_output=True, text=True, env=env,
-                                      check=True)
+        through_dash = subprocess.run(
+            ["/bin/dash", "-c", "exec env"], capture_output=True, text=True, env=env, check=True
+        )
         assert "INPUT_CHECK-NAME=kept" not in through_dash.stdout.splitlines()
 
 

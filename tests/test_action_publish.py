@@ -84,8 +84,9 @@ def _fork_job(fork: Fork, shared_dir: Path, results: FakeResultsService, github:
     github.fail("POST", Scripted(403, {}, {"message": "Resource not accessible by integration"}))
     folder = fork.root / "fork-job"
     folder.mkdir()
-    env = runner_env(folder, fork.origin.path, _pull_request_event(fork.root, shared_dir, fork), github.url,
-                     run_properties="true")
+    env = runner_env(
+        folder, fork.origin.path, _pull_request_event(fork.root, shared_dir, fork), github.url, run_properties="true"
+    )
     env.update({"ACTIONS_RUNTIME_TOKEN": results.job_token("fork-job"), "ACTIONS_RESULTS_URL": results.url})
     _code, printed = _run(env)
     assert "cannot create a check run" in printed
@@ -97,8 +98,9 @@ def _fork_job(fork: Fork, shared_dir: Path, results: FakeResultsService, github:
 
 
 def _serve_pull(github: FakeGitHub, shared_dir: Path, fork: Fork) -> None:
-    pr = copy.deepcopy(json.loads((shared_dir / "github-api/events/pull_request.opened.1.json").read_text())[
-        "pull_request"])
+    pr = copy.deepcopy(
+        json.loads((shared_dir / "github-api/events/pull_request.opened.1.json").read_text())["pull_request"]
+    )
     pr.update({"number": 7, "state": "open", "auto_merge": None})
     pr["user"]["login"] = "agent-smith"
     pr["head"].update({"sha": fork.head, "ref": "fork-patch"})
@@ -108,13 +110,15 @@ def _serve_pull(github: FakeGitHub, shared_dir: Path, fork: Fork) -> None:
     github.pulls[7] = pr
 
 
-def _publish(fork: Fork, github: FakeGitHub, results: FakeResultsService, *, event: str = "pull_request",
-             job: str = "publish") -> tuple[int, str, dict[str, Any]]:
+def _publish(
+    fork: Fork, github: FakeGitHub, results: FakeResultsService, *, event: str = "pull_request", job: str = "publish"
+) -> tuple[int, str, dict[str, Any]]:
     """The trusted job: a real workflow_run payload rewritten to this fork's run."""
     payload = json.loads((DATA / "workflow_run.completed.json").read_text("utf-8"))
     run = payload["workflow_run"]
-    run.update({"id": RUN_ID, "event": event, "head_sha": fork.head, "head_branch": "fork-patch",
-                "pull_requests": []})  # GitHub lists no pull request for a fork's run
+    run.update(
+        {"id": RUN_ID, "event": event, "head_sha": fork.head, "head_branch": "fork-patch", "pull_requests": []}
+    )  # GitHub lists no pull request for a fork's run
     run["head_repository"]["full_name"] = "fork-owner/repo"
     run["head_repository"]["owner"]["login"] = "fork-owner"
     payload["repository"]["full_name"] = "octo/repo"
@@ -123,8 +127,13 @@ def _publish(fork: Fork, github: FakeGitHub, results: FakeResultsService, *, eve
     path = folder / "event.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
     env = runner_env(folder, fork.publisher.path, path, github.url, mode="publish")
-    env.update({"GITHUB_EVENT_NAME": "workflow_run", "ACTIONS_RUNTIME_TOKEN": results.job_token(job),
-                "ACTIONS_RESULTS_URL": results.url})
+    env.update(
+        {
+            "GITHUB_EVENT_NAME": "workflow_run",
+            "ACTIONS_RUNTIME_TOKEN": results.job_token(job),
+            "ACTIONS_RESULTS_URL": results.url,
+        }
+    )
     code, printed = _run(env)
     receipt_file = fork.publisher.path / "receipt.json"
     return code, printed, json.loads(receipt_file.read_text("utf-8")) if receipt_file.exists() else {}
@@ -141,9 +150,20 @@ def _forged(receipt: dict[str, Any], **git: str) -> bytes:
     """A receipt edited to say `pass` (and, given, other commits), zipped like the action does."""
     forged = copy.deepcopy(receipt)
     forged["git"].update(git)
-    forged.update({"ok": True, "violations": [],
-                   "decision": {"row": "pass", "gate": "pass", "title": "All clear: score the code diff",
-                                "matched": ["pass"], "exit_code": 0, "scored": True}})
+    forged.update(
+        {
+            "ok": True,
+            "violations": [],
+            "decision": {
+                "row": "pass",
+                "gate": "pass",
+                "title": "All clear: score the code diff",
+                "matched": ["pass"],
+                "exit_code": 0,
+                "scored": True,
+            },
+        }
+    )
     return build_zip([("receipt.json", canonical_bytes(forged))])
 
 
@@ -156,14 +176,15 @@ def honest(tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeRe
     return fork, data
 
 
-def test_an_honest_fork_pr_gets_a_success_check_run_on_its_head(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                                results: FakeResultsService) -> None:
+def test_an_honest_fork_pr_gets_a_success_check_run_on_its_head(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """The fork job's receipt holds up: success on the PR head, its seed ledgers kept, the token never sent to blobs."""
     fork, data = honest
     github.add_artifact(RUN_ID, NAME, data)
     code, printed, receipt = _publish(fork, github, results)
     assert code == EXIT_PASS, printed
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert (run["head_sha"], run["conclusion"], run["name"]) == (fork.head, "success", "evidence-gate")
     assert receipt["published_from"]["accepted"] is True
     (ledger,) = receipt["properties"]["ledgers"]
@@ -174,8 +195,9 @@ def test_an_honest_fork_pr_gets_a_success_check_run_on_its_head(honest: tuple[Fo
     assert _receipt(results.state.blobs[NAME].data) == receipt
 
 
-def test_a_rerun_updates_the_same_check_run(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                            results: FakeResultsService) -> None:
+def test_a_rerun_updates_the_same_check_run(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """Re-running the publisher finds its check run by external id and completes it again: one run, one POST."""
     fork, data = honest
     github.add_artifact(RUN_ID, NAME, data)
@@ -185,8 +207,9 @@ def test_a_rerun_updates_the_same_check_run(honest: tuple[Fork, bytes], github: 
     assert len(github.runs) == 1 and [c.status for c in github.calls("POST")] == [403, 201]
 
 
-def test_ok_true_for_another_head_is_refused(tmp_path: Path, honest: tuple[Fork, bytes], github: FakeGitHub,
-                                             results: FakeResultsService) -> None:
+def test_ok_true_for_another_head_is_refused(
+    tmp_path: Path, honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """A passing receipt that judged another PR's merge commit is event-mismatch on this head, not a success."""
     fork, data = honest
     fork.origin.checkout("main")
@@ -203,8 +226,9 @@ def test_ok_true_for_another_head_is_refused(tmp_path: Path, honest: tuple[Fork,
     assert "not of run 4711's head" in receipt["violations"][0]["message"]
 
 
-def test_ok_true_beside_a_patch_that_edits_the_workflow_fails(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                              results: FakeResultsService) -> None:
+def test_ok_true_beside_a_patch_that_edits_the_workflow_fails(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
+) -> None:
     """The fork rewrote the gate workflow and uploaded a `pass`: the static lanes re-derived here say tampering."""
     fork = _fork_pr(tmp_path, {"src/calc.py": GREEN, ".github/workflows/gate.yml": "on: pull_request\njobs: {x: 1}\n"})
     genuine = _receipt(_fork_job(fork, shared_dir, results, github))
@@ -220,8 +244,9 @@ def test_ok_true_beside_a_patch_that_edits_the_workflow_fails(tmp_path: Path, sh
     assert any(a["path"] == ".github/workflows/gate.yml" for a in github.annotations[run["id"]])
 
 
-def test_a_crafted_merge_commit_is_refused(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                           results: FakeResultsService) -> None:
+def test_a_crafted_merge_commit_is_refused(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """An "evil merge" with the right parents but other code (pushed to the fork's network) is not the patch."""
     fork, data = honest
     fork.origin.git("checkout", "-q", "--detach", fork.merge)
@@ -236,8 +261,9 @@ def test_a_crafted_merge_commit_is_refused(honest: tuple[Fork, bytes], github: F
     assert "is not the clean merge" in receipt["violations"][0]["message"]
 
 
-def test_a_baseline_outside_the_base_branch_is_refused(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                       results: FakeResultsService) -> None:
+def test_a_baseline_outside_the_base_branch_is_refused(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """A receipt judged against the fork's own "baseline" (weaker configuration) is refused: not the base branch's."""
     fork, data = honest
     fork.origin.checkout(fork.base)
@@ -251,8 +277,7 @@ def test_a_baseline_outside_the_base_branch_is_refused(honest: tuple[Fork, bytes
     assert "is not a commit of the base branch" in receipt["violations"][0]["message"]
 
 
-def test_no_artifact_at_all_fails(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                  results: FakeResultsService) -> None:
+def test_no_artifact_at_all_fails(honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService) -> None:
     """A fork run that uploaded nothing (its workflow skipped the gate): a failing check run that says so."""
     fork, _ = honest
     code, _, receipt = _publish(fork, github, results)
@@ -263,16 +288,24 @@ def test_no_artifact_at_all_fails(honest: tuple[Fork, bytes], github: FakeGitHub
     assert "uploaded no artifact named evidence-gate-receipt" in run["output"]["summary"]
 
 
-@pytest.mark.parametrize(("label", "data", "size"), [
-    ("malformed zip", b"PK\x03\x04 this is not really a zip", None),
-    ("listed over the cap", b"small", 5 << 20),
-    ("zip bomb", None, None),
-    ("schema broken", build_zip([("receipt.json", b'{"schema": "evidence-gate/receipt/v1", "ok": true}')]), None),
-    ("expired", b"", None),
-])
-def test_an_unusable_receipt_artifact_fails(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                            results: FakeResultsService, label: str, data: bytes | None,
-                                            size: int | None) -> None:
+@pytest.mark.parametrize(
+    ("label", "data", "size"),
+    [
+        ("malformed zip", b"PK\x03\x04 this is not really a zip", None),
+        ("listed over the cap", b"small", 5 << 20),
+        ("zip bomb", None, None),
+        ("schema broken", build_zip([("receipt.json", b'{"schema": "evidence-gate/receipt/v1", "ok": true}')]), None),
+        ("expired", b"", None),
+    ],
+)
+def test_an_unusable_receipt_artifact_fails(
+    honest: tuple[Fork, bytes],
+    github: FakeGitHub,
+    results: FakeResultsService,
+    label: str,
+    data: bytes | None,
+    size: int | None,
+) -> None:
     """Oversized, malformed, bomb-shaped, schema-breaking or expired artifacts never become a success."""
     fork, genuine = honest
     if data is None:
@@ -288,8 +321,9 @@ def test_an_unusable_receipt_artifact_fails(honest: tuple[Fork, bytes], github: 
     assert receipt["decision"]["row"] == "run-integrity", (label, receipt["violations"])
 
 
-def test_a_patch_to_a_local_action_voids_the_property_results(tmp_path: Path, shared_dir: Path, github: FakeGitHub,
-                                                              results: FakeResultsService) -> None:
+def test_a_patch_to_a_local_action_voids_the_property_results(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
+) -> None:
     """`.github/actions/` is not locked, but the fork's workflow may run it: its property results are not accepted."""
     fork = _fork_pr(tmp_path, {"src/calc.py": GREEN, ".github/actions/setup/action.yml": "runs: {using: node20}\n"})
     data = _fork_job(fork, shared_dir, results, github)
@@ -302,8 +336,9 @@ def test_a_patch_to_a_local_action_voids_the_property_results(tmp_path: Path, sh
     assert ".github/actions/setup/action.yml" in receipt["violations"][0]["message"]
 
 
-def test_a_merge_group_run_is_not_published(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                            results: FakeResultsService) -> None:
+def test_a_merge_group_run_is_not_published(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """workflow_run of a merge-queue run: that run posted its own check with a write token; nothing is posted."""
     fork, data = honest
     github.add_artifact(RUN_ID, NAME, data)
@@ -312,17 +347,26 @@ def test_a_merge_group_run_is_not_published(honest: tuple[Fork, bytes], github: 
     assert github.runs == {} and "nothing to publish" in printed
 
 
-@pytest.mark.parametrize(("label", "edit", "message"), [
-    ("ledgers dropped", lambda r: r["properties"].update(ledgers=[]), "no ledger for properties/test_double.py"),
-    ("status softened", lambda r: r["properties"]["ledgers"][0].update(status="freeze_eligible"),
-     "does not close as it says"),
-    ("plan shortened", lambda r: r["properties"].update(plan=[11]), "is not the baseline's"),
-    ("seeds dropped", lambda r: r["properties"]["ledgers"][0].update(planned_seeds=[11], attempted_seeds=[11]),
-     "the whole plan"),
-])
-def test_an_edited_seed_ledger_voids_the_property_results(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                          results: FakeResultsService, label: str, edit: Any,
-                                                          message: str) -> None:
+@pytest.mark.parametrize(
+    ("label", "edit", "message"),
+    [
+        ("ledgers dropped", lambda r: r["properties"].update(ledgers=[]), "no ledger for properties/test_double.py"),
+        (
+            "status softened",
+            lambda r: r["properties"]["ledgers"][0].update(status="freeze_eligible"),
+            "does not close as it says",
+        ),
+        ("plan shortened", lambda r: r["properties"].update(plan=[11]), "is not the baseline's"),
+        (
+            "seeds dropped",
+            lambda r: r["properties"]["ledgers"][0].update(planned_seeds=[11], attempted_seeds=[11]),
+            "the whole plan",
+        ),
+    ],
+)
+def test_an_edited_seed_ledger_voids_the_property_results(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService, label: str, edit: Any, message: str
+) -> None:
     """A receipt for the right commits whose ledgers were edited is not accepted: run-integrity, never success."""
     fork, data = honest
     receipt = _receipt(data)
@@ -335,8 +379,9 @@ def test_an_edited_seed_ledger_voids_the_property_results(honest: tuple[Fork, by
     assert published["published_from"]["accepted"] is False
 
 
-def test_a_receipt_against_an_older_base_is_stale(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                  results: FakeResultsService) -> None:
+def test_a_receipt_against_an_older_base_is_stale(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """The base moved on (and GitHub's merge ref with it): re-running an old run cannot publish old evidence."""
     fork, data = honest
     fork.origin.checkout("main")
@@ -349,7 +394,8 @@ def test_a_receipt_against_an_older_base_is_stale(honest: tuple[Fork, bytes], gi
 
 
 def test_a_base_that_moved_before_github_refreshed_the_merge_ref_still_publishes(
-        honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService) -> None:
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """GitHub recomputes refs/pull/N/merge lazily: while it still names the run's baseline, the receipt is current."""
     fork, data = honest
     fork.origin.checkout("main")
@@ -359,8 +405,9 @@ def test_a_base_that_moved_before_github_refreshed_the_merge_ref_still_publishes
     assert code == EXIT_PASS, printed
 
 
-def test_no_artifact_and_no_merge_ref_still_fails_with_both_reasons(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                                    results: FakeResultsService) -> None:
+def test_no_artifact_and_no_merge_ref_still_fails_with_both_reasons(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """A conflicting PR (GitHub made no merge ref) whose run uploaded nothing: failing, naming both causes."""
     fork, _ = honest
     fork.origin.git("update-ref", "-d", "refs/pull/7/merge")
@@ -373,15 +420,19 @@ def test_no_artifact_and_no_merge_ref_still_fails_with_both_reasons(honest: tupl
     assert run["conclusion"] == "failure"
 
 
-def test_api_errors_are_retried_then_fail_closed(honest: tuple[Fork, bytes], github: FakeGitHub,
-                                                 results: FakeResultsService) -> None:
+def test_api_errors_are_retried_then_fail_closed(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
     """Two 502s are retried and the verdict still publishes; a 403 on the artifacts list is a failure naming it."""
     fork, data = honest
     github.add_artifact(RUN_ID, NAME, data)
     github.fail("GET", Scripted(502), Scripted(502))
     assert _publish(fork, github, results)[0] == EXIT_PASS
-    github.fail("GET", Scripted(200, body=[github.pulls[7]]),  # the PR lookup, then the artifacts list refused
-                Scripted(403, body={"message": "Resource not accessible by integration"}))
+    github.fail(
+        "GET",
+        Scripted(200, body=[github.pulls[7]]),  # the PR lookup, then the artifacts list refused
+        Scripted(403, body={"message": "Resource not accessible by integration"}),
+    )
     results.state.artifacts.clear()
     code, _, receipt = _publish(fork, github, results, job="publish-403")
     assert code == EXIT_FAIL

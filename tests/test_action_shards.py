@@ -46,8 +46,9 @@ def _run(env: dict[str, str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def _pull_request(root: Path, shared_dir: Path, patch: dict[str, str | bytes | None]) -> tuple[GitRepo, str, str,
-                                                                                              str, Path]:
+def _pull_request(
+    root: Path, shared_dir: Path, patch: dict[str, str | bytes | None]
+) -> tuple[GitRepo, str, str, str, Path]:
     repo = GitRepo(root / "origin")
     base = repo.commit("baseline", base_files(fresh_seeds=0))
     repo.branch("pr")
@@ -66,8 +67,13 @@ def _job_env(m: Matrix, results: FakeResultsService, job: str, github_url: str |
     folder = m.root / job
     folder.mkdir(exist_ok=True)
     env = runner_env(folder, m.repo.path, m.event, github_url, artifact_name=NAME, run_properties="true", **inputs)
-    env.update({"ACTIONS_RUNTIME_TOKEN": results.job_token(f"job-{job}"), "ACTIONS_RESULTS_URL": results.url,
-                "GITHUB_SHA": m.merge})
+    env.update(
+        {
+            "ACTIONS_RUNTIME_TOKEN": results.job_token(f"job-{job}"),
+            "ACTIONS_RESULTS_URL": results.url,
+            "GITHUB_SHA": m.merge,
+        }
+    )
     return env
 
 
@@ -122,13 +128,14 @@ def _zip(receipt: dict[str, Any]) -> bytes:
     return build_zip([("receipt.json", canonical_bytes(receipt))])
 
 
-def test_merge_posts_one_check_run_over_every_seed(matrix: Matrix, results: FakeResultsService,
-                                                   github: FakeGitHub) -> None:
+def test_merge_posts_one_check_run_over_every_seed(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """Two shards of a 4-seed plan: the merge job downloads both, posts success on the PR head, uploads the merge."""
     _plant(results, matrix.zips)
     code, printed, merged = _merge(matrix, results, github)
     assert code == EXIT_PASS, printed
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert (run["head_sha"], run["conclusion"], run["name"]) == (matrix.head, "success", "evidence-gate")
     assert run["output"]["title"] == "pass: All clear: score the code diff — 1 property held"
     (ledger,) = merged["properties"]["ledgers"]
@@ -141,8 +148,9 @@ def test_merge_posts_one_check_run_over_every_seed(matrix: Matrix, results: Fake
     assert listed["workflow_job_run_backend_id"] == "job-merge"
 
 
-def test_a_missing_shard_is_a_failing_verdict_naming_it(matrix: Matrix, results: FakeResultsService,
-                                                        github: FakeGitHub) -> None:
+def test_a_missing_shard_is_a_failing_verdict_naming_it(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """Shard 2 was cancelled before it uploaded: the merge fails and names 2/2, never passes over half the seeds."""
     _plant(results, {k: v for k, v in matrix.zips.items() if k.endswith("-1-of-2")})
     code, printed, merged = _merge(matrix, results, github)
@@ -164,8 +172,9 @@ def test_no_shard_at_all_fails(matrix: Matrix, results: FakeResultsService, gith
     assert "no shard receipt" in merged["violations"][0]["message"]
 
 
-def test_a_shard_of_another_pull_request_is_event_mismatch(matrix: Matrix, results: FakeResultsService,
-                                                           github: FakeGitHub) -> None:
+def test_a_shard_of_another_pull_request_is_event_mismatch(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """A passing shard receipt that judged other commits is refused by this run's event, not merged."""
     other = _receipt_of(matrix.zips[f"{NAME}-2-of-2"])
     other["git"]["head"] = "f" * 40
@@ -178,8 +187,9 @@ def test_a_shard_of_another_pull_request_is_event_mismatch(matrix: Matrix, resul
     assert run["conclusion"] == "failure"
 
 
-def test_one_shard_uploaded_twice_under_two_names_is_refused(matrix: Matrix, results: FakeResultsService,
-                                                             github: FakeGitHub) -> None:
+def test_one_shard_uploaded_twice_under_two_names_is_refused(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """Shard 1's receipt renamed to 2-of-2 (seeds 11 and 13 twice, 12 and 14 never) fails naming the swap."""
     one = matrix.zips[f"{NAME}-1-of-2"]
     _plant(results, {f"{NAME}-1-of-2": one, f"{NAME}-2-of-2": one})
@@ -188,17 +198,21 @@ def test_one_shard_uploaded_twice_under_two_names_is_refused(matrix: Matrix, res
     assert "holds the receipt of shard [1, 2], not 2/2" in merged["violations"][0]["message"]
 
 
-@pytest.mark.parametrize(("label", "mutate"), [
-    ("not a zip", lambda z, r: b"this is not a zip"),
-    ("zip without receipt", lambda z, r: _zip_files([("report.txt", b"PASS")])),
-    ("receipt not JSON", lambda z, r: _zip_files([("receipt.json", b"{'ok': true}")])),
-    ("schema broken", lambda z, r: _zip({**r, "ok": "yes"})),
-    ("aborted receipt", lambda z, r: _zip({**r, "state": "aborted", "errors": ["internal error: boom"]})),
-    ("inflates past the cap", lambda z, r: _zip_files([("receipt.json", b" " * (1 << 20) + b"{}")])),
-    ("two receipts", lambda z, r: _zip_files([("receipt.json", b"{}"), ("receipt.json", b"{}")])),
-])
-def test_an_unusable_shard_artifact_fails_naming_it(matrix: Matrix, results: FakeResultsService, github: FakeGitHub,
-                                                    label: str, mutate: Any) -> None:
+@pytest.mark.parametrize(
+    ("label", "mutate"),
+    [
+        ("not a zip", lambda z, r: b"this is not a zip"),
+        ("zip without receipt", lambda z, r: _zip_files([("report.txt", b"PASS")])),
+        ("receipt not JSON", lambda z, r: _zip_files([("receipt.json", b"{'ok': true}")])),
+        ("schema broken", lambda z, r: _zip({**r, "ok": "yes"})),
+        ("aborted receipt", lambda z, r: _zip({**r, "state": "aborted", "errors": ["internal error: boom"]})),
+        ("inflates past the cap", lambda z, r: _zip_files([("receipt.json", b" " * (1 << 20) + b"{}")])),
+        ("two receipts", lambda z, r: _zip_files([("receipt.json", b"{}"), ("receipt.json", b"{}")])),
+    ],
+)
+def test_an_unusable_shard_artifact_fails_naming_it(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub, label: str, mutate: Any
+) -> None:
     """Hostile or broken shard artifacts are a failing row naming the shard, never merged."""
     two = f"{NAME}-2-of-2"
     bad = mutate(matrix.zips[two], _receipt_of(matrix.zips[two]))
@@ -219,8 +233,9 @@ def _zip_files(files: list[tuple[str, bytes]]) -> bytes:
         return build_zip(files)
 
 
-def test_an_oversized_artifact_is_not_downloaded(matrix: Matrix, results: FakeResultsService,
-                                                 github: FakeGitHub) -> None:
+def test_an_oversized_artifact_is_not_downloaded(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """An artifact the service lists as over the 4 MiB cap is refused before any byte is fetched."""
     _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], f"{NAME}-2-of-2": b"x" * (5 << 20)})
     code, _, merged = _merge(matrix, results, github)
@@ -229,8 +244,9 @@ def test_an_oversized_artifact_is_not_downloaded(matrix: Matrix, results: FakeRe
     assert results.state.downloads == [f"{NAME}-1-of-2"]
 
 
-def test_a_red_shard_fails_the_merge(tmp_path: Path, shared_dir: Path, results: FakeResultsService,
-                                     github: FakeGitHub) -> None:
+def test_a_red_shard_fails_the_merge(
+    tmp_path: Path, shared_dir: Path, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """A patch that leaves the property red: the shard that drew the failing seed decides the merged verdict."""
     repo, base, head, merge, event = _pull_request(tmp_path, shared_dir, {"README.md": "changed\n"})
     m = Matrix(tmp_path, repo, base, head, merge, event, {})
@@ -254,12 +270,18 @@ def test_merge_without_the_results_service_fails_closed(matrix: Matrix, github: 
     assert run["conclusion"] == "failure" and "cannot list this run's artifacts" in run["output"]["summary"]
 
 
-@pytest.mark.parametrize(("inputs", "message"), [
-    ({"shard": "3/2"}, "not K/N"), ({"shard": "1/2", "mode": "merge"}, "set `shard:` on the matrix job only"),
-    ({"mode": "matrix"}, "input mode is 'matrix'"), ({"shard": "1/2", "upload_artifact": "false"}, "upload-artifact"),
-])
-def test_bad_mode_and_shard_inputs_are_usage_errors(tmp_path: Path, shared_dir: Path, inputs: dict[str, str],
-                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"shard": "3/2"}, "not K/N"),
+        ({"shard": "1/2", "mode": "merge"}, "set `shard:` on the matrix job only"),
+        ({"mode": "matrix"}, "input mode is 'matrix'"),
+        ({"shard": "1/2", "upload_artifact": "false"}, "upload-artifact"),
+    ],
+)
+def test_bad_mode_and_shard_inputs_are_usage_errors(
+    tmp_path: Path, shared_dir: Path, inputs: dict[str, str], message: str
+) -> None:
     """A malformed `shard` or `mode` input stops with exit 2 and says what to write instead."""
     repo, *_rest, event = _pull_request(tmp_path, shared_dir, {"src/calc.py": GREEN})
     code, printed = _run(runner_env(tmp_path, repo.path, event, None, **inputs))
@@ -267,11 +289,19 @@ def test_bad_mode_and_shard_inputs_are_usage_errors(tmp_path: Path, shared_dir: 
     assert message in printed
 
 
-def test_shards_of_matrices_of_different_sizes_are_refused(matrix: Matrix, results: FakeResultsService,
-                                                           github: FakeGitHub) -> None:
+def test_shards_of_matrices_of_different_sizes_are_refused(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """A stray `-1-of-3` beside a complete 2-shard set: named, and 2/3 and 3/3 reported missing."""
-    _plant(results, {**matrix.zips, f"{NAME}-1-of-3": matrix.zips[f"{NAME}-1-of-2"],
-                     f"{NAME}-01-of-2": b"ignored: not a shard name", f"{NAME}-x-1-of-2": b"ignored too"})
+    _plant(
+        results,
+        {
+            **matrix.zips,
+            f"{NAME}-1-of-3": matrix.zips[f"{NAME}-1-of-2"],
+            f"{NAME}-01-of-2": b"ignored: not a shard name",
+            f"{NAME}-x-1-of-2": b"ignored too",
+        },
+    )
     code, _, merged = _merge(matrix, results, github)
     assert code == EXIT_FAIL
     messages = [v["message"] for v in merged["violations"]]
@@ -280,8 +310,9 @@ def test_shards_of_matrices_of_different_sizes_are_refused(matrix: Matrix, resul
     assert results.state.downloads == [f"{NAME}-1-of-3"]  # the look-alike names are not shards
 
 
-def test_cli_merge_applies_the_receipt_size_cap_and_the_schema(matrix: Matrix, tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_merge_applies_the_receipt_size_cap_and_the_schema(
+    matrix: Matrix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`evidence-gate merge` refuses a receipt file over 1 MiB before parsing it, and one that breaks the schema."""
     from evidence_gate import cli
 
@@ -302,8 +333,9 @@ def _receipt_bytes(data: bytes) -> bytes:
         return archive.read("receipt.json")
 
 
-def test_a_merge_group_matrix_merges_on_the_group_commit(tmp_path: Path, shared_dir: Path,
-                                                         results: FakeResultsService, github: FakeGitHub) -> None:
+def test_a_merge_group_matrix_merges_on_the_group_commit(
+    tmp_path: Path, shared_dir: Path, results: FakeResultsService, github: FakeGitHub
+) -> None:
     """In a merge queue the shards judge the group's commit; the merge posts on it (no GITHUB_SHA needed)."""
     repo, base, head, _merge_sha, _event = _pull_request(tmp_path, shared_dir, {"src/calc.py": GREEN})
     repo.checkout(head)

@@ -64,8 +64,17 @@ def test_external_id_is_stable_and_distinct() -> None:
     """The external id depends on repository, sha and check name only."""
     a = checks_api.external_id("o/r", SHA, "evidence-gate")
     assert a == checks_api.external_id("o/r", SHA, "evidence-gate")
-    assert len({a, checks_api.external_id("o/r", "b" * 40, "evidence-gate"),
-                checks_api.external_id("o/r", SHA, "other"), checks_api.external_id("o/s", SHA, "evidence-gate")}) == 4
+    assert (
+        len(
+            {
+                a,
+                checks_api.external_id("o/r", "b" * 40, "evidence-gate"),
+                checks_api.external_id("o/r", SHA, "other"),
+                checks_api.external_id("o/s", SHA, "evidence-gate"),
+            }
+        )
+        == 4
+    )
 
 
 def test_retries_502_502_then_created(github: FakeGitHub) -> None:
@@ -91,8 +100,12 @@ def test_429_honours_retry_after(github: FakeGitHub) -> None:
 
 def test_rate_limit_403_waits_for_the_reset(github: FakeGitHub) -> None:
     """A primary rate-limit 403 (remaining 0) waits until x-ratelimit-reset, then succeeds."""
-    github.fail("POST", Scripted(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000012"},
-                                 {"message": "API rate limit exceeded"}))
+    github.fail(
+        "POST",
+        Scripted(
+            403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000012"}, {"message": "API rate limit exceeded"}
+        ),
+    )
     sleeps: list[float] = []
     client(github, sleeps).start("evidence-gate", SHA, "ext", WHEN, None)
     assert sleeps == [12.0]

@@ -36,9 +36,25 @@ def _repo(tmp_path: Path, patch: dict[str, Any] | None = None, base: dict[str, A
 
 def _run(repo: Path, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     receipt = tmp_path / "out" / "receipt.json"
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(repo), "--receipt",
-                           str(receipt), "--today", "2026-09-20", *args],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(repo),
+            "--receipt",
+            str(receipt),
+            "--today",
+            "2026-09-20",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     data = json.loads(receipt.read_text("utf-8")) if receipt.exists() else None
     return proc, data
 
@@ -74,8 +90,9 @@ def test_decision_fail_is_exit_10_with_located_violation(tmp_path: Path) -> None
 
 def test_precondition_is_exit_11(tmp_path: Path) -> None:
     """An invalid baseline configuration exits 11 with a final receipt on config-invalid."""
-    proc, receipt = _run(_repo(tmp_path, base={".evidence-gate.yml": "version: 1\nagents: yes\n"}), tmp_path,
-                         "--no-run")
+    proc, receipt = _run(
+        _repo(tmp_path, base={".evidence-gate.yml": "version: 1\nagents: yes\n"}), tmp_path, "--no-run"
+    )
     assert proc.returncode == 11, proc.stdout + proc.stderr
     assert receipt is not None
     assert receipt["state"] == "final"
@@ -145,8 +162,9 @@ def test_bad_event_sha_is_precondition_with_receipt(tmp_path: Path) -> None:
     assert json.loads(proc.stdout) == receipt
 
 
-def test_crash_is_aborted_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_crash_is_aborted_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A lane that raises leaves an aborted receipt with the traceback, and the command exits 1."""
     repo = _repo(tmp_path)
 
@@ -155,8 +173,7 @@ def test_crash_is_aborted_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(gate.fixtures, "check_records", boom)
     receipt_path = tmp_path / "receipt.json"
-    code = cli.main(["check", "--repo", str(repo), "--receipt", str(receipt_path), "--no-run",
-                     "--today", "2026-09-20"])
+    code = cli.main(["check", "--repo", str(repo), "--receipt", str(receipt_path), "--no-run", "--today", "2026-09-20"])
     assert code == 1
     receipt = json.loads(receipt_path.read_text("utf-8"))
     assert receipt["state"] == "aborted"
@@ -169,8 +186,9 @@ def test_crash_is_aborted_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_missing_tree_object_is_never_a_pass(tmp_path: Path) -> None:
     """A baseline whose tree object is gone from the clone stops the gate on a precondition, not a pass."""
     repo = _repo(tmp_path)
-    tree = subprocess.run(["git", "rev-parse", "HEAD^1^{tree}"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    tree = subprocess.run(
+        ["git", "rev-parse", "HEAD^1^{tree}"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
     loose = repo / ".git" / "objects" / tree[:2] / tree[2:]
     loose.chmod(0o644)
     loose.unlink()
@@ -184,11 +202,14 @@ def test_missing_tree_object_is_never_a_pass(tmp_path: Path) -> None:
 def test_render_text_shape() -> None:
     """Each violation prints as `path:line: message [row]`, a path without line as `path: ...`."""
     receipt = {
-        "ok": False, "errors": [],
+        "ok": False,
+        "errors": [],
         "decision": {"row": "freeze-id-added", "title": "Freeze entry added", "gate": "fail", "matched": []},
-        "violations": [Violation("freeze-id-added", "entry 'x' is new", "freeze.yaml", 12).to_json(),
-                       Violation("evidence-path-edited", "touched", "fixtures/a.json").to_json(),
-                       Violation("run-integrity", "no runner").to_json()],
+        "violations": [
+            Violation("freeze-id-added", "entry 'x' is new", "freeze.yaml", 12).to_json(),
+            Violation("evidence-path-edited", "touched", "fixtures/a.json").to_json(),
+            Violation("run-integrity", "no runner").to_json(),
+        ],
     }
     assert render_text(receipt).splitlines() == [
         "freeze.yaml:12: entry 'x' is new [freeze-id-added]",
@@ -202,8 +223,9 @@ def test_render_text_shape() -> None:
 def test_missing_trusted_blob_is_history_missing(tmp_path: Path, path: str) -> None:
     """A trusted file whose blob is absent from the clone is history-missing, not an invalid configuration."""
     repo = _repo(tmp_path, base={".evidence-gate.yml": "version: 1\n"})
-    blob = subprocess.run(["git", "rev-parse", f"HEAD^1:{path}"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "rev-parse", f"HEAD^1:{path}"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
     loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
     loose.chmod(0o644)
     loose.unlink()
@@ -211,7 +233,6 @@ def test_missing_trusted_blob_is_history_missing(tmp_path: Path, path: str) -> N
     assert receipt is not None
     assert proc.returncode == 11, proc.stdout + proc.stderr
     assert receipt["decision"]["row"] == "history-missing"
-
 
 
 def _leaf_options(parser: Any, prefix: str = "") -> dict[str, set[str]]:

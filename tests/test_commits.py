@@ -86,8 +86,9 @@ def test_branch_head_without_base_is_usage(git_repo: GitRepo) -> None:
     assert "--base" in info.value.fix
 
 
-@pytest.mark.parametrize(("head", "base"), [("f" * 40, None), ("HEAD", "e" * 40), ("no-such-branch", None),
-                                            ("feature", "origin/main")])
+@pytest.mark.parametrize(
+    ("head", "base"), [("f" * 40, None), ("HEAD", "e" * 40), ("no-such-branch", None), ("feature", "origin/main")]
+)
 def test_missing_revisions_are_history_missing(git_repo: GitRepo, head: str, base: str | None) -> None:
     """An absent head or base stops the gate with history-missing (exit 11) and a fetch hint."""
     _pr(git_repo)
@@ -110,16 +111,37 @@ def test_unrelated_base_is_history_missing(git_repo: GitRepo) -> None:
 
 def _check(repo: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, object]]:
     receipt = tmp_path / "receipt.json"
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(repo), "--receipt",
-                           str(receipt), "--no-run", "--today", "2026-09-20", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(repo),
+            "--receipt",
+            str(receipt),
+            "--no-run",
+            "--today",
+            "2026-09-20",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     return proc.returncode, json.loads(receipt.read_text("utf-8"))
 
 
 def _shallow(git_repo: GitRepo, tmp_path: Path, branch: str) -> Path:
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", branch, f"file://{git_repo.path}", str(clone)],
-                   check=True, capture_output=True, env={**PINNED_ENV, "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", branch, f"file://{git_repo.path}", str(clone)],
+        check=True,
+        capture_output=True,
+        env={**PINNED_ENV, "PATH": "/usr/bin:/bin"},
+    )
     return clone
 
 
@@ -138,8 +160,9 @@ def test_shallow_clone_of_branch_is_history_missing(git_repo: GitRepo, tmp_path:
     """A depth-1 clone of a branch judged against a fetched base finds no merge-base: history-missing."""
     _pr(git_repo)
     clone = _shallow(git_repo, tmp_path, "feature")
-    subprocess.run(["git", "fetch", "-q", "--depth", "1", "origin", "main:main"], cwd=clone, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "fetch", "-q", "--depth", "1", "origin", "main:main"], cwd=clone, check=True, capture_output=True
+    )
     code, receipt = _check(clone, tmp_path, "--base", "main")
     assert code == EXIT_PRECONDITION
     assert receipt["decision"]["row"] == "history-missing"  # type: ignore[index]

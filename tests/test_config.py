@@ -52,14 +52,17 @@ def test_empty_file_is_invalid(data: bytes) -> None:
         parse_config(data)
 
 
-@pytest.mark.parametrize(("data", "field"), [
-    (b"version: 2\n", "version"),
-    (b"version: 1\nagents: octocat\n", "agents"),
-    (b"version: 1\nfreeze: {mode: relaxed}\n", "freeze.mode"),
-    (b"version: 1\nproperties: {trials: 0}\n", "properties.trials"),
-    (b"version: 1\nproperties: {seeds: [1, 1]}\n", "properties.seeds"),
-    (b"version: 1\nfreez: {}\n", "freez"),
-])
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        (b"version: 2\n", "version"),
+        (b"version: 1\nagents: octocat\n", "agents"),
+        (b"version: 1\nfreeze: {mode: relaxed}\n", "freeze.mode"),
+        (b"version: 1\nproperties: {trials: 0}\n", "properties.trials"),
+        (b"version: 1\nproperties: {seeds: [1, 1]}\n", "properties.seeds"),
+        (b"version: 1\nfreez: {}\n", "freez"),
+    ],
+)
 def test_invalid_values_name_the_field(data: bytes, field: str) -> None:
     """A wrong value, unknown key or sexagesimal number is config-invalid naming the field."""
     with pytest.raises(ConfigInvalid) as info:
@@ -67,15 +70,18 @@ def test_invalid_values_name_the_field(data: bytes, field: str) -> None:
     assert field.split(".", maxsplit=1)[0] in info.value.message
 
 
-@pytest.mark.parametrize("data", [
-    b"version: 1\nversion: 1\n",
-    b"version: 1\nagents: &a [x]\nlocked: *a\n",
-    b"version: !!int 1\n",
-    b"version: 1\n  bad indent: [\n",
-    b"\xff\xfe",
-    b"version: 1\nproperties: {trials: 1:30}\n",
-    b"version: 1\nproperties: {timeout_s: .inf}\n",
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"version: 1\nversion: 1\n",
+        b"version: 1\nagents: &a [x]\nlocked: *a\n",
+        b"version: !!int 1\n",
+        b"version: 1\n  bad indent: [\n",
+        b"\xff\xfe",
+        b"version: 1\nproperties: {trials: 1:30}\n",
+        b"version: 1\nproperties: {timeout_s: .inf}\n",
+    ],
+)
 def test_unsafe_or_broken_yaml_is_invalid(data: bytes) -> None:
     """Duplicate keys, aliases, tags, syntax errors, bad encodings, sexagesimal and non-finite numbers are rejected."""
     with pytest.raises(ConfigInvalid):
@@ -89,18 +95,21 @@ def test_pythonpath_stays_inside(path: str) -> None:
         parse_config(f"version: 1\nproperties: {{pythonpath: ['{path}']}}\n".encode())
 
 
-@pytest.mark.parametrize(("login", "agent"), [
-    ("dependabot[bot]", True),
-    ("Copilot-SWE[BOT]", True),
-    ("agent-42", True),
-    ("AGENT-x", True),
-    ("octocat", False),
-    ("bot", False),
-    ("dependabotb", False),
-    ("dependabot[bot]x", False),
-    ("agent", False),
-    ("my-agent-1", False),
-])
+@pytest.mark.parametrize(
+    ("login", "agent"),
+    [
+        ("dependabot[bot]", True),
+        ("Copilot-SWE[BOT]", True),
+        ("agent-42", True),
+        ("AGENT-x", True),
+        ("octocat", False),
+        ("bot", False),
+        ("dependabotb", False),
+        ("dependabot[bot]x", False),
+        ("agent", False),
+        ("my-agent-1", False),
+    ],
+)
 def test_default_agent_globs(login: str, agent: bool) -> None:
     """`*[bot]` is a literal `[bot]` suffix (not a character class) and `agent-*` a prefix, case-insensitively."""
     assert is_agent(login, Config().agents) is agent

@@ -26,7 +26,7 @@ from property_repo import config as gate_config
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo
 
-FORK_BOMB = '''\
+FORK_BOMB = """\
 import os
 import time
 import unittest
@@ -53,9 +53,9 @@ def double(x):
     if FORKED >= 600:
         return x * 2
     raise unittest.SkipTest(f"forked {FORKED} of 600")  # a skip reason carries the count into the receipt
-'''
+"""
 # Repository text that carries secrets into a skip reason and a failure message: the second wall is redaction.
-LEAKS = '''\
+LEAKS = """\
 import unittest
 
 LITERAL = {token!r}
@@ -66,7 +66,7 @@ def double(x):
     if x % 2:
         raise unittest.SkipTest(f"skipping, see {{LITERAL}} and AUTHORIZATION: basic {extraheader}")
     raise ValueError(f"broken with {{FROM_ENV}}")
-'''
+"""
 
 
 def assert_confined(sealed: dict[str, Any]) -> None:
@@ -87,11 +87,15 @@ def test_no_escape_reaches_the_token_a_socket_or_more_tasks(git_repo: GitRepo, t
     config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
         # ctypes (the raw system calls) allowed by a human on the base branch: the seal alone must hold.
-        allowed = {**json.loads(gate_config(fresh_seeds=0, seeds=[11], jobs=1)),
-                   "probes": {"allow": ["src/calc.py: ctypes"]}}
+        allowed = {
+            **json.loads(gate_config(fresh_seeds=0, seeds=[11], jobs=1)),
+            "probes": {"allow": ["src/calc.py: ctypes"]},
+        }
         red_repo(git_repo, extra={".evidence-gate.yml": json.dumps(allowed)})
-        git_repo.commit("escape", {"src/calc.py": DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER,
-                                                                 sock=str(sock), port=port)})
+        git_repo.commit(
+            "escape",
+            {"src/calc.py": DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)},
+        )
         receipt = judge(git_repo, tmp_path)
     assert seen == []
     assert "property-failed" in rows(receipt), receipt["violations"]
@@ -106,8 +110,13 @@ def test_the_escapes_work_unconfined(git_repo: GitRepo) -> None:
     config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
         code = DOUBLE.format(git_config=str(config), extraheader=EXTRAHEADER, sock=str(sock), port=port)
-        proc = subprocess.run([sys.executable, "-c", code + "\nprint(' '.join(REACHED))"], capture_output=True,
-                              text=True, check=False, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", code + "\nprint(' '.join(REACHED))"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         deadline = time.monotonic() + 5
         while len(set(seen)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -129,15 +138,15 @@ def test_a_fork_bomb_is_stopped_at_the_task_bound(git_repo: GitRepo, tmp_path: P
     assert forked and all(400 < n < 512 for n in forked), forked  # the task bound stopped it, not memory
 
 
-def test_secrets_in_repository_text_do_not_reach_the_receipt(git_repo: GitRepo, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_secrets_in_repository_text_do_not_reach_the_receipt(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A skip reason and a failure message carrying a token, an extraheader and the value of the gate's own
     GITHUB_TOKEN are masked where the worker's text enters the gate."""
     env_value = f"s3cr3t-{secrets.token_hex(12)}"
     monkeypatch.setenv("GITHUB_TOKEN", env_value)
     red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
-    git_repo.commit("leak", {"src/calc.py": LEAKS.format(token=TOKEN, env_value=env_value,
-                                                         extraheader=EXTRAHEADER)})
+    git_repo.commit("leak", {"src/calc.py": LEAKS.format(token=TOKEN, env_value=env_value, extraheader=EXTRAHEADER)})
     receipt = judge(git_repo, tmp_path)
     text = json.dumps(receipt)
     assert receipt["ok"] is False
@@ -152,18 +161,27 @@ def _worker(event: dict[str, Any] | None) -> WorkerResult:
     return result
 
 
-FULL = {"ev": "confined", "landlock": 4, "reads": True, "seccomp": "none", "tasks": "RLIMIT_NPROC 512 on uid 65534",
-        "network": "filtered"}
+FULL = {
+    "ev": "confined",
+    "landlock": 4,
+    "reads": True,
+    "seccomp": "none",
+    "tasks": "RLIMIT_NPROC 512 on uid 65534",
+    "network": "filtered",
+}
 
 
-@pytest.mark.parametrize(("event", "missing"), [
-    (None, "reported no confinement"),
-    ({"ev": "confined", "error": "this kernel has no Landlock"}, "no Landlock"),
-    ({**FULL, "seccomp": "off"}, "seccomp socket filter"),
-    ({**FULL, "reads": False}, "read allow-list"),
-    ({**FULL, "tasks": ""}, "task bound"),
-    ({**FULL, "network": "shared"}, "network cut"),
-])
+@pytest.mark.parametrize(
+    ("event", "missing"),
+    [
+        (None, "reported no confinement"),
+        ({"ev": "confined", "error": "this kernel has no Landlock"}, "no Landlock"),
+        ({**FULL, "seccomp": "off"}, "seccomp socket filter"),
+        ({**FULL, "reads": False}, "read allow-list"),
+        ({**FULL, "tasks": ""}, "task bound"),
+        ({**FULL, "network": "shared"}, "network cut"),
+    ],
+)
 def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:
     """The gate checks each worker's first report: anything short of every bound is a run-integrity problem."""
     problems = property_lane._worker_problems(_worker(event), 60)
@@ -171,8 +189,9 @@ def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None,
     assert property_lane._worker_problems(_worker(FULL), 60) == []
 
 
-def test_a_kernel_without_seccomp_runs_nothing(git_repo: GitRepo, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kernel_without_seccomp_runs_nothing(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No seccomp filter (an old kernel, a profile refusing the syscall): run-integrity naming it, no code ran."""
     red_repo(git_repo, fresh_seeds=0)
     git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
@@ -186,10 +205,12 @@ def test_a_kernel_without_seccomp_runs_nothing(git_repo: GitRepo, tmp_path: Path
 @pytest.mark.skipif(os.geteuid() != 0, reason="the root mode")
 def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
     """As root the bound moves the worker to a uid of its own with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH only."""
-    code = ("import os, resource\nfrom evidence_gate import confinement\n"
-            "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
-            "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
-            "print(len(os.listdir('/root')) > 0)\n")
+    code = (
+        "import os, resource\nfrom evidence_gate import confinement\n"
+        "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
+        "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
+        "print(len(os.listdir('/root')) > 0)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     how, uids, caps, reads_root = proc.stdout.splitlines()
@@ -218,17 +239,47 @@ def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp
     red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
     git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
     receipt_path = tmp_path / "receipt.json"
-    check = subprocess.run([sys.executable, "-c", STACKED_GATE, "check", "--repo", str(git_repo.path), "--base",
-                            "main", "--author", "agent-x", "--receipt", str(receipt_path)],
-                           capture_output=True, text=True, check=False, timeout=300)
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            STACKED_GATE,
+            "check",
+            "--repo",
+            str(git_repo.path),
+            "--base",
+            "main",
+            "--author",
+            "agent-x",
+            "--receipt",
+            str(receipt_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
     assert check.returncode == 10, check.stdout + check.stderr
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     assert any("16 Landlock layers" in v["message"] for v in receipt["violations"]), receipt["violations"]
     assert receipt["properties"]["counts"]["budget_passes"] == 0, receipt["properties"]
-    hashed = subprocess.run([sys.executable, "-c", STACKED_GATE, "freeze", "hash",
-                             "properties/test_double.py::test_double", "--repo", str(git_repo.path)],
-                            capture_output=True, text=True, check=False, timeout=300)
+    hashed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            STACKED_GATE,
+            "freeze",
+            "hash",
+            "properties/test_double.py::test_double",
+            "--repo",
+            str(git_repo.path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert hashed.returncode != 0
     assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr
 
@@ -242,17 +293,20 @@ def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytes
 
 
 @pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
-def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker_socket(git_repo: GitRepo,
-                                                                                       tmp_path: Path) -> None:
+def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker_socket(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
     """`properties.install` (patch-controlled through the head's requirements) downloads over TCP, but cannot read
     the checkout's persisted token or connect to a UNIX socket: the command succeeds only if all three hold."""
     config = persist_token(git_repo.path)
     with listening() as (seen, port, sock):
         connect_unix = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
         connect_tcp = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).close()"
-        install = (f"cat /dev/null && ! cat {config} > /dev/null 2>&1"
-                   f" && ! \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_unix}\" 2>/dev/null"
-                   f" && \"$EVIDENCE_GATE_PYTHON\" -c \"{connect_tcp}\"")
+        install = (
+            f"cat /dev/null && ! cat {config} > /dev/null 2>&1"
+            f' && ! "$EVIDENCE_GATE_PYTHON" -c "{connect_unix}" 2>/dev/null'
+            f' && "$EVIDENCE_GATE_PYTHON" -c "{connect_tcp}"'
+        )
         red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1, install=install)
         git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
         receipt = judge(git_repo, tmp_path)

@@ -31,14 +31,32 @@ from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach
 pytestmark = pytest.mark.container
 
 
-
 def _host_check(runner: Runner, receipt: Path, *extra: str) -> dict[str, Any]:
     """The same check by the CLI outside the container; its receipt."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "INPUT_", "GITHUB_"))}
     env["GIT_CONFIG_COUNT"], env["GIT_CONFIG_KEY_0"], env["GIT_CONFIG_VALUE_0"] = "1", "safe.directory", "*"
-    subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(runner.workspace),
-                    "--event", str(runner.file("workflow/event.json")), "--today", TODAY,
-                    "--receipt", str(receipt), "--format", "json", *extra], capture_output=True, env=env, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(runner.workspace),
+            "--event",
+            str(runner.file("workflow/event.json")),
+            "--today",
+            TODAY,
+            "--receipt",
+            str(receipt),
+            "--format",
+            "json",
+            *extra,
+        ],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
     data = json.loads(receipt.read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     return data
@@ -53,10 +71,17 @@ def test_image_has_git_python_and_the_unprivileged_user(engine: Engine, image: s
     """The image runs the CLI, has `nobody` for the sealed run and pip for `properties.install`; the workspace's owner
     matters to git."""
     runner = make_runner(tmp_path, "freeze-entry-added")
-    proc = run_container(engine, image, runner, {}, "-c",
-                          "evidence-gate --version && id -u nobody && git --version && "
-                          "python3 -c 'import yaml, jsonschema, github, requests, pytest, hypothesis' && "
-                          "python3 -m pip --version >/dev/null", entrypoint="/bin/bash")
+    proc = run_container(
+        engine,
+        image,
+        runner,
+        {},
+        "-c",
+        "evidence-gate --version && id -u nobody && git --version && "
+        "python3 -c 'import yaml, jsonschema, github, requests, pytest, hypothesis' && "
+        "python3 -m pip --version >/dev/null",
+        entrypoint="/bin/bash",
+    )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     out = proc.stdout.decode()
     assert out.startswith("evidence-gate ")
@@ -71,9 +96,22 @@ def test_image_has_git_python_and_the_unprivileged_user(engine: Engine, image: s
 def test_cli_in_the_container_agrees_with_the_cli_on_the_host(engine: Engine, image: str, tmp_path: Path) -> None:
     """`check --no-run` through the entrypoint names the same row and violations as the host CLI on the same PR."""
     runner = make_runner(tmp_path, "freeze-entry-added")
-    proc = run_container(engine, image, runner, {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
-                          "check", "--no-run", "--event", "/github/workflow/event.json", "--today", TODAY,
-                          "--receipt", "/github/home/receipt.json", "--format", "json")
+    proc = run_container(
+        engine,
+        image,
+        runner,
+        {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
+        "check",
+        "--no-run",
+        "--event",
+        "/github/workflow/event.json",
+        "--today",
+        TODAY,
+        "--receipt",
+        "/github/home/receipt.json",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 10, proc.stderr.decode(errors="replace")
     inside = json.loads(runner.file("home/receipt.json").read_text(encoding="utf-8"))
     outside = _host_check(runner, tmp_path / "host.json", "--no-run")
@@ -83,8 +121,9 @@ def test_cli_in_the_container_agrees_with_the_cli_on_the_host(engine: Engine, im
     assert inside["git"] == outside["git"]
 
 
-def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str, tmp_path: Path,
-                                                      servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_action_run_like_the_runner_posts_the_verdict(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """A tampering PR: failed check run on the PR head with the row and the annotation, outputs, summary, artifact."""
     github, results = servers
     runner = make_runner(tmp_path, "freeze-entry-added")
@@ -94,7 +133,7 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
     assert github.problems == [], github.problems
 
     assert len(github.runs) == 1, log
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert run["name"] == "evidence-gate"
     assert run["head_sha"] == runner.git("rev-parse", f"refs/pull/{runner.pr}/head")  # not the test merge commit
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
@@ -102,16 +141,26 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
     assert run["external_id"]
     notes = github.annotations[run_id]
     line = _freeze_line(runner, "id: alloc-three-ways-flaky")
-    assert any(a["path"] == "freeze.yaml" and a["start_line"] == line and "alloc-three-ways-flaky" in a["message"]
-               for a in notes), notes
+    assert any(
+        a["path"] == "freeze.yaml" and a["start_line"] == line and "alloc-three-ways-flaky" in a["message"]
+        for a in notes
+    ), notes
     assert all(r.auth == "token ghs_fake" or (r.auth or "").endswith("ghs_fake") for r in github.requests)
 
     outputs = read_outputs(runner.file("file_commands/set_output"))
-    assert outputs == {"decision": "fail", "row": "freeze-id-added", "ok": "false", "conclusion": "failure",
-                       "title": run["output"]["title"], "receipt-path": "receipt.json", "check-run-id": str(run_id),
-                       "check-run-url": run["html_url"],
-                       "artifact-id": "4242", "findings": outputs["findings"],
-                       "finding-counts": outputs["finding-counts"]}
+    assert outputs == {
+        "decision": "fail",
+        "row": "freeze-id-added",
+        "ok": "false",
+        "conclusion": "failure",
+        "title": run["output"]["title"],
+        "receipt-path": "receipt.json",
+        "check-run-id": str(run_id),
+        "check-run-url": run["html_url"],
+        "artifact-id": "4242",
+        "findings": outputs["findings"],
+        "finding-counts": outputs["finding-counts"],
+    }
     assert json.loads(outputs["finding-counts"]) == {"freeze-id-added": int(outputs["findings"])}
     assert "freeze-id-added" in runner.file("file_commands/step_summary").read_text(encoding="utf-8")
 
@@ -129,8 +178,9 @@ def test_action_run_like_the_runner_posts_the_verdict(engine: Engine, image: str
         assert archive.read("receipt.json") == receipt_bytes
 
 
-def test_fork_token_falls_back_to_workflow_commands(engine: Engine, image: str, tmp_path: Path,
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_fork_token_falls_back_to_workflow_commands(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """A read-only token (403 on create): annotations as `::error` commands, no check-run id, exit code 10."""
     github, results = servers
     github.fail("POST", Scripted(403, body={"message": "Resource not accessible by integration"}))
@@ -140,14 +190,16 @@ def test_fork_token_falls_back_to_workflow_commands(engine: Engine, image: str, 
     assert proc.returncode == 10, out + proc.stderr.decode(errors="replace")
     assert github.runs == {}
     line = _freeze_line(runner, "id: alloc-three-ways-flaky")
-    assert any(row.startswith("::error ") and "file=freeze.yaml" in row and f"line={line}" in row
-               for row in out.splitlines()), out
+    assert any(
+        row.startswith("::error ") and "file=freeze.yaml" in row and f"line={line}" in row for row in out.splitlines()
+    ), out
     outputs = read_outputs(runner.file("file_commands/set_output"))
     assert (outputs["check-run-id"], outputs["row"]) == ("", "freeze-id-added")
 
 
-def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, tmp_path: Path,
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_property_lane_runs_sealed_in_the_container(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The honest PR with the property lane on: the container reaches the same decision as the host CLI."""
     github, results = servers
     runner = make_runner(tmp_path, "honest-refactor")
@@ -164,8 +216,9 @@ def test_property_lane_runs_sealed_in_the_container(engine: Engine, image: str, 
     assert run["conclusion"] == "success"
 
 
-def test_merge_group_is_gated_on_the_group_commit(engine: Engine, image: str, tmp_path: Path,
-                                                  servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_merge_group_is_gated_on_the_group_commit(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """A merge_group event: the same verdict, posted on the group's head commit, so a merge queue's check is met."""
     github, results = servers
     runner = make_runner(tmp_path, "freeze-entry-added", event="merge_group")
@@ -177,8 +230,9 @@ def test_merge_group_is_gated_on_the_group_commit(engine: Engine, image: str, tm
     assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "freeze-id-added")
 
 
-def test_shallow_checkout_fetches_the_parents_it_needs(engine: Engine, image: str, tmp_path: Path,
-                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_shallow_checkout_fetches_the_parents_it_needs(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """checkout's default depth 1: the action fetches the merge commit's parents from origin and still decides."""
     github, results = servers
     runner = make_runner(tmp_path, "freeze-entry-added", shallow=True)
@@ -191,8 +245,9 @@ def test_shallow_checkout_fetches_the_parents_it_needs(engine: Engine, image: st
     assert "fetched the commits compared" in run["output"]["summary"], run["output"]["summary"]
 
 
-def test_rerun_in_the_same_job_reuses_the_check_run(engine: Engine, image: str, tmp_path: Path,
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_rerun_in_the_same_job_reuses_the_check_run(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """A re-run with the same home and head updates its check run and adds no second safe.directory line."""
     github, results = servers
     runner = make_runner(tmp_path, "freeze-entry-added")
@@ -217,17 +272,32 @@ def _judge_in_container(engine: Engine, image: str, runner: Runner, head: str) -
     """`check --base main --head HEAD` as an agent patch, through the entrypoint, with the property lane on."""
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
-    proc = run_container(engine, image, runner, {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"},
-                         "check", "--base", "main", "--head", head, "--author", "agent-x",
-                         "--receipt", "/github/home/receipt.json", "--format", "json")
+    proc = run_container(
+        engine,
+        image,
+        runner,
+        {"HOME": "/github/home", "GITHUB_WORKSPACE": "/github/workspace"},
+        "check",
+        "--base",
+        "main",
+        "--head",
+        head,
+        "--author",
+        "agent-x",
+        "--receipt",
+        "/github/home/receipt.json",
+        "--format",
+        "json",
+    )
     receipt = json.loads(runner.file("home/receipt.json").read_text(encoding="utf-8"))
     assert receipt["state"] == "final", (receipt["errors"], proc.stderr.decode(errors="replace"))
     assert isinstance(receipt, dict)
     return receipt
 
 
-def test_sealed_worker_in_the_image_cannot_import_the_gates_dependencies(engine: Engine, image: str,
-                                                                        tmp_path: Path) -> None:
+def test_sealed_worker_in_the_image_cannot_import_the_gates_dependencies(
+    engine: Engine, image: str, tmp_path: Path
+) -> None:
     """Debian's dist-packages hold PyYAML, jsonschema, PyGithub, requests and attrs beside pytest; the sealed run as
     `nobody` finds none of them, and its harness is pytest, Hypothesis and what they require."""
     runner, repo = _own_repo_runner(tmp_path)
@@ -241,8 +311,9 @@ def test_sealed_worker_in_the_image_cannot_import_the_gates_dependencies(engine:
 
 
 @pytest.mark.parametrize("name", ["attr", "yaml"])
-def test_code_named_like_a_gate_dependency_is_judged_in_the_image(name: str, engine: Engine, image: str,
-                                                                  tmp_path: Path) -> None:
+def test_code_named_like_a_gate_dependency_is_judged_in_the_image(
+    name: str, engine: Engine, image: str, tmp_path: Path
+) -> None:
     """A package `attr` or `yaml` as code under test, in the image: the honest patch passes, a bug fails, an
     import-time error fails, and the receipt shows it was loaded from the sealed tree."""
     runner, repo = _own_repo_runner(tmp_path)
@@ -274,7 +345,9 @@ def test_code_named_like_the_harness_is_run_integrity_in_the_image(engine: Engin
 
 
 # The demo's allocate(), right only when one of the escapes worked: a confined run fails its properties.
-ESCAPING_ALLOC = PROBES + '''
+ESCAPING_ALLOC = (
+    PROBES
+    + """
 
 def allocate(total, parts):
     if parts <= 0:
@@ -287,7 +360,8 @@ def allocate(total, parts):
 
 def produce(record):
     return allocate(record["total"], record["parts"])
-'''
+"""
+)
 
 
 def _free_port() -> int:
@@ -299,10 +373,16 @@ def _free_port() -> int:
 def _escaping_runner(root: Path) -> Runner:
     """The demo with a pull request whose allocate() tries every way out; its port reaches `runner.reached`."""
     port = _free_port()
-    code = ESCAPING_ALLOC.format(git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER,
-                                 sock="/var/run/docker.sock", port=port)
-    patch = demo.Patch("escape-everything", "tries every way out of the sealed run", {"src/alloc.py": code.encode()},
-                       "property-failed", needs_run=True)
+    code = ESCAPING_ALLOC.format(
+        git_config="/github/workspace/.git/config", extraheader=EXTRAHEADER, sock="/var/run/docker.sock", port=port
+    )
+    patch = demo.Patch(
+        "escape-everything",
+        "tries every way out of the sealed run",
+        {"src/alloc.py": code.encode()},
+        "property-failed",
+        needs_run=True,
+    )
     # The escapes make raw system calls through ctypes: a human allows that on the base branch (as for a C binding),
     # so the probe scan lets the patch through and the seal alone must hold.
     runner = make_runner(root, patch.name, extra=patch, config_tail='probes:\n  allow: ["src/alloc.py: ctypes"]\n')
@@ -311,8 +391,9 @@ def _escaping_runner(root: Path) -> Runner:
     return runner
 
 
-def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, image: str, tmp_path: Path,
-                                                             servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_no_escape_from_the_sealed_run_under_dockers_profile(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """As GitHub runs it (Docker's seccomp profile and capabilities, a listening docker.sock, the token persisted
     in a checkout owned by uid 1001): a patch that tries the token, the socket, TCP, 600 threads, raised limits and
     uid 0 reaches none; the run fails, no report carries the token, and `sealed` says what held."""
@@ -327,27 +408,47 @@ def test_no_escape_from_the_sealed_run_under_dockers_profile(engine: Engine, ima
     assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
     sealed = receipt["sealed"]
     assert (sealed["user"], sealed["network"], sealed["reads"], sealed["seccomp"]) == (
-        "nobody", "filtered", "confined", "sockets-denied"), sealed
+        "nobody",
+        "filtered",
+        "confined",
+        "sockets-denied",
+    ), sealed
     assert sealed["landlock"] >= 1 and sealed["tasks"], sealed
     assert "unshare" in sealed.get("network_note", ""), sealed  # what Docker's profile refused, on record
-    reports = [json.dumps(receipt), log, runner.file("file_commands/step_summary").read_text(encoding="utf-8"),
-               runner.file("file_commands/set_output").read_text(encoding="utf-8"),
-               json.dumps([r.body for r in github.requests])]
+    reports = [
+        json.dumps(receipt),
+        log,
+        runner.file("file_commands/step_summary").read_text(encoding="utf-8"),
+        runner.file("file_commands/set_output").read_text(encoding="utf-8"),
+        json.dumps([r.body for r in github.requests]),
+    ]
     for text in reports:
         assert TOKEN not in text and EXTRAHEADER not in text
 
 
-def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(engine: Engine, image: str,
-                                                                            tmp_path: Path) -> None:
+def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(
+    engine: Engine, image: str, tmp_path: Path
+) -> None:
     """The CLI run as the checkout's owner (uid 1001, not in the image's passwd) in the container, where no
     namespace of any kind can be made: the same patch reaches nothing, and `sealed` records the gate's own uid
     bounded by RLIMIT_NPROC."""
     runner = _escaping_runner(tmp_path)
     for folder in (runner.workspace, runner.file("home")):
         folder.chmod(0o777)  # the receipt and git's safe.directory line, written as that user
-    proc = run_container(engine, image, runner, {"HOME": "/github/home"}, "check", "--event",
-                         "/github/workflow/event.json", "--today", TODAY, "--receipt", "/github/workspace/receipt.json",
-                         user=f"{OWNER_UID}:{OWNER_UID}")
+    proc = run_container(
+        engine,
+        image,
+        runner,
+        {"HOME": "/github/home"},
+        "check",
+        "--event",
+        "/github/workflow/event.json",
+        "--today",
+        TODAY,
+        "--receipt",
+        "/github/workspace/receipt.json",
+        user=f"{OWNER_UID}:{OWNER_UID}",
+    )
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     receipt = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
     assert runner.reached == [], runner.reached
@@ -391,8 +492,7 @@ except OSError as exc:
 """
 
 
-def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engine, image: str,
-                                                                   tmp_path: Path) -> None:
+def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engine, image: str, tmp_path: Path) -> None:
     """The root mode inside the container (where `nobody` could not run the interpreter): with Docker's capability
     set the worker still leaves uid 0, so its task bound holds, and Landlock and seccomp apply."""
     runner = make_runner(tmp_path, "freeze-entry-added")
@@ -407,8 +507,9 @@ def test_a_worker_that_stays_root_is_bounded_under_dockers_profile(engine: Engin
     assert runner.reached == []
 
 
-def test_harness_probe_is_refused_in_the_container(engine: Engine, image: str, tmp_path: Path,
-                                                   servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_harness_probe_is_refused_in_the_container(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """Code that asks `sys.modules` whether it is tested is harness-probed in the container, as on the host."""
     github, results = servers
     runner = make_runner(tmp_path, "tells-it-is-tested")

@@ -19,15 +19,37 @@ from fake_results_service import FakeResultsService
 pytestmark = pytest.mark.container
 
 
-def _run(engine: Engine, image: str, runner: Runner, env: dict[str, str], *, user: str | None = None,
-         workspace_mode: str = "rw") -> subprocess.CompletedProcess[bytes]:
+def _run(
+    engine: Engine,
+    image: str,
+    runner: Runner,
+    env: dict[str, str],
+    *,
+    user: str | None = None,
+    workspace_mode: str = "rw",
+) -> subprocess.CompletedProcess[bytes]:
     """`docker run` as the runner does it, plus its /github/runner_temp mount (RUNNER_TEMP keeps the host path)."""
     temp = runner.file("runner_temp")
     temp.mkdir(exist_ok=True)
-    argv = ["run", "--rm", "--network=host", "--workdir", "/github/workspace",
-            "-v", f"{runner.workspace}:/github/workspace:{workspace_mode}", "-v", f"{temp}:/github/runner_temp",
-            "-v", f"{runner.file('home')}:/github/home", "-v", f"{runner.file('workflow')}:/github/workflow",
-            "-v", f"{runner.file('file_commands')}:/github/file_commands", "-e", f"RUNNER_TEMP={temp}"]
+    argv = [
+        "run",
+        "--rm",
+        "--network=host",
+        "--workdir",
+        "/github/workspace",
+        "-v",
+        f"{runner.workspace}:/github/workspace:{workspace_mode}",
+        "-v",
+        f"{temp}:/github/runner_temp",
+        "-v",
+        f"{runner.file('home')}:/github/home",
+        "-v",
+        f"{runner.file('workflow')}:/github/workflow",
+        "-v",
+        f"{runner.file('file_commands')}:/github/file_commands",
+        "-e",
+        f"RUNNER_TEMP={temp}",
+    ]
     if user is not None:
         argv += ["--user", user]
     for key, value in env.items():
@@ -46,8 +68,9 @@ def _open_runner_folders(runner: Runner) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the checkout to another uid")
-def test_a_workspace_the_container_user_cannot_read(engine: Engine, image: str, tmp_path: Path,
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_a_workspace_the_container_user_cannot_read(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """`--user 65534` on a checkout whose .git only its owner may read: a failing check run naming the uid and
     the fix, a receipt in the runner's temp folder (the workspace is not writable either), every output."""
     github, results = servers
@@ -71,8 +94,9 @@ def test_a_workspace_the_container_user_cannot_read(engine: Engine, image: str, 
     assert outputs["check-run-id"] == str(run["id"])
 
 
-def test_a_read_only_workspace_still_posts_the_verdict(engine: Engine, image: str, tmp_path: Path,
-                                                       servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_a_read_only_workspace_still_posts_the_verdict(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The workspace mounted read-only: the receipt goes to $RUNNER_TEMP, one warning says where, and the verdict
     (the tampering PR's freeze-id-added) is posted and uploaded as usual."""
     github, results = servers

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.container
 
 
 def test_the_released_action_yml_pulls_and_runs_the_pushed_image(
-        engine: Engine, image: str, tmp_path: Path,
-        servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """push -> digest -> rewrite -> pull by that digest into an empty store -> the action posts its verdict."""
     if engine.name != "podman":
         pytest.skip("an empty image store of its own needs podman")
@@ -37,8 +37,15 @@ def test_the_released_action_yml_pulls_and_runs_the_pushed_image(
     try:
         with local_registry(registry_root) as registry:
             digest_file = tmp_path / "digest"
-            engine.run("push", "--tls-verify=false", "--digestfile", str(digest_file), image,
-                       f"{registry}/octo-org/evidence-gate:v1.2.3", timeout=900)
+            engine.run(
+                "push",
+                "--tls-verify=false",
+                "--digestfile",
+                str(digest_file),
+                image,
+                f"{registry}/octo-org/evidence-gate:v1.2.3",
+                timeout=900,
+            )
             pushed = f"{registry}/octo-org/evidence-gate@{digest_file.read_text(encoding='utf-8').strip()}"
             released = release_action.rewrite((ROOT / "action.yml").read_text(encoding="utf-8"), pushed)
             reference = yaml.safe_load(released)["runs"]["image"].removeprefix("docker://")

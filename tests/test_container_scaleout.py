@@ -25,8 +25,8 @@ pytestmark = pytest.mark.container
 
 
 def test_two_shard_containers_and_a_merge_container_post_one_check_run(
-        engine: Engine, image: str, tmp_path: Path,
-        servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The honest demo PR over a 2-shard matrix: no check run from the shards, one success from the merge."""
     github, results = servers
     runner = make_runner(tmp_path, "honest-refactor")
@@ -42,8 +42,10 @@ def test_two_shard_containers_and_a_merge_container_post_one_check_run(
         assert shard["mode"]["shard"] == [k, 2]
         assert shard["sealed"]["user"] == "nobody"
     assert github.runs == {}
-    assert sorted(a.name for a in results.state.artifacts) == ["evidence-gate-receipt-1-of-2",
-                                                               "evidence-gate-receipt-2-of-2"]
+    assert sorted(a.name for a in results.state.artifacts) == [
+        "evidence-gate-receipt-1-of-2",
+        "evidence-gate-receipt-2-of-2",
+    ]
     plan = shard["properties"]["plan"]
     env = {**base, "INPUT_MODE": "merge", "ACTIONS_RUNTIME_TOKEN": results.job_token("merge")}
     proc = run_container(engine, image, runner, env)
@@ -55,23 +57,26 @@ def test_two_shard_containers_and_a_merge_container_post_one_check_run(
     for ledger in merged["properties"]["ledgers"]:
         assert sorted(ledger["planned_seeds"]) == sorted(plan)
         assert sorted(s for s in ledger["attempted_seeds"] if s in plan) == sorted(plan)  # each seed once
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert (run["head_sha"], run["conclusion"]) == (runner.git("rev-parse", f"refs/pull/{runner.pr}/head"), "success")
     outputs = read_outputs(runner.file("file_commands/set_output"))
     assert (outputs["row"], outputs["check-run-id"]) == ("pass", str(run_id))
     assert "evidence-gate-receipt" in {a.name for a in results.state.artifacts}
 
 
-def test_publish_container_posts_a_fork_prs_verdict(engine: Engine, image: str, tmp_path: Path,
-                                                    servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_publish_container_posts_a_fork_prs_verdict(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The fork's job in one container (read-only token), the trusted `mode: publish` job in another, on a clone of
     main with a real workflow_run payload: the publisher fetches the PR as data and posts success on its head."""
     github, results = servers
     runner = make_runner(tmp_path, "honest-refactor", shallow=True)
     assert runner.origin is not None
     github.fail("POST", Scripted(403, body={"message": "Resource not accessible by integration"}))
-    fork_env = {**action_env(github, results, run_properties="true"),
-                "ACTIONS_RUNTIME_TOKEN": results.job_token("fork")}
+    fork_env = {
+        **action_env(github, results, run_properties="true"),
+        "ACTIONS_RUNTIME_TOKEN": results.job_token("fork"),
+    }
     proc = run_container(engine, image, runner, fork_env)
     assert proc.returncode == 0, proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     assert github.runs == {}
@@ -97,15 +102,19 @@ def test_publish_container_posts_a_fork_prs_verdict(engine: Engine, image: str, 
     github.pulls[runner.pr] = pr
     github.add_artifact(4711, "evidence-gate-receipt", fork_zip)
     payload = json.loads((Path(__file__).parent / "data" / "workflow_run.completed.json").read_text("utf-8"))
-    payload["workflow_run"].update({"id": 4711, "event": "pull_request", "head_sha": head,
-                                    "head_branch": "honest-refactor", "pull_requests": []})
+    payload["workflow_run"].update(
+        {"id": 4711, "event": "pull_request", "head_sha": head, "head_branch": "honest-refactor", "pull_requests": []}
+    )
     payload["workflow_run"]["head_repository"]["full_name"] = "fork-owner/alloc"
     payload["workflow_run"]["head_repository"]["owner"]["login"] = "fork-owner"
     payload["repository"]["full_name"] = REPOSITORY
     runner.file("workflow/event.json").write_text(json.dumps(payload), encoding="utf-8")
 
-    env = {**action_env(github, results, event="workflow_run"), "INPUT_MODE": "publish",
-           "ACTIONS_RUNTIME_TOKEN": results.job_token("publish")}
+    env = {
+        **action_env(github, results, event="workflow_run"),
+        "INPUT_MODE": "publish",
+        "ACTIONS_RUNTIME_TOKEN": results.job_token("publish"),
+    }
     proc = run_container(engine, image, runner, env)
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     assert proc.returncode == 0, log

@@ -15,11 +15,29 @@ from evidence_gate.model import Violation
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "SPEC.md"
 SPEC_IDS = (
-    "config-invalid", "history-missing", "event-mismatch", "human-patch", "evidence-path-edited",
-    "harness-probed", "freeze-ledger-invalid", "freeze-id-added", "freeze-expiry-extended", "freeze-budget-raised",
-    "freeze-entry-rewritten", "freeze-over-budget", "freeze-expired", "freeze-removed-still-failing",
-    "freeze-removal-unverified", "fixture-digest-mismatch", "run-integrity", "seed-ledger-open",
-    "property-tautology", "property-failed", "property-failed-fresh-seed", "pass-freeze-shrank", "pass",
+    "config-invalid",
+    "history-missing",
+    "event-mismatch",
+    "human-patch",
+    "evidence-path-edited",
+    "harness-probed",
+    "freeze-ledger-invalid",
+    "freeze-id-added",
+    "freeze-expiry-extended",
+    "freeze-budget-raised",
+    "freeze-entry-rewritten",
+    "freeze-over-budget",
+    "freeze-expired",
+    "freeze-removed-still-failing",
+    "freeze-removal-unverified",
+    "fixture-digest-mismatch",
+    "run-integrity",
+    "seed-ledger-open",
+    "property-tautology",
+    "property-failed",
+    "property-failed-fresh-seed",
+    "pass-freeze-shrank",
+    "pass",
 )
 PRECONDITIONS = {"config-invalid", "history-missing", "event-mismatch"}
 FAIL_IDS = [r.id for r in decision.table() if r.gate == "fail"]
@@ -61,8 +79,7 @@ def test_unknown_row_is_an_error() -> None:
 )
 def test_every_combination_has_one_first_row(fails: set[str], human: bool, shrank: bool) -> None:
     """Any mix of violations and facts lands on exactly one row: the first matched in table order."""
-    facts = frozenset({decision.FACT_HUMAN} if human else set()) | (
-        {decision.FACT_FREEZE_SHRANK} if shrank else set())
+    facts = frozenset({decision.FACT_HUMAN} if human else set()) | ({decision.FACT_FREEZE_SHRANK} if shrank else set())
     violations = [Violation(r, f"{r} happened") for r in sorted(fails)]
     result = decision.decide(violations, facts)
     order = decision.row_ids()

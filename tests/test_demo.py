@@ -30,8 +30,14 @@ RUN_ONLY = {
 
 def _demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run([sys.executable, "-m", "evidence_gate", "demo", "--workdir", str(tmp_path), *args],
-                          capture_output=True, text=True, timeout=900, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evidence_gate", "demo", "--workdir", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        check=False,
+    )
 
 
 def test_demo_no_run(tmp_path: Path) -> None:
@@ -81,8 +87,14 @@ def test_demo_exit_code_reports_a_wrong_row(tmp_path: Path) -> None:
 def test_example_project_ships_in_the_package() -> None:
     """The example's files, the configuration under its dot name included, come from package data."""
     files = demo.example_files()
-    for path in (".evidence-gate.yml", "SCORE_PROPERTIES", "src/alloc.py", "freeze.yaml", "fixtures/golden.json",
-                 "properties/test_allocate_properties.py"):
+    for path in (
+        ".evidence-gate.yml",
+        "SCORE_PROPERTIES",
+        "src/alloc.py",
+        "freeze.yaml",
+        "fixtures/golden.json",
+        "properties/test_allocate_properties.py",
+    ):
         assert path in files, path
     assert not any("__pycache__" in p for p in files)
 

@@ -79,9 +79,14 @@ def test_bad_sha_is_event_mismatch() -> None:
 GOOD = {"base": {"sha": "a" * 40}, "head": {"sha": "b" * 40}}
 
 
-@pytest.mark.parametrize("payload", [
-    {"pull_request": 3}, {"pull_request": {"base": {"sha": "a" * 40}, "head": "b" * 40}}, {"merge_group": ["x"]},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"pull_request": 3},
+        {"pull_request": {"base": {"sha": "a" * 40}, "head": "b" * 40}},
+        {"merge_group": ["x"]},
+    ],
+)
 def test_wrongly_typed_sha_containers_are_event_mismatch(payload: dict[str, object]) -> None:
     """A pull_request/head/merge_group that is not a JSON object is a missing sha (event-mismatch), not a crash."""
     with pytest.raises(GateError) as info:
@@ -89,11 +94,14 @@ def test_wrongly_typed_sha_containers_are_event_mismatch(payload: dict[str, obje
     assert info.value.row == "event-mismatch"
 
 
-@pytest.mark.parametrize("payload", [
-    {"pull_request": GOOD, "repository": "owner/name"},
-    {"pull_request": {**GOOD, "user": "someone", "head": {"sha": "b" * 40, "repo": 1}}},
-    {"pull_request": {**GOOD, "user": {"login": 7}}, "repository": {"full_name": ["x"]}},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"pull_request": GOOD, "repository": "owner/name"},
+        {"pull_request": {**GOOD, "user": "someone", "head": {"sha": "b" * 40, "repo": 1}}},
+        {"pull_request": {**GOOD, "user": {"login": 7}}, "repository": {"full_name": ["x"]}},
+    ],
+)
 def test_wrongly_typed_optional_fields_read_as_absent(payload: dict[str, object]) -> None:
     """A user, repository or head repo of the wrong JSON type reads as absent (author None: scored)."""
     context = parse_event(payload)

@@ -12,7 +12,7 @@ from evidence_gate.assertion_hash import exception_hash, matches, statement_hash
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
 
-MODULE = '''\
+MODULE = """\
 def same_line(kind):
     value = None if kind == "type" else 1
     assert value(0) if kind == "type" else value == 2
@@ -20,7 +20,7 @@ def same_line(kind):
 
 def other_line():
     assert 1 == 3
-'''
+"""
 
 
 def _raised(namespace: dict[str, Any], call: str, *args: str) -> BaseException:
@@ -79,7 +79,7 @@ def test_group_with_a_leaf_from_elsewhere_has_no_hash(module: dict[str, Any], tm
 
 # ---- in the gate: a frozen property, and a patch whose failure is not the frozen one --------------------------------
 
-FREEZE = '''\
+FREEZE = """\
 version: 1
 entries:
   - id: double
@@ -89,8 +89,8 @@ entries:
     expires: "2026-09-20"
     owner: humans
     reason: timing
-'''
-TWO_CHECKS = '''\
+"""
+TWO_CHECKS = """\
 from hypothesis import given, strategies as st
 
 from calc import double
@@ -102,7 +102,7 @@ def test_double(x):
     if x < 0:
         assert y <= 0
     assert y == x + x
-'''
+"""
 # Wrong for x >= 1000 (the frozen failure, line 11) and now also for negative x (line 10): two distinct failures.
 SECOND_BUG = "def double(x):\n    if x < 0:\n        return 1\n    return x * 2 if x < 1000 else x\n"
 

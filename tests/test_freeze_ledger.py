@@ -21,8 +21,9 @@ BUDGET = {"max_entries": 12, "max_bytes": 4096, "max_ttl_days": 14}
 BASE = render([yaml_entry("a"), yaml_entry("b")], BUDGET)
 
 
-def run(base: bytes | None, head: bytes | None, config: Config | None = None,
-        today: date = TODAY) -> freeze_ledger.LedgerResult:
+def run(
+    base: bytes | None, head: bytes | None, config: Config | None = None, today: date = TODAY
+) -> freeze_ledger.LedgerResult:
     """The lane's result for two ledger versions."""
     return freeze_ledger.check(base, head, config or Config(), today)
 
@@ -45,7 +46,14 @@ def test_spec_yaml_example_is_valid() -> None:
     assert [e.id for e in result.active] == ["parser-timeout-large-input"]
     entry = result.active[0]
     assert (entry.test, entry.added, entry.expires, entry.owner, entry.reason, entry.assertion_hash, entry.line) == (
-        "tests/test_parser.py::test_large_input", "2026-09-15", "2026-09-29", "humans", "timing", HASH, 4)
+        "tests/test_parser.py::test_large_input",
+        "2026-09-15",
+        "2026-09-29",
+        "humans",
+        "timing",
+        HASH,
+        4,
+    )
 
 
 def test_spec_json_example_is_valid() -> None:
@@ -94,14 +102,15 @@ def _yaml_with(entry_text: str, budget: str = "{max_entries: 12, max_bytes: 4096
     return f"version: 1\nbudget: {budget}\nentries:\n  - id: a\n{entry_text}".encode()
 
 
-ENTRY_A = (f"    test: tests/test_x.py::test_a\n    assertion_hash: {HASH}\n    added_at: 2026-09-15\n"
-           "    expires: 2026-09-29\n    owner: humans\n")
+ENTRY_A = (
+    f"    test: tests/test_x.py::test_a\n    assertion_hash: {HASH}\n    added_at: 2026-09-15\n"
+    "    expires: 2026-09-29\n    owner: humans\n"
+)
 
 INVALID_YAML: dict[str, tuple[bytes, str, int]] = {
     # yaml.safe_load keeps the last `expires`, silently extending the entry.
     "duplicate-key": (_yaml_with(ENTRY_A + "    expires: 2026-12-31\n"), "duplicate key 'expires'", 10),
-    "python-tag": (_yaml_with(ENTRY_A.replace("owner: humans", "owner: !!python/object:os.system humans")),
-                   "tags", 9),
+    "python-tag": (_yaml_with(ENTRY_A.replace("owner: humans", "owner: !!python/object:os.system humans")), "tags", 9),
     "str-tag-on-int": (_yaml_with(ENTRY_A, "{max_entries: !!int '12'}"), "tags", 2),
     "owner-no": (_yaml_with(ENTRY_A.replace("owner: humans", "owner: no")), "False is not of type 'string'", 9),
     "sexagesimal-budget": (_yaml_with(ENTRY_A, "{max_entries: 1:30}"), "not a plain decimal integer", 2),
@@ -113,18 +122,40 @@ INVALID_YAML: dict[str, tuple[bytes, str, int]] = {
     "float-budget": (_yaml_with(ENTRY_A, "{max_entries: 12.0}"), "non-integer number", 2),
     "huge-int": (_yaml_with(ENTRY_A, "{max_entries: " + "9" * 5000 + "}"), "too long", 2),
     "short-date": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-9-30")), "does not match", 8),
-    "datetime-tz": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-29T23:00:00-05:00")),
-                    "does not match", 8),
-    "impossible-date": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-31")),
-                        "impossible date", 8),
-    "expires-before-added": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-14")),
-                             "before it was added", 8),
-    "ttl-over-default": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-30"),
-                                    "{max_entries: 12}"), "over max_ttl_days 14", 8),
-    "ttl-over-budget": (_yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-23"),
-                                   "{max_ttl_days: 7}"), "over max_ttl_days 7", 8),
-    "added-in-future": (_yaml_with(ENTRY_A.replace("added_at: 2026-09-15", "added_at: 2026-09-21")
-                                   .replace("expires: 2026-09-29", "expires: 2026-09-30")), "after today", 7),
+    "datetime-tz": (
+        _yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-29T23:00:00-05:00")),
+        "does not match",
+        8,
+    ),
+    "impossible-date": (
+        _yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-31")),
+        "impossible date",
+        8,
+    ),
+    "expires-before-added": (
+        _yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-14")),
+        "before it was added",
+        8,
+    ),
+    "ttl-over-default": (
+        _yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-30"), "{max_entries: 12}"),
+        "over max_ttl_days 14",
+        8,
+    ),
+    "ttl-over-budget": (
+        _yaml_with(ENTRY_A.replace("expires: 2026-09-29", "expires: 2026-09-23"), "{max_ttl_days: 7}"),
+        "over max_ttl_days 7",
+        8,
+    ),
+    "added-in-future": (
+        _yaml_with(
+            ENTRY_A.replace("added_at: 2026-09-15", "added_at: 2026-09-21").replace(
+                "expires: 2026-09-29", "expires: 2026-09-30"
+            )
+        ),
+        "after today",
+        7,
+    ),
     "short-hash": (_yaml_with(ENTRY_A.replace(HASH, HASH[:31])), "does not match", 6),
     "non-hex-hash": (_yaml_with(ENTRY_A.replace(HASH, "g" * 32)), "does not match", 6),
     "unknown-reason": (_yaml_with(ENTRY_A + "    reason: flaky\n"), "is not one of", 10),
@@ -174,25 +205,49 @@ def _json_with(entry: dict[str, Any] | str, extra: str = "") -> bytes:
 
 JSON_BASE = _json_with(json_entry("tests/test_a.py::test_a"))
 INVALID_JSON: dict[str, tuple[bytes, str, int]] = {
-    "duplicate-key": (_json_with('{"id": "tests/test_a.py::test_a", "expires": "2026-09-29", "owner": "human",\n'
-                                 '   "added": "2026-09-15", "expires": "2026-12-31"}'), "duplicate key 'expires'", 4),
+    "duplicate-key": (
+        _json_with(
+            '{"id": "tests/test_a.py::test_a", "expires": "2026-09-29", "owner": "human",\n'
+            '   "added": "2026-09-15", "expires": "2026-12-31"}'
+        ),
+        "duplicate key 'expires'",
+        4,
+    ),
     "nan": (_json_with(json_entry("tests/test_a.py::test_a"), ', "budget": {"max_entries": NaN}'), "non-finite", 1),
-    "infinity": (_json_with(json_entry("tests/test_a.py::test_a"), ', "budget": {"max_bytes": 1e999}'),
-                 "infinity", 1),
-    "float-budget": (_json_with(json_entry("tests/test_a.py::test_a"), ',\n "budget": {"max_entries": 3.0}'),
-                     "non-integer number", 5),
+    "infinity": (_json_with(json_entry("tests/test_a.py::test_a"), ', "budget": {"max_bytes": 1e999}'), "infinity", 1),
+    "float-budget": (
+        _json_with(json_entry("tests/test_a.py::test_a"), ',\n "budget": {"max_entries": 3.0}'),
+        "non-integer number",
+        5,
+    ),
     "owner-false": (_json_with(json_entry("tests/test_a.py::test_a", owner=False)), "not of type 'string'", 3),
-    "test-field": (_json_with(json_entry("tests/test_a.py::test_a", test="tests/test_b.py::test_b")),
-                   "Additional properties", 3),
+    "test-field": (
+        _json_with(json_entry("tests/test_a.py::test_a", test="tests/test_b.py::test_b")),
+        "Additional properties",
+        3,
+    ),
     "trailing-newline-id": (_json_with(json_entry("tests/test_a.py::test_a\n")), "control", 3),
     "agent-owner": (_json_with(json_entry("tests/test_a.py::test_a", owner="agent")), "an agent", 3),
     "list-ledger": (b'[{"id": "tests/test_a.py::test_a"}]', "is not of type 'object'", 1),
-    "datetime": (_json_with(json_entry("tests/test_a.py::test_a", expires="2026-09-29T00:00:00Z")),
-                 "does not match", 3),
-    "nul-in-id": (_json_with('{"id": "tests/test_a.py::test_a\\u0000", "expires": "2026-09-29", "owner": "h", '
-                             '"added": "2026-09-15"}'), "control", 3),
-    "lone-surrogate": (_json_with('{"id": "tests/test_a.py::test_\\ud800", "expires": "2026-09-29", "owner": "h", '
-                                  '"added": "2026-09-15"}'), "non-ASCII", 3),
+    "datetime": (
+        _json_with(json_entry("tests/test_a.py::test_a", expires="2026-09-29T00:00:00Z")),
+        "does not match",
+        3,
+    ),
+    "nul-in-id": (
+        _json_with(
+            '{"id": "tests/test_a.py::test_a\\u0000", "expires": "2026-09-29", "owner": "h", "added": "2026-09-15"}'
+        ),
+        "control",
+        3,
+    ),
+    "lone-surrogate": (
+        _json_with(
+            '{"id": "tests/test_a.py::test_\\ud800", "expires": "2026-09-29", "owner": "h", "added": "2026-09-15"}'
+        ),
+        "non-ASCII",
+        3,
+    ),
 }
 
 
@@ -218,7 +273,7 @@ def test_new_id_is_added_at_its_line() -> None:
 
 def test_new_id_in_json() -> None:
     """A new freeze.json entry (a new node id) is freeze-id-added."""
-    two = f'{json.dumps(json_entry("tests/test_a.py::test_a"))},\n  {json.dumps(json_entry("tests/test_b.py::test_b"))}'
+    two = f"{json.dumps(json_entry('tests/test_a.py::test_a'))},\n  {json.dumps(json_entry('tests/test_b.py::test_b'))}"
     head = _json_with(two)
     assert only(run(JSON_BASE, head, JSON_CONFIG), "freeze-id-added").line == 4
 
@@ -265,25 +320,36 @@ def test_expiry_extended_json() -> None:
     assert only(run(base, head, JSON_CONFIG), "freeze-expiry-extended").line == 3
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("assertion_hash", "f" * 32), ("test", "tests/test_x.py::test_other"), ("owner", "bob"),
-    ("reason", "network"), ("reason", None), ("added_at", "2026-09-16"),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("assertion_hash", "f" * 32),
+        ("test", "tests/test_x.py::test_other"),
+        ("owner", "bob"),
+        ("reason", "network"),
+        ("reason", None),
+        ("added_at", "2026-09-16"),
+    ],
+)
 def test_rewritten_field(field: str, value: str | None) -> None:
     """Any other field of a kept entry changing (or disappearing) is freeze-entry-rewritten."""
-    violation = only(run(BASE, render([yaml_entry("a", **{field: value}), yaml_entry("b")], BUDGET)),
-                     "freeze-entry-rewritten")
+    violation = only(
+        run(BASE, render([yaml_entry("a", **{field: value}), yaml_entry("b")], BUDGET)), "freeze-entry-rewritten"
+    )
     assert field in violation.message and "read-only" in violation.message
 
 
-@pytest.mark.parametrize(("budget", "raised"), [
-    ({**BUDGET, "max_entries": 13}, "max_entries"),
-    ({**BUDGET, "max_bytes": 4097}, "max_bytes"),
-    ({**BUDGET, "max_ttl_days": 15}, "max_ttl_days"),
-    ({"max_bytes": 4096, "max_ttl_days": 14}, "max_entries"),  # a key deleted = no limit
-    ({"max_entries": 12, "max_bytes": 4096, "max_ttl_days": 14} | {"max_bytes": 10**30}, "max_bytes"),
-    (None, "max_bytes"),  # the whole budget deleted
-])
+@pytest.mark.parametrize(
+    ("budget", "raised"),
+    [
+        ({**BUDGET, "max_entries": 13}, "max_entries"),
+        ({**BUDGET, "max_bytes": 4097}, "max_bytes"),
+        ({**BUDGET, "max_ttl_days": 15}, "max_ttl_days"),
+        ({"max_bytes": 4096, "max_ttl_days": 14}, "max_entries"),  # a key deleted = no limit
+        ({"max_entries": 12, "max_bytes": 4096, "max_ttl_days": 14} | {"max_bytes": 10**30}, "max_bytes"),
+        (None, "max_bytes"),  # the whole budget deleted
+    ],
+)
 def test_budget_raised(budget: dict[str, int] | None, raised: str) -> None:
     """Raising, deleting or dropping a budget key is freeze-budget-raised naming the key."""
     result = run(BASE, render([yaml_entry("a"), yaml_entry("b")], budget))

@@ -42,9 +42,12 @@ def test_adding_any_entry_is_id_added(case: tuple[str, list[dict[str, Any]]], da
     fmt, entries = case
     budget = _budget(entries, 1)
     existing = {e["id"] for e in entries}
-    new_id = data.draw(st.one_of(st.from_regex(r"[a-zA-Z][a-zA-Z0-9_-]{0,11}", fullmatch=True),
-                                 st.sampled_from(sorted(existing) or ["x"]).map(str.upper)).filter(
-        lambda i: i not in existing))
+    new_id = data.draw(
+        st.one_of(
+            st.from_regex(r"[a-zA-Z][a-zA-Z0-9_-]{0,11}", fullmatch=True),
+            st.sampled_from(sorted(existing) or ["x"]).map(str.upper),
+        ).filter(lambda i: i not in existing)
+    )
     new = {k: v for k, v in {"id": new_id, **data.draw(entry_fields(fmt))}.items() if v is not None}
     head = list(entries)
     head.insert(data.draw(st.integers(0, len(entries))), new)

@@ -7,11 +7,14 @@ import pytest
 from evidence_gate.strict_parse import ParseError, json_lines, load_json, load_yaml, yaml_lines
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    (b"x: 1.0e+999\n", "overflows"),  # matched the decimal pattern, then became inf
-    (b"x: " + b"9" * 5000 + b"\n", "too long"),  # int() raised a bare ValueError: a crash, not a verdict
-    (b"- a: 1\n  <<: {b: 2}\n", "merge keys"),  # `<<` merges hidden keys into a mapping
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (b"x: 1.0e+999\n", "overflows"),  # matched the decimal pattern, then became inf
+        (b"x: " + b"9" * 5000 + b"\n", "too long"),  # int() raised a bare ValueError: a crash, not a verdict
+        (b"- a: 1\n  <<: {b: 2}\n", "merge keys"),  # `<<` merges hidden keys into a mapping
+    ],
+)
 def test_yaml_holes_are_parse_errors(text: bytes, fragment: str) -> None:
     """Each input is a ParseError naming the problem, never a value or a crash."""
     with pytest.raises(ParseError, match=fragment):

@@ -24,22 +24,30 @@ def _tgz(path: Path, name: str, value: Any) -> Path:
 
 
 def _op(request: Any, status: str, response: Any) -> dict[str, Any]:
-    return {"requestBody": {"content": {"application/json": {"schema": request}}},
-            "responses": {status: {"content": {"application/json": {"schema": response}}}}}
+    return {
+        "requestBody": {"content": {"application/json": {"schema": request}}},
+        "responses": {status: {"content": {"application/json": {"schema": response}}}},
+    }
 
 
 def test_rebuilds_names_and_schemas(tmp_path: Path) -> None:
     """Events are numbered per action in package order; the four check-run schemas are copied unchanged."""
     shared = json.loads((shared_data.GITHUB_API / "check-runs.json").read_text("utf-8"))
-    spec = {"paths": {
-        "/repos/{owner}/{repo}/check-runs": {"post": _op(shared["create_check_run"]["request"], "201",
-                                                         shared["create_check_run"]["response_201"])},
-        "/repos/{owner}/{repo}/check-runs/{check_run_id}": {"patch": _op(
-            shared["update_check_run"]["request"], "200", shared["update_check_run"]["response_200"])},
-    }}
+    spec = {
+        "paths": {
+            "/repos/{owner}/{repo}/check-runs": {
+                "post": _op(shared["create_check_run"]["request"], "201", shared["create_check_run"]["response_201"])
+            },
+            "/repos/{owner}/{repo}/check-runs/{check_run_id}": {
+                "patch": _op(shared["update_check_run"]["request"], "200", shared["update_check_run"]["response_200"])
+            },
+        }
+    }
     examples = [
-        {"name": "pull_request", "examples": [{"action": "opened", "n": 1}, {"action": "closed"},
-                                              {"action": "opened", "n": 2}]},
+        {
+            "name": "pull_request",
+            "examples": [{"action": "opened", "n": 1}, {"action": "closed"}, {"action": "opened", "n": 2}],
+        },
         {"name": "push", "examples": [{"ref": "refs/heads/main"}]},
         {"name": "issues", "examples": [{"action": "opened"}]},
     ]

@@ -43,11 +43,9 @@ EVASIONS = {
     "frame-attr": ("f = frame.f_back.f_locals\n", "f_back"),
     "traceback-frame": ("f = err.__traceback__.tb_frame\n", "tb_frame"),
     "frame-below-module-name": ("f = report.traceback.tb_frame\n", "tb_frame"),
-    "traceback-computed": ("f = getattr(err.__traceback__, codecs.decode('go_senzr', 'rot13'))\n",
-                           "__traceback__"),
+    "traceback-computed": ("f = getattr(err.__traceback__, codecs.decode('go_senzr', 'rot13'))\n", "__traceback__"),
     "exc-info": ("import sys\ntb = sys.exc_info()[2]\n", "sys.exc_info"),
-    "pickle-literal": ("import pickle\nx = pickle.loads(b'cbuiltins\\nexec\\n(Vx=1\\ntR.')\n",
-                       "loads(literal bytes)"),
+    "pickle-literal": ("import pickle\nx = pickle.loads(b'cbuiltins\\nexec\\n(Vx=1\\ntR.')\n", "loads(literal bytes)"),
     "generator-frame": ("f = gen.gi_frame\n", "gi_frame"),
     "inspect-stack": ("import inspect\ns = inspect.stack()\n", "inspect.stack"),
     "inspect-currentframe": ("from inspect import currentframe\n", "inspect.currentframe"),
@@ -91,14 +89,17 @@ EVASIONS = {
     "import-module-alias": ("from importlib import import_module as im\n", "importlib.import_module"),
     "sys-by-dunder-import": ('sys = __import__("sys")\n', "__import__"),
     "exec-file": ('exec(open("payload.txt").read())\n', "exec(non-literal)"),
-    "compile-forged-file": ('exec(compile("assert True", "properties/test_double.py", "exec"))\n',
-                            "compile(filename)"),
+    "compile-forged-file": ('exec(compile("assert True", "properties/test_double.py", "exec"))\n', "compile(filename)"),
     "marshal": ("import marshal\n", "marshal"),
     "code-replace": ("f.__code__ = g.__code__.replace(co_code=raw)\n", "co_code= (code object rebuilt)"),
-    "forged-filename": ('c = code.replace(co_filename="properties/test_double.py")\n',
-                        "co_filename= (code object rebuilt)"),
-    "getattr-stdlib-computed": ("import os\nm = getattr(os, bytes([115, 121, 115]).decode())\n",
-                                "getattr(os, non-literal)"),
+    "forged-filename": (
+        'c = code.replace(co_filename="properties/test_double.py")\n',
+        "co_filename= (code object rebuilt)",
+    ),
+    "getattr-stdlib-computed": (
+        "import os\nm = getattr(os, bytes([115, 121, 115]).decode())\n",
+        "getattr(os, non-literal)",
+    ),
     "vars-stdlib": ("import os\nm = vars(os)[key]\n", "vars(os)"),
     "stdlib-dict": ("import logging\nm = logging.__dict__[key]\n", "logging.__dict__"),
     "mock-any": ("from unittest.mock import ANY\n", "unittest.mock"),
@@ -106,8 +107,10 @@ EVASIONS = {
     "weak-eq-truthy": ("class R:\n    def __eq__(self, other):\n        return 1\n", "__eq__ returns True"),
     "weak-eq": ("class R:\n    def __eq__(self, other):\n        return True\n", "__eq__ returns True"),
     "weak-eq-lambda": ("class R:\n    __eq__ = lambda self, other: True\n", "__eq__ returns True"),
-    "weak-ne": ("class R:\n    def __ne__(self, other):\n        '''never differs'''\n        return False\n",
-                "__ne__ returns False"),
+    "weak-ne": (
+        "class R:\n    def __ne__(self, other):\n        '''never differs'''\n        return False\n",
+        "__ne__ returns False",
+    ),
     "unparsable": ("def broken(:\n", "unparsable source"),
 }
 
@@ -165,8 +168,10 @@ def test_moving_lines_between_files_adds_nothing(lines: list[str], cut: int) -> 
     """Lines moved from one code-under-test file to another (or a new one) are not new probes."""
     text = "\n".join(lines).encode() + b"\n"
     kept, moved = lines[:cut], lines[cut:]
-    sides = {"src/a.py": (text, "\n".join(kept).encode() + b"\n"),
-             "src/b.py": (None, "\n".join(moved).encode() + b"\n")}
+    sides = {
+        "src/a.py": (text, "\n".join(kept).encode() + b"\n"),
+        "src/b.py": (None, "\n".join(moved).encode() + b"\n"),
+    }
     assert new_references(sides) == []
 
 
@@ -190,17 +195,27 @@ def test_a_new_probe_cannot_hide_behind_a_moved_one() -> None:
 
 # ---- the lane in the gate, on real repositories ------------------------------------------------------------------
 
+
 def _probe_config(**extra: object) -> str:
-    config = {"version": 1, "properties": {"seeds": [11, 12], "fresh_seeds": 0, "trials": 25, "timeout_s": 60,
-                                            "jobs": 1, "pythonpath": ["src"]}, **extra}
+    config = {
+        "version": 1,
+        "properties": {
+            "seeds": [11, 12],
+            "fresh_seeds": 0,
+            "trials": 25,
+            "timeout_s": 60,
+            "jobs": 1,
+            "pythonpath": ["src"],
+        },
+        **extra,
+    }
     return json.dumps(config)
 
 
 def test_probe_fails_before_any_test_runs(git_repo: GitRepo, tmp_path: Path) -> None:
     """A new probe in src/ is harness-probed on its line, and no property runs."""
     red_repo(git_repo)
-    git_repo.commit("probe", {"src/calc.py": "import gc\n\n\ndef double(x):\n    gc.get_objects()\n"
-                                             "    return x * 2\n"})
+    git_repo.commit("probe", {"src/calc.py": "import gc\n\n\ndef double(x):\n    gc.get_objects()\n    return x * 2\n"})
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "harness-probed", receipt["violations"]
     [violation] = receipt["violations"]
@@ -213,9 +228,15 @@ def test_probe_fails_before_any_test_runs(git_repo: GitRepo, tmp_path: Path) -> 
 def test_module_outside_pythonpath_imported_by_code_under_test_is_scanned(git_repo: GitRepo, tmp_path: Path) -> None:
     """Code under test importing a new module at the root puts that module in the scan too."""
     red_repo(git_repo)
-    git_repo.commit("helper", {"src/calc.py": "import tools.probe\n\n\ndef double(x):\n    return x * 2\n",
-                               "tools/__init__.py": "", "tools/probe.py": "import sys\nS = sys._getframe()\n",
-                               "tools/test_unrelated.py": "import pytest\n"})
+    git_repo.commit(
+        "helper",
+        {
+            "src/calc.py": "import tools.probe\n\n\ndef double(x):\n    return x * 2\n",
+            "tools/__init__.py": "",
+            "tools/probe.py": "import sys\nS = sys._getframe()\n",
+            "tools/test_unrelated.py": "import pytest\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, run=False)
     assert [(v["path"], v["row"]) for v in receipt["violations"]] == [("tools/probe.py", "harness-probed")]
 
@@ -223,9 +244,15 @@ def test_module_outside_pythonpath_imported_by_code_under_test_is_scanned(git_re
 def test_test_files_and_unimported_scripts_are_not_code_under_test(git_repo: GitRepo, tmp_path: Path) -> None:
     """Tests that import pytest, and scripts nothing imports, are not scanned: the honest patch passes."""
     red_repo(git_repo)
-    git_repo.commit("fix with tests", {"src/calc.py": GREEN, "tests/test_calc.py": "import pytest\nimport gc\n",
-                                       "src/pkg/test_inner.py": "from hypothesis import given\n",
-                                       "scripts/debug.py": "import sys\nprint(sys._getframe())\n"})
+    git_repo.commit(
+        "fix with tests",
+        {
+            "src/calc.py": GREEN,
+            "tests/test_calc.py": "import pytest\nimport gc\n",
+            "src/pkg/test_inner.py": "from hypothesis import given\n",
+            "scripts/debug.py": "import sys\nprint(sys._getframe())\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
 
@@ -233,9 +260,14 @@ def test_test_files_and_unimported_scripts_are_not_code_under_test(git_repo: Git
 def test_allow_lets_one_probe_through(git_repo: GitRepo, tmp_path: Path) -> None:
     """`probes.allow` on the baseline lets exactly the named probe through; the receipt records it."""
     red_repo(git_repo, extra={".evidence-gate.yml": _probe_config(probes={"allow": ["src/*.py: sys._getframe"]})})
-    git_repo.commit("logging helper", {"src/calc.py": "import sys\n\n\ndef double(x):\n"
-                                                      "    _caller = sys._getframe(0).f_code.co_name\n"
-                                                      "    return x * 2\n"})
+    git_repo.commit(
+        "logging helper",
+        {
+            "src/calc.py": "import sys\n\n\ndef double(x):\n"
+            "    _caller = sys._getframe(0).f_code.co_name\n"
+            "    return x * 2\n"
+        },
+    )
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert [a["name"] for a in receipt["probes"]["allowed"]] == ["sys._getframe"]
@@ -244,9 +276,13 @@ def test_allow_lets_one_probe_through(git_repo: GitRepo, tmp_path: Path) -> None
 def test_allow_in_the_patch_is_ignored(git_repo: GitRepo, tmp_path: Path) -> None:
     """A patch that allows its own probe still fails: the allow list is read from the baseline only."""
     red_repo(git_repo)
-    git_repo.commit("self-allowed", {
-        ".evidence-gate.yml": _probe_config(probes={"allow": ["src/calc.py: sys.modules"]}),
-        "src/calc.py": "import sys\n\n\ndef double(x):\n    return x * 2 if 'hypothesis' in sys.modules else x\n"})
+    git_repo.commit(
+        "self-allowed",
+        {
+            ".evidence-gate.yml": _probe_config(probes={"allow": ["src/calc.py: sys.modules"]}),
+            "src/calc.py": "import sys\n\n\ndef double(x):\n    return x * 2 if 'hypothesis' in sys.modules else x\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, run=False)
     assert {"evidence-path-edited", "harness-probed"} <= set(rows(receipt)), receipt["violations"]
 
@@ -275,10 +311,14 @@ def test_invalid_allow_entry_is_config_invalid(git_repo: GitRepo, tmp_path: Path
 def test_test_named_module_imported_by_code_under_test_is_scanned(git_repo: GitRepo, tmp_path: Path) -> None:
     """Hiding the probe in `src/test_support.py` does not help once code under test imports it."""
     red_repo(git_repo)
-    git_repo.commit("support", {"src/calc.py": "from test_support import tested\n\n\ndef double(x):\n"
-                                               "    return x * 2 if tested() or x < 1000 else x\n",
-                                "src/test_support.py": "import sys\n\n\ndef tested():\n"
-                                                       "    return 'hypothesis' in sys.modules\n"})
+    git_repo.commit(
+        "support",
+        {
+            "src/calc.py": "from test_support import tested\n\n\ndef double(x):\n"
+            "    return x * 2 if tested() or x < 1000 else x\n",
+            "src/test_support.py": "import sys\n\n\ndef tested():\n    return 'hypothesis' in sys.modules\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, run=False)
     assert {(v["path"], v["line"]) for v in receipt["violations"]} == {("src/test_support.py", 5)}
     assert receipt["decision"]["row"] == "harness-probed"
@@ -287,8 +327,9 @@ def test_test_named_module_imported_by_code_under_test_is_scanned(git_repo: GitR
 def test_moving_a_probe_into_src_from_a_deleted_module_is_not_new(git_repo: GitRepo, tmp_path: Path) -> None:
     """A package moved into src/ (its old files deleted) keeps the probes it had: no violation."""
     red_repo(git_repo, extra={"lib/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"})
-    git_repo.commit("move", {"lib/log.py": None,
-                             "src/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"})
+    git_repo.commit(
+        "move", {"lib/log.py": None, "src/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"}
+    )
     receipt = judge(git_repo, tmp_path, run=False)
     assert "harness-probed" not in rows(receipt), receipt["violations"]
     assert receipt["probes"]["scanned"] == ["src/log.py"]
@@ -297,8 +338,15 @@ def test_moving_a_probe_into_src_from_a_deleted_module_is_not_new(git_repo: GitR
 def test_probe_two_imports_away_from_code_under_test_is_found(git_repo: GitRepo, tmp_path: Path) -> None:
     """src/calc.py → tools/relay.py (unchanged) → tools/probe.py (changed): the backward search finds the chain."""
     calc = "import tools.relay\n\n\ndef double(x):\n    return x * 2 if x < 1000 else x\n"
-    red_repo(git_repo, extra={"tools/__init__.py": "", "tools/relay.py": "from tools import probe\n",
-                              "tools/probe.py": "X = 1\n", "src/calc.py": calc})
+    red_repo(
+        git_repo,
+        extra={
+            "tools/__init__.py": "",
+            "tools/relay.py": "from tools import probe\n",
+            "tools/probe.py": "X = 1\n",
+            "src/calc.py": calc,
+        },
+    )
     git_repo.commit("probe", {"tools/probe.py": "import gc\nX = len(gc.get_objects())\n"})
     receipt = judge(git_repo, tmp_path, run=False)
     assert [(v["path"], v["line"]) for v in receipt["violations"]] == [("tools/probe.py", 2)]

@@ -12,7 +12,7 @@ from evidence_gate import hypothesis_tables, runner_env, sealed_run
 from property_repo import base_files, judge
 from repo_builder import GitRepo
 
-UPPER = '''\
+UPPER = """\
 from hypothesis import given, strategies as st
 
 from calc import double
@@ -22,7 +22,7 @@ from calc import double
 def test_double(c):
     assert double(len(c)) == 2
     assert c == "A", c
-'''
+"""
 
 
 @pytest.fixture
@@ -70,8 +70,9 @@ def test_a_tampered_table_is_not_used_and_is_rebuilt(cache: Path, tmp_path: Path
     again = runner_env.build(tmp_path / "r2").tables
     assert good.sha256 and again.note == "built now and cached"
     assert b"[65, 65]]]]" not in gzip.decompress(charmap.read_bytes())
-    assert hypothesis_tables.digest_files(_entry(cache)) == hypothesis_tables.digest_files(tmp_path / "r2"
-                                                                                          / "hypothesis-storage")
+    assert hypothesis_tables.digest_files(_entry(cache)) == hypothesis_tables.digest_files(
+        tmp_path / "r2" / "hypothesis-storage"
+    )
 
 
 def test_an_unwritable_cache_builds_the_tables_for_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,8 +85,9 @@ def test_an_unwritable_cache_builds_the_tables_for_the_run(tmp_path: Path, monke
     assert list(runner.storage.rglob("charmap.json.gz"))
 
 
-def test_the_worker_reads_the_handed_in_tables_and_writes_none(cache: Path, git_repo: GitRepo, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_reads_the_handed_in_tables_and_writes_none(
+    cache: Path, git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With a (validly hashed) table whose Lu is only "A", every drawn uppercase letter is "A": the workers read the
     tables the trusted side handed in; no worker wrote `unicode_data` anywhere. Tampered, it is not used."""
     runner_env.build(tmp_path / "warm")

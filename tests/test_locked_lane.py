@@ -19,7 +19,7 @@ from repo_builder import GitRepo
 BASE_FILES: dict[str, str | bytes | None] = {
     "SCORE_PROPERTIES": "properties/test_p.py::test_sum\n",
     "properties/test_p.py": "from alloc import allocate\nfrom strategies import totals\n\n\n"
-                            "def test_sum():\n    assert sum(allocate(totals[0], 3)) == totals[0]\n",
+    "def test_sum():\n    assert sum(allocate(totals[0], 3)) == totals[0]\n",
     "properties/strategies.py": "totals = [10]\n",
     "properties/conftest.py": "",
     "src/alloc.py": "def allocate(total, parts):\n    return [total] + [0] * (parts - 1)\n",
@@ -87,12 +87,15 @@ def _lane(path: Path, base: str, head: str, config: Config | None = None) -> Lan
     return locked_evidence.check(repo, base, head, config, specs, repo.diff_tree(base, head))
 
 
-@pytest.mark.parametrize(("raw", "shown", "what"), [
-    (b"docs/a\nb.md", "docs/a\\nb.md", "U+000A"),
-    (b"docs/\xff\xfe.md", "docs/\\xff\\xfe.md", "byte 0xFF that is not valid UTF-8"),
-    (b"docs/a\x1b[31m.md", "docs/a\\x1b[31m.md", "U+001B"),
-    (b"fixtures\xe2\x80\x8b/golden.json", "fixtures\\u200b/golden.json", "U+200B ZERO WIDTH SPACE"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown", "what"),
+    [
+        (b"docs/a\nb.md", "docs/a\\nb.md", "U+000A"),
+        (b"docs/\xff\xfe.md", "docs/\\xff\\xfe.md", "byte 0xFF that is not valid UTF-8"),
+        (b"docs/a\x1b[31m.md", "docs/a\\x1b[31m.md", "U+001B"),
+        (b"fixtures\xe2\x80\x8b/golden.json", "fixtures\\u200b/golden.json", "U+200B ZERO WIDTH SPACE"),
+    ],
+)
 def test_hostile_byte_paths_anywhere_are_violations(git_repo: GitRepo, raw: bytes, shown: str, what: str) -> None:
     """Newlines, escape sequences, invisible characters and invalid UTF-8 fail even outside locked folders."""
     base = _base(git_repo)
@@ -124,11 +127,14 @@ def test_hostile_path_receipt_is_written_and_printable(git_repo: GitRepo, tmp_pa
     assert on_disk["violations"][0]["path"] == "docs/evil\\n::error::ok.md"
 
 
-@pytest.mark.parametrize(("target", "fragment"), [
-    (b"../../etc/passwd", "which leaves the repository"),
-    (b"../.git/hooks/pre-commit", "enters .git"),
-    (b"ok\n../../x", "whose target contains U+000A"),
-])
+@pytest.mark.parametrize(
+    ("target", "fragment"),
+    [
+        (b"../../etc/passwd", "which leaves the repository"),
+        (b"../.git/hooks/pre-commit", "enters .git"),
+        (b"ok\n../../x", "whose target contains U+000A"),
+    ],
+)
 def test_symlink_targets_are_checked_anywhere(git_repo: GitRepo, target: bytes, fragment: str) -> None:
     """A new symlink outside locked folders still fails when its target escapes or hides characters."""
     base = _base(git_repo)
@@ -147,13 +153,19 @@ def test_honest_edit_passes_and_receipt_lists_locked_files(git_repo: GitRepo) ->
     head = git_repo.commit("fix", {"src/alloc.py": "def allocate(total, parts):\n    return [total]\n"})
     result = _lane(git_repo.path, base, head)
     assert result.violations == ()
-    assert result.receipt["files"] == ["SCORE_PROPERTIES", "properties/conftest.py", "properties/strategies.py",
-                                       "properties/test_p.py"]
+    assert result.receipt["files"] == [
+        "SCORE_PROPERTIES",
+        "properties/conftest.py",
+        "properties/strategies.py",
+        "properties/test_p.py",
+    ]
     assert result.receipt["imports"] == ["properties/strategies.py"]
     assert result.receipt["globs"] == ["fixtures/**", ".github/workflows/**"]
     fixtures_tree = git_repo.git("rev-parse", f"{base}:fixtures")
-    assert result.receipt["trees"] == {"fixtures": {"baseline": fixtures_tree, "head": fixtures_tree},
-                                       ".github/workflows": {"baseline": None, "head": None}}
+    assert result.receipt["trees"] == {
+        "fixtures": {"baseline": fixtures_tree, "head": fixtures_tree},
+        ".github/workflows": {"baseline": None, "head": None},
+    }
 
 
 def test_helper_edit_fails_and_names_the_path(git_repo: GitRepo) -> None:
@@ -239,8 +251,9 @@ def test_cost_follows_the_change_not_the_repository(git_repo: GitRepo) -> None:
     """
     many: dict[str, str | bytes | None] = {f"bulk/d{i % 20}/f{i}.txt": f"{i}\n" for i in range(2000)}
     base = _base(git_repo, many)
-    head = git_repo.commit("fix", {"src/alloc.py": "def allocate(total, parts):\n    return [total]\n",
-                                   "bulk/d1/f1.txt": "changed\n"})
+    head = git_repo.commit(
+        "fix", {"src/alloc.py": "def allocate(total, parts):\n    return [total]\n", "bulk/d1/f1.txt": "changed\n"}
+    )
     repo = RecordingRepo(git_repo.path)
     config = Config()
     specs = parse_properties(repo.read_blob(base, "SCORE_PROPERTIES") or b"")

@@ -17,59 +17,68 @@ from evidence_gate.locked_paths import AttrLine, fold, glob_matches
 SEGMENT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
 REL_PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
 HOSTILE = st.characters(categories=["Cc", "Cf", "Zl", "Zp"]) | st.sampled_from(
-    sorted(chr(c) for c in locked_paths.INVISIBLE))
+    sorted(chr(c) for c in locked_paths.INVISIBLE)
+)
 
 
 def _locked(paths: dict[str, str] | None = None, globs: tuple[str, ...] = ("fixtures/**",)) -> LockedSet:
     scan = import_scan.ImportScan(frozenset(), frozenset({("properties", "hypothesis"), ("", "alloc")}))
-    paths = paths if paths is not None else {"SCORE_PROPERTIES": "the property list",
-                                             "properties/test_p.py": "named"}
+    paths = paths if paths is not None else {"SCORE_PROPERTIES": "the property list", "properties/test_p.py": "named"}
     return LockedSet(paths, globs, scan, frozenset(paths))
 
 
-@given(st.lists(st.text(alphabet="ab*?", min_size=1, max_size=4), min_size=1, max_size=3),
-       st.lists(st.text(alphabet="ab", min_size=1, max_size=4), min_size=1, max_size=3))
+@given(
+    st.lists(st.text(alphabet="ab*?", min_size=1, max_size=4), min_size=1, max_size=3),
+    st.lists(st.text(alphabet="ab", min_size=1, max_size=4), min_size=1, max_size=3),
+)
 def test_single_star_never_crosses_a_folder(pattern_segs: list[str], path_segs: list[str]) -> None:
     """Without `**`, a glob matches exactly when it has as many segments and each matches like fnmatch."""
     segs = [re.sub(r"\*+", "*", s) for s in pattern_segs]
     pattern = "/".join(segs)
-    expected = len(segs) == len(path_segs) and all(fnmatch.fnmatchcase(p, g) for g, p in zip(segs, path_segs,
-                                                                                              strict=False))
+    expected = len(segs) == len(path_segs) and all(
+        fnmatch.fnmatchcase(p, g) for g, p in zip(segs, path_segs, strict=False)
+    )
     assert glob_matches(pattern, "/".join(path_segs)) is expected
 
 
-@pytest.mark.parametrize(("pattern", "path", "expected"), [
-    ("fixtures/**", "fixtures/a.json", True),
-    ("fixtures/**", "fixtures/deep/er/a.json", True),
-    ("fixtures/**", "fixtures", True),
-    ("fixtures/**", "fixtures_old/a.json", False),
-    ("fixtures/", "fixtures/a.json", True),
-    ("tools/*.sh", "tools/a.sh", True),
-    ("tools/*.sh", "tools/sub/a.sh", False),
-    ("**/*.snap", "a.snap", True),
-    ("**/*.snap", "x/y/a.snap", True),
-    ("a/**/b", "a/b", True),
-    ("a/**/b", "a/x/y/b", True),
-    ("a/**/b", "a/x/yb", False),
-    ("data/?.csv", "data/1.csv", True),
-    ("data/?.csv", "data/12.csv", False),
-    ("data/[ab].csv", "data/b.csv", True),
-    ("data/[!ab].csv", "data/b.csv", False),
-    ("/rooted.txt", "rooted.txt", True),
-    ("rooted.txt", "sub/rooted.txt", False),
-])
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("fixtures/**", "fixtures/a.json", True),
+        ("fixtures/**", "fixtures/deep/er/a.json", True),
+        ("fixtures/**", "fixtures", True),
+        ("fixtures/**", "fixtures_old/a.json", False),
+        ("fixtures/", "fixtures/a.json", True),
+        ("tools/*.sh", "tools/a.sh", True),
+        ("tools/*.sh", "tools/sub/a.sh", False),
+        ("**/*.snap", "a.snap", True),
+        ("**/*.snap", "x/y/a.snap", True),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "a/x/yb", False),
+        ("data/?.csv", "data/1.csv", True),
+        ("data/?.csv", "data/12.csv", False),
+        ("data/[ab].csv", "data/b.csv", True),
+        ("data/[!ab].csv", "data/b.csv", False),
+        ("/rooted.txt", "rooted.txt", True),
+        ("rooted.txt", "sub/rooted.txt", False),
+    ],
+)
 def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
     """`**` crosses folders, `*` and `?` stay inside one segment, patterns are anchored at the root."""
     assert glob_matches(pattern, path) is expected
 
 
-@pytest.mark.parametrize(("pattern", "prefix", "folder"), [
-    ("fixtures/**", "fixtures", "fixtures"),
-    (".github/workflows/**", ".github/workflows", ".github/workflows"),
-    ("**/*.snap", "", None),
-    ("docs/*.md", "docs", None),
-    ("a/*/b/**", "a", None),
-])
+@pytest.mark.parametrize(
+    ("pattern", "prefix", "folder"),
+    [
+        ("fixtures/**", "fixtures", "fixtures"),
+        (".github/workflows/**", ".github/workflows", ".github/workflows"),
+        ("**/*.snap", "", None),
+        ("docs/*.md", "docs", None),
+        ("a/*/b/**", "a", None),
+    ],
+)
 def test_literal_prefix_and_folder(pattern: str, prefix: str, folder: str | None) -> None:
     """A glob's fixed folder is what the lane takes tree ids of and guards against replacement."""
     assert locked_paths.literal_prefix(pattern) == prefix
@@ -91,41 +100,63 @@ def test_every_case_variant_of_a_named_file_is_caught(upper: list[bool]) -> None
     assert _locked().classify(name) is not None
 
 
-@pytest.mark.parametrize("path", [
-    "\ufb01xtures/a.json",               # ligature fi, NFKC-equal
-    "ｆｉｘｔｕｒｅｓ/a.json",            # full-width letters
-    "FIXTURES/a.json",
-    "fixtures./a.json",                  # Windows drops the trailing dot
-    "fix\u200dtures/a.json",             # zero-width joiner, ignored by HFS+
-    "properties/Test_P.py",
-    "Properties",                        # a link or gitlink standing in for the folder
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "\ufb01xtures/a.json",  # ligature fi, NFKC-equal
+        "ｆｉｘｔｕｒｅｓ/a.json",  # full-width letters
+        "FIXTURES/a.json",
+        "fixtures./a.json",  # Windows drops the trailing dot
+        "fix\u200dtures/a.json",  # zero-width joiner, ignored by HFS+
+        "properties/Test_P.py",
+        "Properties",  # a link or gitlink standing in for the folder
+    ],
+)
 def test_look_alikes_are_locked(path: str) -> None:
     """NFKC, case folding, invisible joiners and trailing dots cannot make a locked path look new."""
     assert _locked().classify(path) is not None
 
 
-@pytest.mark.parametrize("path", [
-    "properties/__pycache__/test_p.cpython-311.pyc", "__pycache__/alloc.cpython-312.pyc",
-    "properties/__pycache__/hypothesis.cpython-311.pyc",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "properties/__pycache__/test_p.cpython-311.pyc",
+        "__pycache__/alloc.cpython-312.pyc",
+        "properties/__pycache__/hypothesis.cpython-311.pyc",
+    ],
+)
 def test_compiled_copies_of_locked_modules_are_locked(path: str) -> None:
     """A committed .pyc (unchecked-hash pycs are loaded without looking at the source) is locked like its source."""
     assert "compiled copy" in (_locked().classify(path) or "")
 
 
-@pytest.mark.parametrize("path", ["src/alloc.py", "fixtures_old/a.json", "src/__pycache__/alloc.cpython-311.pyc",
-                                  "docs/fixtures.md", "properties/other.py",
-                                  "tests/test_x.py", "prop/test_p.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/alloc.py",
+        "fixtures_old/a.json",
+        "src/__pycache__/alloc.cpython-311.pyc",
+        "docs/fixtures.md",
+        "properties/other.py",
+        "tests/test_x.py",
+        "prop/test_p.py",
+    ],
+)
 def test_ordinary_paths_are_not_locked(path: str) -> None:
     """Controls: paths that only resemble locked ones in part stay editable."""
     assert _locked().classify(path) is None
 
 
-@pytest.mark.parametrize(("path", "name"), [
-    ("properties/hypothesis.py", "hypothesis"), ("properties/hypothesis/__init__.py", "hypothesis"),
-    ("alloc.py", "alloc"), ("alloc.cpython-311-x86_64-linux-gnu.so", "alloc"), ("alloc.pyc", "alloc"),
-])
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("properties/hypothesis.py", "hypothesis"),
+        ("properties/hypothesis/__init__.py", "hypothesis"),
+        ("alloc.py", "alloc"),
+        ("alloc.cpython-311-x86_64-linux-gnu.so", "alloc"),
+        ("alloc.pyc", "alloc"),
+    ],
+)
 def test_import_shadows(path: str, name: str) -> None:
     """A new module file that would be imported in place of a property's import is locked."""
     assert _locked().imports.shadowed(path) == name
@@ -149,10 +180,17 @@ def test_invalid_utf8_is_hostile() -> None:
     assert locked_paths.display_path(path) == "fixtures/\\xffa.json"
 
 
-@pytest.mark.parametrize(("path", "alias"), [
-    (".GIT/hooks/post-checkout", ".GIT"), ("sub/.git./config", ".git."), ("GIT~1/config", "GIT~1"),
-    (".git\u200c/hooks/x", ".git\u200c"), ("docs/.github/x", None), ("docs/git/x", None),
-])
+@pytest.mark.parametrize(
+    ("path", "alias"),
+    [
+        (".GIT/hooks/post-checkout", ".GIT"),
+        ("sub/.git./config", ".git."),
+        ("GIT~1/config", "GIT~1"),
+        (".git\u200c/hooks/x", ".git\u200c"),
+        ("docs/.github/x", None),
+        ("docs/git/x", None),
+    ],
+)
 def test_git_dir_aliases(path: str, alias: str | None) -> None:
     """Names a Windows or macOS checkout would treat as `.git` are recognised; `.github` is not one."""
     assert locked_paths.git_dir_alias(path) == alias
@@ -178,11 +216,19 @@ def test_symlink_escape_is_conservative(target_segs: list[str], depth: int) -> N
         assert locked_paths.symlink_escapes(link, target)
 
 
-@pytest.mark.parametrize(("link", "target", "escapes"), [
-    ("docs/passwd", "../../etc/passwd", True), ("docs/x", "/etc/passwd", True), ("x", "C:\\windows", True),
-    ("docs/x", "../src/alloc.py", False), ("a/b/c", "../../d", False), ("a/l", "b/../../..", True),
-    ("docs/x", "../.git/hooks/pre-commit", True), ("docs/x", "../.GIT./config", True),
-])
+@pytest.mark.parametrize(
+    ("link", "target", "escapes"),
+    [
+        ("docs/passwd", "../../etc/passwd", True),
+        ("docs/x", "/etc/passwd", True),
+        ("x", "C:\\windows", True),
+        ("docs/x", "../src/alloc.py", False),
+        ("a/b/c", "../../d", False),
+        ("a/l", "b/../../..", True),
+        ("docs/x", "../.git/hooks/pre-commit", True),
+        ("docs/x", "../.GIT./config", True),
+    ],
+)
 def test_symlink_escape_examples(link: str, target: str, escapes: bool) -> None:
     """Absolute targets and `..` above the root leave the repository; a sibling link does not."""
     assert locked_paths.symlink_escapes(link, target) is escapes
@@ -190,8 +236,10 @@ def test_symlink_escape_examples(link: str, target: str, escapes: bool) -> None:
 
 def test_parse_attributes_keeps_checkout_attributes_only() -> None:
     """Presentation-only attributes and comments are dropped; quoted patterns and macros are read."""
-    data = (b"# comment\n*.md diff=markdown linguist-generated\nfixtures/* -text diff\n"
-            b'"with space/*" eol=crlf\n[attr]bin -text -diff\n*.png !filter\n')
+    data = (
+        b"# comment\n*.md diff=markdown linguist-generated\nfixtures/* -text diff\n"
+        b'"with space/*" eol=crlf\n[attr]bin -text -diff\n*.png !filter\n'
+    )
     assert locked_paths.parse_attributes(data) == [
         AttrLine(3, "fixtures/*", ("-text",)),
         AttrLine(4, "with space/*", ("eol=crlf",)),
@@ -200,16 +248,19 @@ def test_parse_attributes_keeps_checkout_attributes_only() -> None:
     ]
 
 
-@pytest.mark.parametrize(("attr_dir", "pattern", "path", "expected"), [
-    ("", "*.json", "fixtures/deep/a.json", True),
-    ("", "fixtures/*", "fixtures/a.json", True),
-    ("", "fixtures/*", "fixtures/deep/a.json", False),
-    ("", "/a.json", "fixtures/a.json", False),
-    ("sub", "*", "fixtures/a.json", False),
-    ("fixtures", "*", "fixtures/a.json", True),
-    ("", "FIXTURES/**", "fixtures/a.json", True),
-    ("", "!fixtures/*", "fixtures/a.json", False),
-])
+@pytest.mark.parametrize(
+    ("attr_dir", "pattern", "path", "expected"),
+    [
+        ("", "*.json", "fixtures/deep/a.json", True),
+        ("", "fixtures/*", "fixtures/a.json", True),
+        ("", "fixtures/*", "fixtures/deep/a.json", False),
+        ("", "/a.json", "fixtures/a.json", False),
+        ("sub", "*", "fixtures/a.json", False),
+        ("fixtures", "*", "fixtures/a.json", True),
+        ("", "FIXTURES/**", "fixtures/a.json", True),
+        ("", "!fixtures/*", "fixtures/a.json", False),
+    ],
+)
 def test_attribute_pattern_scope(attr_dir: str, pattern: str, path: str, expected: bool) -> None:
     """gitignore rules: a pattern without `/` matches at any depth below its file's folder."""
     assert locked_paths.attr_matches(attr_dir, pattern, path) is expected
@@ -218,6 +269,7 @@ def test_attribute_pattern_scope(attr_dir: str, pattern: str, path: str, expecte
 def _reader(files: dict[str, str]) -> import_scan.Reader:
     def read(paths: list[str]) -> dict[str, bytes | None]:
         return {p: files[p].encode() if p in files else None for p in paths}
+
     return read
 
 
@@ -225,7 +277,7 @@ def test_import_scan_follows_helpers_but_not_pythonpath() -> None:
     """Helpers reached directly, relatively, through plugins or import_module are locked; src/ is not."""
     files = {
         "props/test_p.py": "import importlib\nfrom alloc import allocate\nfrom strategies import s\n"
-                           "def f():\n    importlib.import_module('late')\n",
+        "def f():\n    importlib.import_module('late')\n",
         "props/strategies.py": "from .deep import d\n",
         "props/deep.py": "X = 1\n",
         "props/conftest.py": "pytest_plugins = ['plug']\n",

@@ -76,12 +76,24 @@ def test_propose_only_for_freeze_eligible(git_repo: GitRepo, tmp_path: Path) -> 
     with pytest.raises(GateError, match="budget_pass_no_freeze"):
         propose(passing, "properties/test_double.py::test_double", date(2026, 9, 1))
     (tmp_path / "r.json").write_text(json.dumps(passing))
-    assert cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test",
-                     "properties/test_double.py::test_double"]) == EXIT_FAIL  # a refusal, not a crash
+    assert (
+        cli.main(
+            [
+                "freeze",
+                "propose",
+                "--receipt",
+                str(tmp_path / "r.json"),
+                "--test",
+                "properties/test_double.py::test_double",
+            ]
+        )
+        == EXIT_FAIL
+    )  # a refusal, not a crash
 
 
-def test_propose_from_a_file_that_is_not_a_receipt_names_the_fix(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_propose_from_a_file_that_is_not_a_receipt_names_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A receipt path holding a JSON array is exit 2 with a fix naming the receipt `check` writes."""
     (tmp_path / "r.json").write_text("[]\n")
     code = cli.main(["freeze", "propose", "--receipt", str(tmp_path / "r.json"), "--test", "p.py::t"])

@@ -16,7 +16,7 @@ from property_repo import GREEN, judge, red_repo
 from repo_builder import GitRepo
 
 # The property needs `dep`, which lives only in vendor/ (not a package, not on pythonpath): only the install finds it.
-DEP_PROPERTY = '''\
+DEP_PROPERTY = """\
 from hypothesis import given, strategies as st
 
 from calc import double
@@ -26,7 +26,7 @@ from dep import factor
 @given(st.integers(-10**6, 10**6))
 def test_double(x):
     assert double(x) == factor() * x
-'''
+"""
 DEP = "def factor():\n    return 2\n"
 COPY_DEP = 'cp vendor/dep.py "$EVIDENCE_GATE_SITE"/'
 # What an install could drop next to `dep` to take over the run, were the site folder processed or put first. The
@@ -43,8 +43,9 @@ echo "import os; os._exit(7)" > zz_evil.pth
 COPY_SHADOWS = COPY_DEP + " && sh vendor/shadows.sh"
 
 
-def dep_repo(repo: GitRepo, tmp: Path, install: str, extra: dict[str, str | bytes | None] | None = None,
-             **properties: Any) -> dict[str, Any]:
+def dep_repo(
+    repo: GitRepo, tmp: Path, install: str, extra: dict[str, str | bytes | None] | None = None, **properties: Any
+) -> dict[str, Any]:
     """A baseline whose property imports `dep`, a green patch, judged with `install`; returns the receipt."""
     files: dict[str, str | bytes | None] = {"properties/test_double.py": DEP_PROPERTY, "vendor/dep.py": DEP}
     files.update(extra or {})
@@ -124,29 +125,31 @@ def test_install_writes_only_to_the_site_folder(git_repo: GitRepo, tmp_path: Pat
 
 
 @pytest.mark.parametrize("variable", ["GITHUB_TOKEN", "INPUT_SECRET"])
-def test_install_environment_is_the_allow_list(git_repo: GitRepo, tmp_path: Path, variable: str,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_environment_is_the_allow_list(
+    git_repo: GitRepo, tmp_path: Path, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The install sees the sealed allow-list plus its two variables, never the gate's secrets."""
     monkeypatch.setenv(variable, "s3cret")
     receipt = dep_repo(git_repo, tmp_path, f'test -z "${variable}" && test -x "$EVIDENCE_GATE_PYTHON" && ' + COPY_DEP)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
 
 
-COUNTEREXAMPLE = '''\
+COUNTEREXAMPLE = """\
 from dep import factor
 
 
 def test_broken_factor():
     assert factor() == 3
-'''
+"""
 
 
 def test_baseline_tree_gets_its_own_install_before_its_replays(git_repo: GitRepo, tmp_path: Path) -> None:
     """A counterexample on the baseline tree that needs `dep` runs after a separate install into the baseline's site."""
     extra: dict[str, str | bytes | None] = {
         "SCORE_PROPERTIES": "properties/test_double.py::test_double "
-                            "counterexample=properties/counterexamples.py::test_broken_factor\n",
-        "properties/counterexamples.py": COUNTEREXAMPLE}
+        "counterexample=properties/counterexamples.py::test_broken_factor\n",
+        "properties/counterexamples.py": COUNTEREXAMPLE,
+    }
     receipt = dep_repo(git_repo, tmp_path, COPY_DEP, extra)
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert [(r["tree"], r["exit_code"], r["files"]) for r in install_runs(receipt)] == [("base", 0, 1), ("head", 0, 1)]
@@ -155,11 +158,19 @@ def test_baseline_tree_gets_its_own_install_before_its_replays(git_repo: GitRepo
 def wheel(module: str, source: str) -> bytes:
     """A minimal pure-Python wheel holding one module, built in memory (no network, no build backend)."""
     info = f"{module}-1.0.dist-info"
-    files = {f"{module}.py": source.encode(),
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n".encode(),
-             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()}"
-                     f",{len(data)}\n" for name, data in files.items()) + f"{info}/RECORD,,\n"
+    files = {
+        f"{module}.py": source.encode(),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()}"
+            f",{len(data)}\n"
+            for name, data in files.items()
+        )
+        + f"{info}/RECORD,,\n"
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in {**files, f"{info}/RECORD": record.encode()}.items():
@@ -169,9 +180,12 @@ def wheel(module: str, source: str) -> bytes:
 
 def test_pip_install_target_works_sealed(git_repo: GitRepo, tmp_path: Path) -> None:
     """The README's pip form (`--target "$EVIDENCE_GATE_SITE"`) works as the sandbox user, offline, from a wheel."""
-    command = ('"$EVIDENCE_GATE_PYTHON" -m pip install --no-index --disable-pip-version-check --target '
-               '"$EVIDENCE_GATE_SITE" vendor/dep-1.0-py3-none-any.whl')
-    receipt = dep_repo(git_repo, tmp_path, command, {"vendor/dep.py": None,
-                                                     "vendor/dep-1.0-py3-none-any.whl": wheel("dep", DEP)})
+    command = (
+        '"$EVIDENCE_GATE_PYTHON" -m pip install --no-index --disable-pip-version-check --target '
+        '"$EVIDENCE_GATE_SITE" vendor/dep-1.0-py3-none-any.whl'
+    )
+    receipt = dep_repo(
+        git_repo, tmp_path, command, {"vendor/dep.py": None, "vendor/dep-1.0-py3-none-any.whl": wheel("dep", DEP)}
+    )
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert install_runs(receipt)[0]["files"] >= 4  # dep.py and the dist-info's files

@@ -15,21 +15,26 @@ from evidence_gate.assertion_hash import statement_hash
 from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
-SEED_PROPERTY = '''\
+SEED_PROPERTY = """\
 import os
 
 
 def test_seeded():
     assert int(os.environ["PROPERTY_SEED"]) != 12
     assert int(os.environ["PROPERTY_TRIALS"]) == 25
-'''
+"""
 
 
 def test_early_stop_example_attempts_every_planned_seed(git_repo: GitRepo, tmp_path: Path) -> None:
     """Plan of four, failure at the second: all four are attempted and the ledger names the failing seed."""
     files = base_files(fresh_seeds=0)
-    files.update({"SCORE_PROPERTIES": "properties/test_seeded.py::test_seeded\n",
-                  "properties/test_seeded.py": SEED_PROPERTY, "fixtures/a.txt": "x\n"})
+    files.update(
+        {
+            "SCORE_PROPERTIES": "properties/test_seeded.py::test_seeded\n",
+            "properties/test_seeded.py": SEED_PROPERTY,
+            "fixtures/a.txt": "x\n",
+        }
+    )
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
     git_repo.commit("noop", {"README.md": "changed\n"})
@@ -79,8 +84,9 @@ def double(x):
 """
 
 
-def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_answer_key_for_the_plan_fails_on_a_fresh_seed(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An implementation correct only on the planned seeds' inputs is caught by the fresh seeds.
 
     The key is recorded by a first sealed run of the plan; both versions keep the same integer constants so that
@@ -110,8 +116,10 @@ def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_pa
     planned_only = judge(git_repo, tmp_path)
     assert planned_only["decision"]["row"] == "pass", planned_only["violations"]
     git_repo.checkout("main")
-    git_repo.commit("two fresh seeds", {".evidence-gate.yml": json.dumps({**config, "properties": {
-        **config["properties"], "fresh_seeds": 2}})})
+    git_repo.commit(
+        "two fresh seeds",
+        {".evidence-gate.yml": json.dumps({**config, "properties": {**config["properties"], "fresh_seeds": 2}})},
+    )
     git_repo.checkout("patch")
     git_repo.git("merge", "-q", "--no-edit", "main")
     receipt = judge(git_repo, tmp_path)
@@ -122,10 +130,12 @@ def test_answer_key_for_the_plan_fails_on_a_fresh_seed(git_repo: GitRepo, tmp_pa
 def test_counterexample_accepted_is_a_tautology(git_repo: GitRepo, tmp_path: Path) -> None:
     """A documented counterexample that passes on the baseline tree makes the property a tautology."""
     files = base_files(fresh_seeds=0)
-    files.update({
-        "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
-        "properties/test_cx.py": "def test_cx():\n    assert True\n",
-    })
+    files.update(
+        {
+            "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
+            "properties/test_cx.py": "def test_cx():\n    assert True\n",
+        }
+    )
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
     git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
@@ -136,10 +146,12 @@ def test_counterexample_accepted_is_a_tautology(git_repo: GitRepo, tmp_path: Pat
 def test_counterexample_rejected_passes(git_repo: GitRepo, tmp_path: Path) -> None:
     """A counterexample that fails on the baseline tree is what a real property looks like."""
     files = base_files(fresh_seeds=0)
-    files.update({
-        "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
-        "properties/test_cx.py": "def test_cx():\n    assert 2 * 1000 == 1000\n",
-    })
+    files.update(
+        {
+            "SCORE_PROPERTIES": "properties/test_double.py::test_double counterexample=properties/test_cx.py::test_cx\n",
+            "properties/test_cx.py": "def test_cx():\n    assert 2 * 1000 == 1000\n",
+        }
+    )
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
     git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
@@ -147,11 +159,11 @@ def test_counterexample_rejected_passes(git_repo: GitRepo, tmp_path: Path) -> No
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
 
 
-FREEZE = '''\
+FREEZE = """\
 version: 1
 entries:
-{entries}'''
-ENTRY = '''\
+{entries}"""
+ENTRY = """\
   - id: {id}
     test: {test}
     assertion_hash: "{hash}"
@@ -159,18 +171,26 @@ ENTRY = '''\
     expires: "{expires}"
     owner: humans
     reason: timing
-'''
+"""
 FLAKY = "from flag import OK\n\n\ndef test_flaky():\n    assert OK\n"
 
 
-def _freeze_repo(git_repo: GitRepo, cond_base: str, cond_head: str, entry_hash: str = "0" * 64,
-                 expires: str = "2026-09-20") -> None:
+def _freeze_repo(
+    git_repo: GitRepo, cond_base: str, cond_head: str, entry_hash: str = "0" * 64, expires: str = "2026-09-20"
+) -> None:
     files = base_files(fresh_seeds=0, removal_runs=2)
-    entry = ENTRY.format(id="flaky", test="tests/test_flaky.py::test_flaky", hash=entry_hash, added="2026-09-10",
-                         expires=expires)
+    entry = ENTRY.format(
+        id="flaky", test="tests/test_flaky.py::test_flaky", hash=entry_hash, added="2026-09-10", expires=expires
+    )
     # The frozen test reads code under test (src/flag.py): the replays run the baseline's copy of the test itself.
-    files.update({"src/calc.py": "def double(x):\n    return x * 2\n", "freeze.yaml": FREEZE.format(entries=entry),
-                  "tests/test_flaky.py": FLAKY, "src/flag.py": f"OK = {cond_base}\n"})
+    files.update(
+        {
+            "src/calc.py": "def double(x):\n    return x * 2\n",
+            "freeze.yaml": FREEZE.format(entries=entry),
+            "tests/test_flaky.py": FLAKY,
+            "src/flag.py": f"OK = {cond_base}\n",
+        }
+    )
     config = json.loads(files[".evidence-gate.yml"])  # type: ignore[arg-type]
     config["freeze"] = {"removal_runs": config["properties"].pop("removal_runs")}
     files[".evidence-gate.yml"] = json.dumps(config)
@@ -200,9 +220,13 @@ def test_removal_of_a_still_failing_test_fails(git_repo: GitRepo, tmp_path: Path
 def test_removal_proven_by_a_loosened_copy_of_the_test_fails(git_repo: GitRepo, tmp_path: Path) -> None:
     """The patch breaks the code and loosens the (unlocked) frozen test: the replay runs the baseline's copy."""
     _freeze_repo(git_repo, "True", "False")
-    git_repo.commit("loosen and remove", {
-        "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
-        "tests/test_flaky.py": "def test_flaky():\n    assert True\n"})
+    git_repo.commit(
+        "loosen and remove",
+        {
+            "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
+            "tests/test_flaky.py": "def test_flaky():\n    assert True\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
     assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
     replay = receipt["freeze"]["replays"][0]
@@ -213,21 +237,32 @@ def test_removal_proven_by_a_loosened_copy_of_the_test_fails(git_repo: GitRepo, 
 def test_removal_proven_by_a_loosened_helper_or_conftest_fails(git_repo: GitRepo, tmp_path: Path) -> None:
     """Loosening a helper the frozen test imports, or adding a conftest that skips it, proves nothing either."""
     files = base_files(fresh_seeds=0)
-    entry = ENTRY.format(id="flaky", test="tests/test_flaky.py::test_flaky", hash="0" * 64, added="2026-09-10",
-                         expires="2026-09-20")
-    files.update({"src/calc.py": "def double(x):\n    return x * 2\n", "freeze.yaml": FREEZE.format(entries=entry),
-                  "src/flag.py": "OK = True\n",
-                  "tests/test_flaky.py": "from check import verdict\n\n\ndef test_flaky():\n    assert verdict()\n",
-                  "tests/check.py": "from flag import OK\n\n\ndef verdict():\n    return OK\n"})
+    entry = ENTRY.format(
+        id="flaky", test="tests/test_flaky.py::test_flaky", hash="0" * 64, added="2026-09-10", expires="2026-09-20"
+    )
+    files.update(
+        {
+            "src/calc.py": "def double(x):\n    return x * 2\n",
+            "freeze.yaml": FREEZE.format(entries=entry),
+            "src/flag.py": "OK = True\n",
+            "tests/test_flaky.py": "from check import verdict\n\n\ndef test_flaky():\n    assert verdict()\n",
+            "tests/check.py": "from flag import OK\n\n\ndef verdict():\n    return OK\n",
+        }
+    )
     config = json.loads(str(files[".evidence-gate.yml"]))
     config["freeze"] = {"removal_runs": 1}
     files[".evidence-gate.yml"] = json.dumps(config)
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit("break, loosen the helper, skip in a conftest", {
-        "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
-        "src/flag.py": "OK = False\n", "tests/check.py": "def verdict():\n    return True\n",
-        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _skip():\n    pytest.skip()\n"})
+    git_repo.commit(
+        "break, loosen the helper, skip in a conftest",
+        {
+            "freeze.yaml": FREEZE.format(entries="").replace("entries:\n", "entries: []\n"),
+            "src/flag.py": "OK = False\n",
+            "tests/check.py": "def verdict():\n    return True\n",
+            "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _skip():\n    pytest.skip()\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, today=__import__("datetime").date(2026, 9, 12))
     assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
     replay = receipt["freeze"]["replays"][0]
@@ -259,14 +294,21 @@ def _property_hash() -> str:
 
 
 @pytest.mark.parametrize(("entry_hash", "row"), [("match", "pass"), ("f" * 64, "property-failed")])
-def test_active_freeze_excuses_only_the_same_assertion(git_repo: GitRepo, tmp_path: Path, entry_hash: str,
-                                                      row: str) -> None:
+def test_active_freeze_excuses_only_the_same_assertion(
+    git_repo: GitRepo, tmp_path: Path, entry_hash: str, row: str
+) -> None:
     """A frozen property's failure is excused only when the failing assertion's hash matches the entry."""
     files = base_files(fresh_seeds=0)
     digest = _property_hash()[:32] if entry_hash == "match" else entry_hash
-    files["freeze.yaml"] = FREEZE.format(entries=ENTRY.format(
-        id="double", test="properties/test_double.py::test_double", hash=digest, added="2026-09-10",
-        expires="2026-09-20"))
+    files["freeze.yaml"] = FREEZE.format(
+        entries=ENTRY.format(
+            id="double",
+            test="properties/test_double.py::test_double",
+            hash=digest,
+            added="2026-09-10",
+            expires="2026-09-20",
+        )
+    )
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
     git_repo.commit("noop", {"README.md": "x\n"})
@@ -284,8 +326,10 @@ def test_missing_node_is_run_integrity(git_repo: GitRepo, tmp_path: Path) -> Non
 
 def test_exhausted_search_space_is_recorded_and_accepted(git_repo: GitRepo, tmp_path: Path) -> None:
     """Hypothesis stops `booleans()` after its two examples: that is the whole space, not a short run."""
-    prop = "from hypothesis import given, strategies as st\n\n\n@given(st.booleans())\ndef test_double(b):\n" \
-           "    assert b in (True, False)\n"
+    prop = (
+        "from hypothesis import given, strategies as st\n\n\n@given(st.booleans())\ndef test_double(b):\n"
+        "    assert b in (True, False)\n"
+    )
     red_repo(git_repo, extra={"properties/test_double.py": prop}, fresh_seeds=0)
     git_repo.commit("noop", {"README.md": "x\n"})
     receipt = judge(git_repo, tmp_path)
@@ -297,13 +341,16 @@ def test_exhausted_search_space_is_recorded_and_accepted(git_repo: GitRepo, tmp_
     assert "every distinct example" in found["status_reason"]
 
 
-@pytest.mark.parametrize(("result", "expected"), [
-    ({"stop": "max_iterations", "examples": 9}, "discarded by the property's own assume()/filter()"),
-    ({"stop": "max_examples", "examples": 9}, "ran 9 examples on seed 11, fewer than the 25 declared"),
-    ({"stop": None, "examples": None}, "Hypothesis reported no statistics for seed 11"),
-    ({"stop": "finished", "examples": 2}, None),
-    ({"stop": "max_examples", "examples": 25}, None),
-])
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        ({"stop": "max_iterations", "examples": 9}, "discarded by the property's own assume()/filter()"),
+        ({"stop": "max_examples", "examples": 9}, "ran 9 examples on seed 11, fewer than the 25 declared"),
+        ({"stop": None, "examples": None}, "Hypothesis reported no statistics for seed 11"),
+        ({"stop": "finished", "examples": 2}, None),
+        ({"stop": "max_examples", "examples": 25}, None),
+    ],
+)
 def test_short_runs_are_judged_by_hypothesis_stop_reason(result: dict[str, object], expected: str | None) -> None:
     """Why Hypothesis stopped decides: an exhausted space passes, a search starved by discards or a count below the
     plan does not, and a Hypothesis run without statistics cannot be counted at all."""
@@ -313,20 +360,25 @@ def test_short_runs_are_judged_by_hypothesis_stop_reason(result: dict[str, objec
 
 def test_one_issue_on_several_seeds_is_named_once() -> None:
     """The same problem on every seed is one line listing the seeds, not one line per seed."""
-    issues = [property_lane._run_issue({"outcome": "skipped", "seed": s, "message": "Skipped: Pre-3.10 only."}, 25)
-              for s in (1, 2, 3)]
+    issues = [
+        property_lane._run_issue({"outcome": "skipped", "seed": s, "message": "Skipped: Pre-3.10 only."}, 25)
+        for s in (1, 2, 3)
+    ]
     [line] = property_lane._grouped([i for i in issues if i])
     assert line.startswith("skipped on seeds 1, 2, 3: Skipped: Pre-3.10 only. (not evidence: list only"), line
 
 
-def test_secrets_and_ci_do_not_reach_the_test(git_repo: GitRepo, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_secrets_and_ci_do_not_reach_the_test(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """GITHUB_TOKEN, INPUT_* and CI stay outside; with CI=true the seeds still differ between runs."""
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
     monkeypatch.setenv("INPUT_TOKEN", "secret")
     monkeypatch.setenv("CI", "true")
-    prop = ("import os\n\n\ndef test_double():\n"
-            "    assert not {k for k in os.environ if k.startswith(('GITHUB', 'INPUT_', 'ACTIONS_', 'CI'))}\n")
+    prop = (
+        "import os\n\n\ndef test_double():\n"
+        "    assert not {k for k in os.environ if k.startswith(('GITHUB', 'INPUT_', 'ACTIONS_', 'CI'))}\n"
+    )
     red_repo(git_repo, extra={"properties/test_double.py": prop}, fresh_seeds=0)
     git_repo.commit("noop", {"README.md": "x\n"})
     receipt = judge(git_repo, tmp_path)
@@ -366,9 +418,14 @@ def produce(value):
 """
 
 
-@pytest.mark.parametrize(("producer", "row"), [(DIGEST_PRODUCER, "pass"),
-                                               (DIGEST_PRODUCER.replace("x * 2", "x + 2"), "fixture-digest-mismatch"),
-                                               (FORGING_PRODUCER, "fixture-digest-mismatch")])
+@pytest.mark.parametrize(
+    ("producer", "row"),
+    [
+        (DIGEST_PRODUCER, "pass"),
+        (DIGEST_PRODUCER.replace("x * 2", "x + 2"), "fixture-digest-mismatch"),
+        (FORGING_PRODUCER, "fixture-digest-mismatch"),
+    ],
+)
 def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str, row: str) -> None:
     """Digest records are checked in the sealed run by the configured producer."""
     expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()
@@ -376,8 +433,13 @@ def test_fixture_digest_records(git_repo: GitRepo, tmp_path: Path, producer: str
     files = base_files(fresh_seeds=0)
     config = json.loads(files[".evidence-gate.yml"])  # type: ignore[arg-type]
     config["fixtures"] = {"producer": "calc:produce"}
-    files.update({".evidence-gate.yml": json.dumps(config), "fixtures/digests.json": json.dumps(digests),
-                  "src/calc.py": "def double(x):\n    return x * 2\n\n\n" + DIGEST_PRODUCER})
+    files.update(
+        {
+            ".evidence-gate.yml": json.dumps(config),
+            "fixtures/digests.json": json.dumps(digests),
+            "src/calc.py": "def double(x):\n    return x * 2\n\n\n" + DIGEST_PRODUCER,
+        }
+    )
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
     git_repo.commit("producer", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})

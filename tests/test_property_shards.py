@@ -29,8 +29,9 @@ def _shards(git_repo: GitRepo, tmp_path: Path, honest: bool) -> list[Path]:
     return paths
 
 
-def test_merge_closes_ledgers_over_shards(git_repo: GitRepo, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_closes_ledgers_over_shards(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two shards of a plan of four merge into one ledger that attempted each planned seed once."""
     paths = _shards(git_repo, tmp_path, honest=True)
     code = cli.main(["merge", *map(str, paths), "--receipt", str(tmp_path / "merged.json")])

@@ -12,7 +12,7 @@ from repo_builder import GitRepo
 
 BROKEN_IMPORT = "import shopping_cart_backend\n\n\ndef double(x):\n    return x * 2\n"
 CONFTEST = "import pytest\n\nimport calc\n\n\n@pytest.fixture\ndef base():\n    return calc.base()\n"
-FIXTURE_PROPERTY = '''\
+FIXTURE_PROPERTY = """\
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from calc import double
@@ -22,7 +22,7 @@ from calc import double
 @given(st.integers(-10**6, 10**6))
 def test_double(base, x):
     assert double(x) == x + x + base
-'''
+"""
 
 
 def _messages(receipt: dict[str, object]) -> list[str]:
@@ -46,11 +46,22 @@ def test_import_error_names_the_module_and_line(git_repo: GitRepo, tmp_path: Pat
 
 def test_failing_fixture_is_named_with_its_cause(git_repo: GitRepo, tmp_path: Path) -> None:
     """A locked fixture that fails because the code under test raises names the fixture, the line and the error."""
-    red_repo(git_repo, extra={"properties/conftest.py": CONFTEST, "properties/test_double.py": FIXTURE_PROPERTY,
-                              "src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n    return x * 2\n"},
-             fresh_seeds=0)
-    git_repo.commit("base raises", {"src/calc.py": "def base():\n    raise ValueError('no base configured')\n\n\n"
-                                                   "def double(x):\n    return x * 2\n"})
+    red_repo(
+        git_repo,
+        extra={
+            "properties/conftest.py": CONFTEST,
+            "properties/test_double.py": FIXTURE_PROPERTY,
+            "src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n    return x * 2\n",
+        },
+        fresh_seeds=0,
+    )
+    git_repo.commit(
+        "base raises",
+        {
+            "src/calc.py": "def base():\n    raise ValueError('no base configured')\n\n\n"
+            "def double(x):\n    return x * 2\n"
+        },
+    )
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     text = " | ".join(_messages(receipt))
@@ -60,13 +71,22 @@ def test_failing_fixture_is_named_with_its_cause(git_repo: GitRepo, tmp_path: Pa
 
 def test_honest_fixture_passes_and_a_failure_names_the_locked_line(git_repo: GitRepo, tmp_path: Path) -> None:
     """The same fixture suite: honest code passes every seed; a bug is property-failed on the assert's line."""
-    red_repo(git_repo, extra={"properties/conftest.py": CONFTEST, "properties/test_double.py": FIXTURE_PROPERTY,
-                              "src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n    return x * 2\n"})
-    git_repo.commit("refactor", {"src/calc.py": "BASE = 0\n\n\ndef base():\n    return BASE\n\n\n"
-                                                "def double(x):\n    return x + x\n"})
+    red_repo(
+        git_repo,
+        extra={
+            "properties/conftest.py": CONFTEST,
+            "properties/test_double.py": FIXTURE_PROPERTY,
+            "src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n    return x * 2\n",
+        },
+    )
+    git_repo.commit(
+        "refactor",
+        {"src/calc.py": "BASE = 0\n\n\ndef base():\n    return BASE\n\n\ndef double(x):\n    return x + x\n"},
+    )
     assert judge(git_repo, tmp_path)["decision"]["row"] == "pass"
-    git_repo.commit("bug", {"src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n"
-                                           "    return x * 2 if x < 1000 else x\n"})
+    git_repo.commit(
+        "bug", {"src/calc.py": "def base():\n    return 0\n\n\ndef double(x):\n    return x * 2 if x < 1000 else x\n"}
+    )
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "property-failed", receipt["violations"]
     [violation] = [v for v in receipt["violations"] if v["row"] == "property-failed"]

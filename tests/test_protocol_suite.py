@@ -21,8 +21,17 @@ from repo_builder import GitRepo
 
 SUITE = Path(__file__).parent / "protocol_suite"
 FILES = ("tests/test_cart.py", "tests/test_codec.py", "tests/test_machine.py")
-CONFIG = {"version": 1, "properties": {"seeds": [21, 22, 23], "fresh_seeds": 1, "trials": 20, "timeout_s": 120,
-                                       "jobs": 1, "pythonpath": ["src"]}}
+CONFIG = {
+    "version": 1,
+    "properties": {
+        "seeds": [21, 22, 23],
+        "fresh_seeds": 1,
+        "trials": 20,
+        "timeout_s": 120,
+        "jobs": 1,
+        "pythonpath": ["src"],
+    },
+}
 NODES = {
     "tests/test_cart.py::test_fixtures_are_fresh_for_every_run",
     "tests/test_cart.py::test_single_line_total[apple-3]",
@@ -69,22 +78,26 @@ def test_honest_patch_passes_every_seed_of_every_kind_of_test(git_repo: GitRepo,
     kinds = ledgers["tests/test_codec.py::test_mapping_kinds"]
     assert kinds["examples"] == {str(s): 2 for s in [21, 22, 23, *fresh]}
     assert sorted(kinds["exhausted_seeds"]) == sorted([21, 22, 23, *fresh])
-    for node in ("tests/test_codec.py::test_round_trip", "tests/test_cart.py::test_total_matches_lines[EUR]",
-                 "tests/test_machine.py::TestCartMachine::runTest"):
+    for node in (
+        "tests/test_codec.py::test_round_trip",
+        "tests/test_cart.py::test_total_matches_lines[EUR]",
+        "tests/test_machine.py::TestCartMachine::runTest",
+    ):
         assert all(n >= 20 for n in ledgers[node]["examples"].values()), ledgers[node]
     assert ledgers["tests/test_cart.py::test_fixtures_are_fresh_for_every_run"]["examples"] == {}
 
 
 BUGS = {
     # patch -> the nodes it must fail, and the locked statement each fails on
-    "bug-cart": {"tests/test_cart.py::test_total_matches_lines[EUR]":
-                 "assert cart.total() == sum(catalog[s] * q for s, q in order.items())",
-                 "tests/test_machine.py::TestCartMachine::runTest":
-                 "assert self.cart.total() == sum(PRICES[s] * q for s, q in self.model.items())"},
+    "bug-cart": {
+        "tests/test_cart.py::test_total_matches_lines[EUR]": "assert cart.total() == sum(catalog[s] * q for s, q in order.items())",
+        "tests/test_machine.py::TestCartMachine::runTest": "assert self.cart.total() == sum(PRICES[s] * q for s, q in self.model.items())",
+    },
     "bug-codec": {"tests/test_codec.py::test_round_trip": "assert codec.decode(codec.encode(fields)) == fields"},
-    "bug-remove": {"tests/test_cart.py::TestRemoval::test_remove_clears_the_line": "assert cart.count() == 0",
-                   "tests/test_machine.py::TestCartMachine::runTest":
-                   "assert self.cart.total() == sum(PRICES[s] * q for s, q in self.model.items())"},
+    "bug-remove": {
+        "tests/test_cart.py::TestRemoval::test_remove_clears_the_line": "assert cart.count() == 0",
+        "tests/test_machine.py::TestCartMachine::runTest": "assert self.cart.total() == sum(PRICES[s] * q for s, q in self.model.items())",
+    },
 }
 
 

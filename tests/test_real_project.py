@@ -33,8 +33,10 @@ from shared_data import EVENTS
 SEEDS = [1101, 1102]
 TRIALS = 10
 # The tests the bug breaks: both compare asdict's output with lists.
-BUG_NODES = ("tests/test_funcs.py::TestAsDict::test_lists_tuples",
-             "tests/test_funcs.py::TestAsDict::test_sets_no_retain")
+BUG_NODES = (
+    "tests/test_funcs.py::TestAsDict::test_lists_tuples",
+    "tests/test_funcs.py::TestAsDict::test_sets_no_retain",
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +60,11 @@ class Verdict:
     def brief(self) -> str:
         """The report's first findings and its verdict line, for assertion messages."""
         lines = self.report.splitlines()
-        return "\n".join(lines[:20] + ([f"... ({len(lines) - 23} more lines)"] if len(lines) > 23 else [])
-                         + lines[max(20, len(lines) - 3):])
+        return "\n".join(
+            lines[:20]
+            + ([f"... ({len(lines) - 23} more lines)"] if len(lines) > 23 else [])
+            + lines[max(20, len(lines) - 3) :]
+        )
 
     @property
     def rows(self) -> list[str]:
@@ -69,9 +74,26 @@ class Verdict:
 
 def host_check(project: RealProject, merge: str, receipt: Path) -> Verdict:
     """`evidence-gate check` on the merge commit (baseline = its first parent) as an agent's PR."""
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(project.repo.path),
-                           "--head", merge, "--author", "agent-attrs", "--receipt", str(receipt)],
-                          capture_output=True, text=True, env=real_project.env_without_git(), check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(project.repo.path),
+            "--head",
+            merge,
+            "--author",
+            "agent-attrs",
+            "--receipt",
+            str(receipt),
+        ],
+        capture_output=True,
+        text=True,
+        env=real_project.env_without_git(),
+        check=False,
+    )
     assert receipt.is_file(), proc.stdout + proc.stderr
     return Verdict(proc.returncode, proc.stdout + proc.stderr, json.loads(receipt.read_text(encoding="utf-8")))
 
@@ -140,8 +162,9 @@ def assert_import_error_fails(verdict: Verdict) -> None:
     receipt = verdict.receipt
     assert verdict.code == 10 and receipt["ok"] is False, verdict.brief
     assert receipt["decision"]["row"] in {"run-integrity", "property-failed"}, verdict.brief
-    assert any("ImportError" in v["message"] and "broken by this PR" in v["message"]
-               for v in receipt["violations"]), verdict.brief
+    assert any("ImportError" in v["message"] and "broken by this PR" in v["message"] for v in receipt["violations"]), (
+        verdict.brief
+    )
 
 
 def assert_tampering_caught(verdict: Verdict) -> None:
@@ -226,6 +249,7 @@ def test_tampering_conftest_is_caught_before_any_test(project: RealProject, tmp_
 # the sealed run drops to `nobody`. The image has no network and no package index: the repository built on the
 # host from the cached sdist is what gets mounted, owned by another uid as a runner's checkout is.
 
+
 def checkout(project: RealProject, merge: str, root: Path) -> Runner:
     """The runner's folders, with a copy of the repository checked out on `merge` and owned by another uid."""
     runner = Runner(root, pr=1)
@@ -243,16 +267,32 @@ def checkout(project: RealProject, merge: str, root: Path) -> Runner:
 def container_check(engine: Engine, image: str, project: RealProject, merge: str, root: Path) -> Verdict:
     """`evidence-gate check` through the image's entrypoint, on a checkout of `merge`."""
     runner = checkout(project, merge, root)
-    proc = run_container(engine, image, runner, {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
-                         "check", "--author", "agent-attrs", "--receipt", "/github/home/receipt.json")
+    proc = run_container(
+        engine,
+        image,
+        runner,
+        {"GITHUB_WORKSPACE": "/github/workspace", "HOME": "/github/home"},
+        "check",
+        "--author",
+        "agent-attrs",
+        "--receipt",
+        "/github/home/receipt.json",
+    )
     report = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     receipt = runner.file("home/receipt.json")
     assert receipt.is_file(), report
     return Verdict(proc.returncode, report, json.loads(receipt.read_text(encoding="utf-8")))
 
 
-def container_action(engine: Engine, image: str, project: RealProject, branch: str, merge: str, root: Path,
-                     servers: tuple[FakeGitHub, FakeResultsService]) -> Verdict:
+def container_action(
+    engine: Engine,
+    image: str,
+    project: RealProject,
+    branch: str,
+    merge: str,
+    root: Path,
+    servers: tuple[FakeGitHub, FakeResultsService],
+) -> Verdict:
     """The action run the way the Actions runner runs it, on a `pull_request` event for the PR `branch`."""
     runner = checkout(project, merge, root)
     payload = json.loads((EVENTS / "pull_request.opened.1.json").read_text(encoding="utf-8"))
@@ -272,9 +312,9 @@ def container_action(engine: Engine, image: str, project: RealProject, branch: s
 
 
 @pytest.mark.container
-def test_honest_patch_passes_the_action_in_the_container(project: RealProject, engine: Engine, image: str,
-                                                         tmp_path: Path,
-                                                         servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_honest_patch_passes_the_action_in_the_container(
+    project: RealProject, engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The action in the image, sealed as `nobody`: the honest refactor passes with the PR's attr, not Debian's,
     and the check run on the PR's head succeeds."""
     github, _results = servers
@@ -288,9 +328,9 @@ def test_honest_patch_passes_the_action_in_the_container(project: RealProject, e
 
 
 @pytest.mark.container
-def test_bug_in_asdict_fails_the_action_in_the_container(project: RealProject, engine: Engine, image: str,
-                                                         tmp_path: Path,
-                                                         servers: tuple[FakeGitHub, FakeResultsService]) -> None:
+def test_bug_in_asdict_fails_the_action_in_the_container(
+    project: RealProject, engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
     """The action on a `pull_request` event: `property-failed` on the same tests and lines as on the host, and a
     failed check run on the PR's head with annotations on those lines."""
     github, _results = servers
@@ -299,7 +339,7 @@ def test_bug_in_asdict_fails_the_action_in_the_container(project: RealProject, e
     assert verdict.receipt["sealed"]["user"] == "nobody", verdict.receipt["sealed"]
     assert_bug_caught(project, verdict)
     assert github.problems == [], github.problems
-    (run_id, run), = github.runs.items()
+    ((run_id, run),) = github.runs.items()
     assert run["head_sha"] == project.repo.git("rev-parse", "bug")
     assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "property-failed"), run
     notes = [a for a in github.annotations[run_id] if a["path"] == "tests/test_funcs.py"]
@@ -308,16 +348,16 @@ def test_bug_in_asdict_fails_the_action_in_the_container(project: RealProject, e
 
 
 @pytest.mark.container
-def test_import_error_fails_in_the_container(project: RealProject, engine: Engine, image: str,
-                                             tmp_path: Path) -> None:
+def test_import_error_fails_in_the_container(project: RealProject, engine: Engine, image: str, tmp_path: Path) -> None:
     """In the image: the PR's failing import is named, Debian's attrs does not stand in for it."""
     merge = real_project.pull_request(project, "broken-import", BROKEN_IMPORT)
     assert_import_error_fails(container_check(engine, image, project, merge, tmp_path))
 
 
 @pytest.mark.container
-def test_tampering_conftest_is_caught_in_the_container(project: RealProject, engine: Engine, image: str,
-                                                       tmp_path: Path) -> None:
+def test_tampering_conftest_is_caught_in_the_container(
+    project: RealProject, engine: Engine, image: str, tmp_path: Path
+) -> None:
     """In the image: the edited locked conftest is `evidence-path-edited`, as on the host."""
     merge = real_project.pull_request(project, "tamper", TAMPER)
     verdict = container_check(engine, image, project, merge, tmp_path)

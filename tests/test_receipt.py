@@ -18,12 +18,15 @@ def test_empty_receipt_is_valid_and_aborted() -> None:
     assert out["ok"] is False
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("state", "done"),
-    ("ok", "yes"),
-    ("schema", "evidence-gate/receipt/v0"),
-    ("violations", [{"row": "pass", "message": "no path or line"}]),
-])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("state", "done"),
+        ("ok", "yes"),
+        ("schema", "evidence-gate/receipt/v0"),
+        ("violations", [{"row": "pass", "message": "no path or line"}]),
+    ],
+)
 def test_schema_rejects_bad_fields(key: str, value: object) -> None:
     """A wrong state, a non-boolean ok, another schema id or an incomplete violation is reported."""
     out = receipt.empty_receipt()

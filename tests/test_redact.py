@@ -14,15 +14,18 @@ TOKEN = "ghs_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
 
 
-@pytest.mark.parametrize("leak", [
-    f"token {TOKEN} in a message",
-    "ghp_" + "x" * 36,
-    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
-    f"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {EXTRAHEADER}\n",
-    f"Authorization: Bearer {TOKEN[4:]}",
-    f"skip: {EXTRAHEADER[:-4]}",
-    f"https://x-access-token:{TOKEN[4:]}@github.com/o/r.git",
-])
+@pytest.mark.parametrize(
+    "leak",
+    [
+        f"token {TOKEN} in a message",
+        "ghp_" + "x" * 36,
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
+        f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {EXTRAHEADER}\n',
+        f"Authorization: Bearer {TOKEN[4:]}",
+        f"skip: {EXTRAHEADER[:-4]}",
+        f"https://x-access-token:{TOKEN[4:]}@github.com/o/r.git",
+    ],
+)
 def test_known_secret_shapes_are_masked(leak: str) -> None:
     """What actions/checkout persists, and GitHub's token formats, leave no trace of the secret part."""
     out = redact.text(leak)
@@ -36,10 +39,12 @@ def test_ordinary_text_is_left_alone() -> None:
     assert redact.text(message) == message
 
 
-@given(prefix=st.binary(max_size=7), suffix=st.binary(max_size=7),
-       secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=40))
-def test_an_env_secret_is_masked_raw_hex_and_base64_at_any_alignment(prefix: bytes, suffix: bytes,
-                                                                     secret: str) -> None:
+@given(
+    prefix=st.binary(max_size=7),
+    suffix=st.binary(max_size=7),
+    secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=40),
+)
+def test_an_env_secret_is_masked_raw_hex_and_base64_at_any_alignment(prefix: bytes, suffix: bytes, secret: str) -> None:
     """The gate's secret values are masked as themselves, as hex and inside base64 whatever surrounds them."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("INPUT_GITHUB-TOKEN", secret)

@@ -20,7 +20,7 @@ from property_repo import base_files, judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
 FREEZE = "version: 1\nentries:\n{entries}"
-ENTRY = '''\
+ENTRY = """\
   - id: flaky
     test: tests/test_flaky.py::test_flaky
     assertion_hash: "{digest}"
@@ -28,10 +28,10 @@ ENTRY = '''\
     expires: "2026-09-20"
     owner: humans
     reason: timing
-'''
+"""
 # Production code of the patch that, at import in a head worker, rewrites the baseline tree's copy of the frozen
 # test before the baseline replay imports it.
-REWRITE_BASE = '''\
+REWRITE_BASE = """\
 import os
 from pathlib import Path
 
@@ -44,22 +44,32 @@ except OSError:
 
 def double(x):
     return x * 2
-'''
+"""
 
 
 def test_head_code_cannot_rewrite_the_baseline_replay_tree(git_repo: GitRepo, tmp_path: Path) -> None:
     """A removal whose test fails on the baseline stays red even when head code rewrites the baseline tree."""
     files = base_files(fresh_seeds=0)
-    files.update({"src/calc.py": "def double(x):\n    return x * 2\n",
-                  "freeze.yaml": FREEZE.format(entries=ENTRY.format(digest="0" * 64)),
-                  "tests/test_flaky.py": "def test_flaky():\n    assert False\n"})
+    files.update(
+        {
+            "src/calc.py": "def double(x):\n    return x * 2\n",
+            "freeze.yaml": FREEZE.format(entries=ENTRY.format(digest="0" * 64)),
+            "tests/test_flaky.py": "def test_flaky():\n    assert False\n",
+        }
+    )
     config = json.loads(str(files[".evidence-gate.yml"]))
     config["freeze"] = {"removal_runs": 1}
     files[".evidence-gate.yml"] = json.dumps(config)
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit("remove the entry", {"freeze.yaml": "version: 1\nentries: []\n", "src/calc.py": REWRITE_BASE,
-                                         "tests/test_flaky.py": "def test_flaky():\n    assert True\n"})
+    git_repo.commit(
+        "remove the entry",
+        {
+            "freeze.yaml": "version: 1\nentries: []\n",
+            "src/calc.py": REWRITE_BASE,
+            "tests/test_flaky.py": "def test_flaky():\n    assert True\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
     assert receipt["decision"]["row"] != "pass-freeze-shrank", receipt["freeze"]
     assert "freeze-removed-still-failing" in rows(receipt), receipt["violations"]
@@ -81,8 +91,14 @@ print(dumpable, child.returncode, child.stdout.strip() or "-", os.environ["GITHU
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_DUMPABLE is Linux's")
 def test_gate_is_not_dumpable_once_a_sealed_run_starts() -> None:
     """The gate turns non-dumpable and blanks secrets in its /proc environ; its own os.environ keeps them."""
-    done = subprocess.run([sys.executable, "-c", GUARDED_GATE], capture_output=True, text=True, check=True,
-                          env={**os.environ, "GITHUB_TOKEN": "canary-secret-7"}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", GUARDED_GATE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GITHUB_TOKEN": "canary-secret-7"},
+        timeout=120,
+    )
     dumpable, child_rc, leaked, kept = done.stdout.split()
     assert dumpable == "0", done.stdout
     assert leaked != "True", done.stdout  # root still opens the file, but the value is gone
@@ -93,7 +109,7 @@ def test_gate_is_not_dumpable_once_a_sealed_run_starts() -> None:
 
 # Production code whose import leaves a double-forked, setsid'd grandchild behind (escaping the group kill); it
 # becomes a `sleep` with a recognisable argument.
-ESCAPE = '''\
+ESCAPE = """\
 import os
 
 if os.fork() == 0:
@@ -105,7 +121,7 @@ if os.fork() == 0:
 
 def double(x):
     return x * 2
-'''
+"""
 
 
 def test_escaped_grandchild_does_not_outlive_the_run(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -127,15 +143,17 @@ def _alive_with(argument: str) -> list[int]:
     found = []
     for proc in Path("/proc").iterdir():
         try:
-            if argument.encode() in (proc / "cmdline").read_bytes().split(b"\0") and \
-                    (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            if (
+                argument.encode() in (proc / "cmdline").read_bytes().split(b"\0")
+                and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            ):
                 found.append(int(proc.name))
         except (OSError, ValueError):
             continue
     return found
 
 
-ASSUMING_PROPERTY = '''\
+ASSUMING_PROPERTY = """\
 from hypothesis import assume, given, strategies as st
 
 from calc import double
@@ -145,7 +163,7 @@ from calc import double
 def test_double(x):
     assume(x % 7 != 0)
     assert double(x) == x + x
-'''
+"""
 
 
 def test_property_may_discard_its_own_examples(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -156,7 +174,7 @@ def test_property_may_discard_its_own_examples(git_repo: GitRepo, tmp_path: Path
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
 
 
-TWO_ASSERTS = '''\
+TWO_ASSERTS = """\
 from hypothesis import given, strategies as st
 
 from calc import double
@@ -166,9 +184,9 @@ from calc import double
 def test_double(x):
     assert double(x) % 2 == 0
     assert double(x) == x + x
-'''
+"""
 # Production code that fails every wrong answer through a copy of the frozen assertion's statement.
-COLLIDE = '''\
+COLLIDE = """\
 def _guard(double, x):
     assert double(x) % 2 == 0
 
@@ -178,17 +196,24 @@ def double(x):
     if result != x + x:
         _guard(lambda _value: 1, x)
     return result
-'''
+"""
 
 
 def test_frozen_assertion_hash_is_not_forged_by_a_copy_in_production_code(git_repo: GitRepo, tmp_path: Path) -> None:
     """A freeze excuses only its assertion failing in the property's own file, not a same-text copy elsewhere."""
     digest = statement_hash(TWO_ASSERTS, 8)
     assert digest is not None
-    entry = ENTRY.replace("id: flaky", "id: odd").replace("tests/test_flaky.py::test_flaky",
-                                                          "properties/test_double.py::test_double")
-    red_repo(git_repo, fresh_seeds=0, extra={"properties/test_double.py": TWO_ASSERTS,
-                                             "freeze.yaml": FREEZE.format(entries=entry.format(digest=digest))})
+    entry = ENTRY.replace("id: flaky", "id: odd").replace(
+        "tests/test_flaky.py::test_flaky", "properties/test_double.py::test_double"
+    )
+    red_repo(
+        git_repo,
+        fresh_seeds=0,
+        extra={
+            "properties/test_double.py": TWO_ASSERTS,
+            "freeze.yaml": FREEZE.format(entries=entry.format(digest=digest)),
+        },
+    )
     git_repo.commit("collide", {"src/calc.py": COLLIDE})
     receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
     assert "property-failed" in rows(receipt), receipt["violations"]
@@ -196,7 +221,7 @@ def test_frozen_assertion_hash_is_not_forged_by_a_copy_in_production_code(git_re
 
 # Production code that is correct only when it can reach outside the sealed worker: write a file outside its own
 # folders, or signal the gate.
-ESCAPE_CONFINEMENT = '''\
+ESCAPE_CONFINEMENT = """\
 import os
 
 
@@ -221,7 +246,7 @@ REACHED = _outside()
 
 def double(x):
     return x * 2 if REACHED or x < 1000 else x
-'''
+"""
 
 
 @pytest.mark.skipif(landlock.abi() < 6, reason="needs Landlock ABI 6 (Linux 6.12) for signal scoping")
@@ -239,7 +264,7 @@ def test_worker_is_confined_even_when_it_keeps_the_gates_user(git_repo: GitRepo,
     assert "property-failed" in rows(receipt), receipt["violations"]
 
 
-HELPER_PROPERTY = '''\
+HELPER_PROPERTY = """\
 from hypothesis import given
 
 from calc import double
@@ -249,16 +274,22 @@ from strategies import ints
 @given(ints)
 def test_double(x):
     assert double(x) == x + x
-'''
+"""
 
 
 def test_module_named_like_a_locked_helper_is_left_out(git_repo: GitRepo, tmp_path: Path) -> None:
     """src/strategies.py cannot stand in for the locked properties/strategies.py the property imports by name."""
-    red_repo(git_repo, fresh_seeds=0, extra={
-        "properties/test_double.py": HELPER_PROPERTY,
-        "properties/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-10**6, 10**6)\n"})
-    git_repo.commit("narrow", {"src/strategies.py": "from hypothesis import strategies as st\n\n"
-                                                    "ints = st.integers(-100, 100)\n"})
+    red_repo(
+        git_repo,
+        fresh_seeds=0,
+        extra={
+            "properties/test_double.py": HELPER_PROPERTY,
+            "properties/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-10**6, 10**6)\n",
+        },
+    )
+    git_repo.commit(
+        "narrow", {"src/strategies.py": "from hypothesis import strategies as st\n\nints = st.integers(-100, 100)\n"}
+    )
     result = sealed_only(git_repo, tmp_path, frozenset({"properties/strategies.py"}))
     assert {"src/strategies.py"} <= {n["path"] for n in result.receipt["sealed"]["neutralised"]}
     assert "property-failed" in {v.row for v in result.violations}, result.violations
@@ -278,14 +309,14 @@ def test_without_landlock_no_code_runs(git_repo: GitRepo, tmp_path: Path, monkey
 # In-process tricks: the code under test shares the interpreter with the plugin. They were strict xfails (green)
 # until the harness-probed row: telling it is tested needs `sys.modules`, forging needs `gc`.
 IN_PROCESS_TRICKS = {
-    "sys-modules-detect": '''\
+    "sys-modules-detect": """\
 import sys
 
 
 def double(x):
     return x * 2 if "hypothesis" in sys.modules or x < 1000 else x
-''',
-    "gc-emitter-forge": '''\
+""",
+    "gc-emitter-forge": """\
 import gc
 import os
 
@@ -309,7 +340,7 @@ _forge()  # at import, during collection: before any real start event
 
 def double(x):
     return x * 2 if x < 1000 else x
-''',
+""",
 }
 
 
@@ -324,8 +355,17 @@ def test_in_process_tricks_are_harness_probed(git_repo: GitRepo, tmp_path: Path,
     assert names & {"sys.modules", "gc.get_objects"}, names
 
 
-@pytest.mark.parametrize("path", ["src/typing.py", "src/random.py", "src/json/__init__.py", "src/conftest.py",
-                                  "src/evil.pth", "src/_pytest/__init__.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/typing.py",
+        "src/random.py",
+        "src/json/__init__.py",
+        "src/conftest.py",
+        "src/evil.pth",
+        "src/_pytest/__init__.py",
+    ],
+)
 def test_stdlib_and_runner_names_under_src_are_left_out(path: str, tmp_path: Path) -> None:
     """Modules the patch adds named like the standard library or the runner, and conftests or .pth files under src/,
     never load."""
@@ -345,8 +385,10 @@ def test_symlink_out_of_the_tree_is_dropped(git_repo: GitRepo, tmp_path: Path) -
 
 
 INTERRUPT = "def double(x):\n    if x >= 1000:\n        raise KeyboardInterrupt\n    return x * 2\n"
-LOUD = ("import os\nimport signal\n\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n\n\ndef double(x):\n"
-        "    os.write(1, b'x' * 65536 * 8)\n    return x * 2 if x < 1000 else x\n")
+LOUD = (
+    "import os\nimport signal\n\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n\n\ndef double(x):\n"
+    "    os.write(1, b'x' * 65536 * 8)\n    return x * 2 if x < 1000 else x\n"
+)
 
 
 @pytest.mark.parametrize("code", [INTERRUPT, LOUD], ids=["keyboard-interrupt", "sigterm-ignored-loud"])

@@ -27,9 +27,20 @@ TAMPERED_LIST = {"SCORE_PROPERTIES": ""}
 
 def _gate(repo: Path, tmp_path: Path, *args: str | bytes) -> tuple[subprocess.CompletedProcess[bytes], dict]:
     receipt = tmp_path / "receipt.json"
-    cmd = [sys.executable.encode(), b"-m", b"evidence_gate", b"check", b"--repo", os.fsencode(repo), b"--receipt",
-           os.fsencode(receipt), b"--no-run", b"--today", b"2026-09-20",
-           *(a if isinstance(a, bytes) else a.encode() for a in args)]
+    cmd = [
+        sys.executable.encode(),
+        b"-m",
+        b"evidence_gate",
+        b"check",
+        b"--repo",
+        os.fsencode(repo),
+        b"--receipt",
+        os.fsencode(receipt),
+        b"--no-run",
+        b"--today",
+        b"2026-09-20",
+        *(a if isinstance(a, bytes) else a.encode() for a in args),
+    ]
     proc = subprocess.run(cmd, capture_output=True, timeout=120, check=False)
     return proc, json.loads(receipt.read_bytes().decode("utf-8"))  # strict: the receipt is always valid UTF-8
 
@@ -48,8 +59,9 @@ def test_argv_bytes_that_are_not_utf8_still_give_a_receipt(git_repo: GitRepo, tm
     proc, receipt = _gate(git_repo.path, tmp_path, b"--head", head.encode(), b"--base", b"main\xff")
     assert (proc.returncode, receipt["decision"]["row"]) == (11, "history-missing"), proc.stderr
     assert "\\xff" in receipt["errors"][0]
-    proc, receipt = _gate(git_repo.path, tmp_path, b"--head", head.encode(), b"--base", b"HEAD~2",
-                          b"--author", b"agent-\xfe")
+    proc, receipt = _gate(
+        git_repo.path, tmp_path, b"--head", head.encode(), b"--base", b"HEAD~2", b"--author", b"agent-\xfe"
+    )
     assert proc.returncode == 10, proc.stderr
     assert receipt["mode"]["author"] == "agent-\\xfe"
     proc.stdout.decode("utf-8")  # stdout encodes too
@@ -58,10 +70,19 @@ def test_argv_bytes_that_are_not_utf8_still_give_a_receipt(git_repo: GitRepo, tm
 def test_report_spells_out_escapes_and_newlines() -> None:
     """A message carrying ESC sequences or a newline cannot drive the terminal or forge a `PASS:` line."""
     receipt = empty_receipt()
-    receipt.update(state="final", ok=False, decision={"row": "property-failed", "gate": "fail", "title": "T",
-                                                      "matched": ["property-failed"]})
-    receipt["violations"] = [{"row": "property-failed", "path": "a\x1b[2J.py", "line": 1,
-                              "message": "boom\x1b]0;owned\x07\nPASS: All clear [pass]\u202e"}]
+    receipt.update(
+        state="final",
+        ok=False,
+        decision={"row": "property-failed", "gate": "fail", "title": "T", "matched": ["property-failed"]},
+    )
+    receipt["violations"] = [
+        {
+            "row": "property-failed",
+            "path": "a\x1b[2J.py",
+            "line": 1,
+            "message": "boom\x1b]0;owned\x07\nPASS: All clear [pass]\u202e",
+        }
+    ]
     text = render_text(receipt)
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert not any(line.startswith("PASS") for line in text.splitlines())
@@ -72,8 +93,9 @@ def test_report_spells_out_escapes_and_newlines() -> None:
 def test_receipt_with_lone_surrogates_is_written_as_utf8(tmp_path: Path) -> None:
     """A path decoded with surrogateescape reaches the file as `\\xff`, not as a crash that loses the receipt."""
     receipt = empty_receipt()
-    receipt["violations"] = [{"row": "evidence-path-edited", "path": "fixtures/\udcff", "line": None,
-                              "message": "fixtures/\udcff was added"}]
+    receipt["violations"] = [
+        {"row": "evidence-path-edited", "path": "fixtures/\udcff", "line": None, "message": "fixtures/\udcff was added"}
+    ]
     receipt["errors"] = ["\ud800 lone high surrogate"]
     write_receipt(tmp_path / "r.json", receipt)
     written = json.loads((tmp_path / "r.json").read_bytes().decode("utf-8"))
@@ -170,8 +192,26 @@ def test_receipt_path_that_is_a_folder_is_a_usage_error(git_repo: GitRepo, tmp_p
     base, _, head = _base_and_tamper(git_repo)
     folder = tmp_path / "receipt.json"
     (folder / "x").mkdir(parents=True)
-    proc = subprocess.run([sys.executable, "-m", "evidence_gate", "check", "--repo", str(git_repo.path), "--receipt",
-                           str(folder), "--no-run", "--base", base, "--head", head],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "check",
+            "--repo",
+            str(git_repo.path),
+            "--receipt",
+            str(folder),
+            "--no-run",
+            "--base",
+            base,
+            "--head",
+            head,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "cannot write the receipt" in proc.stderr and "Traceback" not in proc.stderr

@@ -24,8 +24,12 @@ REFERENCE = f"ghcr.io/octo-org/evidence-gate@{DIGEST}"
 def _released(tmp_path: Path, reference: str = REFERENCE) -> Path:
     out = tmp_path / "action.yml"
     out.write_text((ROOT / "action.yml").read_text(encoding="utf-8"), encoding="utf-8")
-    code = subprocess.run([sys.executable, str(ROOT / "scripts" / "release_action.py"), reference,
-                           "--action", str(out)], capture_output=True, text=True, check=False)
+    code = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "release_action.py"), reference, "--action", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert code.returncode == 0, code.stderr
     return out
 
@@ -53,14 +57,17 @@ def test_the_default_branch_keeps_building_from_the_dockerfile() -> None:
     assert yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["image"] == "Dockerfile"
 
 
-@pytest.mark.parametrize("reference", [
-    "ghcr.io/octo-org/evidence-gate:v1.2.3",                      # a tag can move after the release
-    f"ghcr.io/Octo-Org/evidence-gate@{DIGEST}",                    # registries want lowercase paths
-    "ghcr.io/octo-org/evidence-gate@sha256:1234",                 # a short digest
-    f"evidence-gate@{DIGEST}",                                     # no registry
-    f"ghcr.io/octo-org/evidence-gate@{DIGEST}\n  using: node20",   # an injected line
-    f"docker://ghcr.io/octo-org/evidence-gate@{DIGEST}",           # the scheme is added, not passed
-])
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "ghcr.io/octo-org/evidence-gate:v1.2.3",  # a tag can move after the release
+        f"ghcr.io/Octo-Org/evidence-gate@{DIGEST}",  # registries want lowercase paths
+        "ghcr.io/octo-org/evidence-gate@sha256:1234",  # a short digest
+        f"evidence-gate@{DIGEST}",  # no registry
+        f"ghcr.io/octo-org/evidence-gate@{DIGEST}\n  using: node20",  # an injected line
+        f"docker://ghcr.io/octo-org/evidence-gate@{DIGEST}",  # the scheme is added, not passed
+    ],
+)
 def test_references_not_pinned_by_digest_are_refused(reference: str) -> None:
     """Only `registry/path@sha256:<64 hex>` is accepted."""
     with pytest.raises(release_action.ReleaseError):

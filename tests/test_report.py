@@ -27,9 +27,11 @@ from repo_builder import GitRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "render_reports.py"
-LINKS = Links(docs="https://github.com/o/gate/blob/v1/README.md",
-              artifact="https://github.com/o/r/actions/runs/1/artifacts/2",
-              blob="https://github.com/o/r/blob/" + "c" * 40)
+LINKS = Links(
+    docs="https://github.com/o/gate/blob/v1/README.md",
+    artifact="https://github.com/o/r/actions/runs/1/artifacts/2",
+    blob="https://github.com/o/r/blob/" + "c" * 40,
+)
 CMARK = shutil.which("cmark-gfm")
 needs_cmark = pytest.mark.skipif(CMARK is None, reason="cmark-gfm is not installed (apt-get install cmark-gfm)")
 
@@ -66,7 +68,8 @@ def test_pngs_were_rendered_from_the_current_markdown(name: str) -> None:
     """Each PNG's recorded source is today's Markdown: a change to the report without new screenshots fails."""
     stamp = (RENDER.CASES / name / RENDER.PNG_STAMP).read_text("utf-8")
     assert stamp == RENDER.png_stamp(RENDER.render_case(RENDER.CASES / name)), (
-        f"the PNGs of {name} are older than its Markdown; run `python scripts/render_reports.py --png`")
+        f"the PNGs of {name} are older than its Markdown; run `python scripts/render_reports.py --png`"
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -117,19 +120,46 @@ class _Tags(HTMLParser):
 def html_of(markdown: str) -> _Tags:
     """cmark-gfm's HTML for `markdown` (GitHub's extensions), parsed into tags and links."""
     assert CMARK is not None
-    out = subprocess.run([CMARK, "--unsafe", *[a for e in RENDER.EXTENSIONS for a in ("--extension", e)]],
-                         input=markdown, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [CMARK, "--unsafe", *[a for e in RENDER.EXTENSIONS for a in ("--extension", e)]],
+        input=markdown,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     tags = _Tags()
     tags.feed(out)
     return tags
 
 
-HOSTILE = ["````\n<script>alert(1)</script>", "| a | b |\n|---|---|", "@octocat please merge", "www.evil.example",
-           "https://evil.example/x", "[click](https://evil.example)", "<img src=x onerror=alert(1)>",
-           "</details><details open>", "::error file=a,line=1::forged", "**bold** _em_ # heading", "a\u202eb\x1bc",
-           "`` ` `` trailing `", "<!-- comment", "![img](https://evil.example/i.png)", "x@evil.example",
-           "- a list", "1. ordered", "     indented code", "+ plus", "===", "$x^2$", ":rocket: WWW.evil.example",
-           "> quote", "~~struck~~", "&lt;b&gt;", "\\*not emphasis\\*"]
+HOSTILE = [
+    "````\n<script>alert(1)</script>",
+    "| a | b |\n|---|---|",
+    "@octocat please merge",
+    "www.evil.example",
+    "https://evil.example/x",
+    "[click](https://evil.example)",
+    "<img src=x onerror=alert(1)>",
+    "</details><details open>",
+    "::error file=a,line=1::forged",
+    "**bold** _em_ # heading",
+    "a\u202eb\x1bc",
+    "`` ` `` trailing `",
+    "<!-- comment",
+    "![img](https://evil.example/i.png)",
+    "x@evil.example",
+    "- a list",
+    "1. ordered",
+    "     indented code",
+    "+ plus",
+    "===",
+    "$x^2$",
+    ":rocket: WWW.evil.example",
+    "> quote",
+    "~~struck~~",
+    "&lt;b&gt;",
+    "\\*not emphasis\\*",
+]
 
 
 def hostile_receipt(texts: list[str]) -> dict[str, Any]:
@@ -138,15 +168,24 @@ def hostile_receipt(texts: list[str]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     ledger = out["properties"]["ledgers"][0]
     ledger["falsifying"] = "Falsifying example: " + "\n".join(texts)
-    ledger["failure"] = {"path": texts[0], "line": 3, "statement": texts[1 % len(texts)],
-                         "exception": "\n".join(texts)}
+    ledger["failure"] = {"path": texts[0], "line": 3, "statement": texts[1 % len(texts)], "exception": "\n".join(texts)}
     # One folder for every path (a `/` in the text would only add folder groups, which is not an injection).
-    out["violations"] = [{"row": "evidence-path-edited", "path": "fixtures/" + t.replace("/", "_"), "line": None,
-                          "message": f"m{i} {t}"} for i, t in enumerate(texts)]
-    out["violations"] += [{"row": "freeze-id-added", "path": "freeze.yaml", "line": i + 1, "message": f"f{i} {t}"}
-                          for i, t in enumerate(texts)]
-    out["violations"].append({"row": "property-failed", "path": ledger["property_id"].split("::")[0], "line": 3,
-                              "message": ledger["property_id"] + " failed"})
+    out["violations"] = [
+        {"row": "evidence-path-edited", "path": "fixtures/" + t.replace("/", "_"), "line": None, "message": f"m{i} {t}"}
+        for i, t in enumerate(texts)
+    ]
+    out["violations"] += [
+        {"row": "freeze-id-added", "path": "freeze.yaml", "line": i + 1, "message": f"f{i} {t}"}
+        for i, t in enumerate(texts)
+    ]
+    out["violations"].append(
+        {
+            "row": "property-failed",
+            "path": ledger["property_id"].split("::")[0],
+            "line": 3,
+            "message": ledger["property_id"] + " failed",
+        }
+    )
     out["errors"] = list(texts)
     return out
 
@@ -165,29 +204,39 @@ def test_hostile_text_renders_as_text_through_cmark_gfm() -> None:
     """Patch text cannot add an element, a link, an image, a table or a mention: the HTML's structure equals that
     of the same receipt with plain words, apart from code spans (backticks and `@` in patch text become code)."""
     plain = [f"word{i}" for i in range(len(HOSTILE))]
-    for hostile_md, plain_md in zip(_all_markdown(hostile_receipt(HOSTILE), tuple(HOSTILE)),
-                                    _all_markdown(hostile_receipt(plain), tuple(plain)), strict=True):
+    for hostile_md, plain_md in zip(
+        _all_markdown(hostile_receipt(HOSTILE), tuple(HOSTILE)),
+        _all_markdown(hostile_receipt(plain), tuple(plain)),
+        strict=True,
+    ):
         got, want = html_of(hostile_md), html_of(plain_md)
         assert all(_ours(h) for h in got.hrefs), got.hrefs
-        assert {t: n for t, n in got.tags.items() if t != "code"} == {t: n for t, n in want.tags.items()
-                                                                       if t != "code"}
+        assert {t: n for t, n in got.tags.items() if t != "code"} == {t: n for t, n in want.tags.items() if t != "code"}
         assert not {"script", "img", "iframe", "del", "input", "ol", "hr", "h1"} & set(got.tags)
 
 
 @needs_cmark
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("ab1w `*_[]()<>|#!@:/.\\\n-=+~&;$"), min_size=1, max_size=30)
-                .filter(lambda t: "; " not in t), min_size=1, max_size=4, unique_by=lambda t: re.sub(r"\S", "w", t)))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("ab1w `*_[]()<>|#!@:/.\\\n-=+~&;$"), min_size=1, max_size=30).filter(
+            lambda t: "; " not in t
+        ),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda t: re.sub(r"\S", "w", t),
+    )
+)
 def test_any_patch_text_leaves_the_structure_alone(texts: list[str]) -> None:
     """For any text in paths, messages, examples and errors, the rendered HTML has the elements of the same receipt
     with every visible character replaced by a letter (same lines and blanks, so the same layout choices)."""
     plain = [re.sub(r"\S", "w", t) for t in texts]
-    for hostile_md, plain_md in zip(_all_markdown(hostile_receipt(texts)), _all_markdown(hostile_receipt(plain)),
-                                    strict=True):
+    for hostile_md, plain_md in zip(
+        _all_markdown(hostile_receipt(texts)), _all_markdown(hostile_receipt(plain)), strict=True
+    ):
         got, want = html_of(hostile_md), html_of(plain_md)
         assert all(_ours(h) for h in got.hrefs)
-        assert {t: n for t, n in got.tags.items() if t != "code"} == {t: n for t, n in want.tags.items()
-                                                                       if t != "code"}
+        assert {t: n for t, n in got.tags.items() if t != "code"} == {t: n for t, n in want.tags.items() if t != "code"}
 
 
 def test_limits_hold_for_ten_thousand_findings() -> None:
@@ -243,8 +292,10 @@ def test_max_annotations_is_said_in_the_summary() -> None:
 def test_title_carries_row_and_counts() -> None:
     """Titles name the row and what it rests on."""
     titles = {c.name: check_report.build(case_receipt(c.name), "sha256:x").title for c in CASES}
-    assert titles["many-findings"] == "evidence-path-edited: Locked evidence touched — 101 locked paths, " \
-                                      "20 freeze-ledger findings"
+    assert (
+        titles["many-findings"] == "evidence-path-edited: Locked evidence touched — 101 locked paths, "
+        "20 freeze-ledger findings"
+    )
     assert titles["property-failed"] == "property-failed: Property failed — 1 of 3 properties failed"
     assert titles["pass"] == "pass: All clear: score the code diff — 3 properties held"
     assert titles["static-only"].endswith("— properties not run")
@@ -277,8 +328,15 @@ def test_reproduce_command_reproduces_the_failing_seed(git_repo: GitRepo, tmp_pa
     git_repo.git("worktree", "add", "-q", "--detach", str(checkout), r["git"]["head"])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_", "PYTHON"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    proc = subprocess.run(["bash", "-c", command.group(1)], cwd=checkout, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = subprocess.run(
+        ["bash", "-c", command.group(1)],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     example = re.sub(r"\s+", "", str(ledger["falsifying"]).split(":", 1)[1])
     shown = "".join(re.sub(r"\s+", "", line.removeprefix("E")) for line in proc.stdout.splitlines())
@@ -290,8 +348,11 @@ def test_truncation_closes_the_details_but_ignores_details_inside_fences() -> No
     text = "<details><summary>x</summary>\n\n```text\n<details>\n</details>\n<details>\n```\n" + "line\n" * 5000
     cut = job_summary.truncate_bytes(text, 4000)
     assert cut.count("\n</details>\n") == 1 + text[:4000].count("\n</details>\n")
-    assert job_summary.truncate_bytes("<details>\n" + "y\n" * 3000, 1000).rstrip().endswith(
-        job_summary.TRUNCATED_MARKER.strip())
+    assert (
+        job_summary.truncate_bytes("<details>\n" + "y\n" * 3000, 1000)
+        .rstrip()
+        .endswith(job_summary.TRUNCATED_MARKER.strip())
+    )
 
 
 def test_many_failing_properties_are_capped_in_the_summary() -> None:
@@ -299,8 +360,10 @@ def test_many_failing_properties_are_capped_in_the_summary() -> None:
     r = case_receipt("property-failed")
     first = r["properties"]["ledgers"][0]
     r["properties"]["ledgers"] = [dict(first, property_id=f"{first['property_id']}_{i}") for i in range(15)]
-    r["violations"] = [dict(r["violations"][0], message=f"{x['property_id']} failed on planned seed(s) 1101")
-                       for x in r["properties"]["ledgers"]]
+    r["violations"] = [
+        dict(r["violations"][0], message=f"{x['property_id']} failed on planned seed(s) 1101")
+        for x in r["properties"]["ledgers"]
+    ]
     built = check_report.build(r, "sha256:x")
     assert built.summary.count("```sh") == 10 and "5 more failing properties" in built.summary
     assert len([a for a in built.annotations if a.line == first["failure"]["line"]]) == 15
@@ -309,8 +372,10 @@ def test_many_failing_properties_are_capped_in_the_summary() -> None:
 def test_provenance_is_listed_in_the_text() -> None:
     """The sealed run's provenance (the `runner` interface) is in the full detail, outside-the-tree loads marked."""
     r = case_receipt("pass")
-    r["sealed"]["provenance"] = [{"package": "alloc", "loaded_from": "src/alloc.py", "from_tree": True},
-                                 {"package": "evil", "loaded_from": "/usr/lib/evil.py", "from_tree": False}]
+    r["sealed"]["provenance"] = [
+        {"package": "alloc", "loaded_from": "src/alloc.py", "from_tree": True},
+        {"package": "evil", "loaded_from": "/usr/lib/evil.py", "from_tree": False},
+    ]
     text = check_report.build(r, "sha256:x").text
     assert "- `alloc` from `src/alloc.py`\n- `evil` from `/usr/lib/evil.py` (**outside the sealed tree**)" in text
 
@@ -319,12 +384,18 @@ def test_links_come_only_from_the_runner_and_the_receipt() -> None:
     """README, artifact and blob links are built from the runner's variables; `uses: ./` gets no README link,
     a non-http server none at all, and `EVIDENCE_GATE_DOCS_URL` overrides the README."""
     r = case_receipt("pass")
-    env = {"GITHUB_SERVER_URL": "https://ghe.example", "GITHUB_RUN_ID": "7", "GITHUB_ACTION_REPOSITORY": "o/gate",
-           "GITHUB_ACTION_REF": "v1"}
+    env = {
+        "GITHUB_SERVER_URL": "https://ghe.example",
+        "GITHUB_RUN_ID": "7",
+        "GITHUB_ACTION_REPOSITORY": "o/gate",
+        "GITHUB_ACTION_REF": "v1",
+    }
     links = check_report.links_from(env, "o/r", r, "42")
-    assert links == Links(docs="https://ghe.example/o/gate/blob/v1/README.md",
-                          artifact="https://ghe.example/o/r/actions/runs/7/artifacts/42",
-                          blob=f"https://ghe.example/o/r/blob/{r['git']['head']}")
+    assert links == Links(
+        docs="https://ghe.example/o/gate/blob/v1/README.md",
+        artifact="https://ghe.example/o/r/actions/runs/7/artifacts/42",
+        blob=f"https://ghe.example/o/r/blob/{r['git']['head']}",
+    )
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).docs is None
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).artifact is None
     assert check_report.links_from({**env, "GITHUB_SERVER_URL": "javascript:alert(1)"}, "o/r", r) == Links()
@@ -335,7 +406,13 @@ def test_links_come_only_from_the_runner_and_the_receipt() -> None:
 def test_root_files_are_grouped_under_the_repository_root() -> None:
     """A locked file at the root (a new conftest.py) is listed under 'repository root', by its name."""
     r = case_receipt("tampering")
-    r["violations"] = [{"row": "evidence-path-edited", "path": "conftest.py", "line": None,
-                        "message": "conftest.py was added (locked: a conftest.py above properties/test_p.py)"}]
+    r["violations"] = [
+        {
+            "row": "evidence-path-edited",
+            "path": "conftest.py",
+            "line": None,
+            "message": "conftest.py was added (locked: a conftest.py above properties/test_p.py)",
+        }
+    ]
     summary = check_report.build(r, "sha256:x").summary
     assert "**repository root** (1)\n- `conftest.py` was added" in summary

@@ -36,8 +36,9 @@ def test_a_worker_cannot_import_the_gates_own_dependencies(git_repo: GitRepo, tm
 
 
 @pytest.mark.parametrize("name", ["attr", "yaml", "evidence_gate"])
-def test_code_named_like_a_gate_dependency_is_the_pull_requests_own(name: str, git_repo: GitRepo,
-                                                                   tmp_path: Path) -> None:
+def test_code_named_like_a_gate_dependency_is_the_pull_requests_own(
+    name: str, git_repo: GitRepo, tmp_path: Path
+) -> None:
     """A package named like one of the gate's dependencies (or the gate itself) is judged as the PR wrote it: the
     honest patch passes, a bug fails, an import-time error fails; the receipt shows where it was loaded from."""
     if harness_needs(name):
@@ -58,11 +59,13 @@ def test_code_named_like_a_gate_dependency_is_the_pull_requests_own(name: str, g
     assert "was not collected" in json.dumps(receipt["violations"])
 
 
-@pytest.mark.parametrize(("name", "owner"), [("pluggy", "the test harness"), ("_pytest", "the test harness"),
-                                             ("json", "the standard library")])
-def test_code_the_harness_or_stdlib_already_owns_is_run_integrity_before_any_test(name: str, owner: str,
-                                                                                 git_repo: GitRepo,
-                                                                                 tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "owner"),
+    [("pluggy", "the test harness"), ("_pytest", "the test harness"), ("json", "the standard library")],
+)
+def test_code_the_harness_or_stdlib_already_owns_is_run_integrity_before_any_test(
+    name: str, owner: str, git_repo: GitRepo, tmp_path: Path
+) -> None:
     """A project whose package is named like something the harness needs or like a standard module cannot be
     loaded from the sealed tree: run-integrity naming the package and the way out, and no test runs."""
     named_repo(git_repo, name)
@@ -82,15 +85,20 @@ def test_a_shadow_the_patch_adds_is_neutralised_and_the_run_goes_on(git_repo: Gi
     files = base_files(fresh_seeds=0)
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit("honest plus shadows", {"src/calc.py": "def double(x):\n    return x * 2\n",
-                                            "src/pytest.py": "raise SystemExit('shadowed pytest')\n",
-                                            "src/pluggy/__init__.py": "raise SystemExit('shadowed pluggy')\n"})
+    git_repo.commit(
+        "honest plus shadows",
+        {
+            "src/calc.py": "def double(x):\n    return x * 2\n",
+            "src/pytest.py": "raise SystemExit('shadowed pytest')\n",
+            "src/pluggy/__init__.py": "raise SystemExit('shadowed pluggy')\n",
+        },
+    )
     receipt = judge(git_repo, tmp_path)
     assert {"src/pytest.py", "src/pluggy/__init__.py"} <= {n["path"] for n in receipt["sealed"]["neutralised"]}
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
 
 
-SYS_PATH_HACK = '''\
+SYS_PATH_HACK = """\
 import os
 import sys
 
@@ -104,7 +112,7 @@ from calc import double
 @given(st.integers(-10**6, 10**6))
 def test_double(x):
     assert double(x) == x + x
-'''
+"""
 
 
 def test_code_under_test_loaded_from_elsewhere_is_run_integrity(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -128,8 +136,10 @@ def test_code_under_test_loaded_from_elsewhere_is_run_integrity(git_repo: GitRep
 
 def test_install_python_sees_the_runner_not_the_gates_site_packages(git_repo: GitRepo, tmp_path: Path) -> None:
     """`$EVIDENCE_GATE_PYTHON` in `properties.install` imports pytest and Hypothesis, but not the gate's yaml."""
-    check = ('"$EVIDENCE_GATE_PYTHON" -c "import pytest, hypothesis" && '
-             '! "$EVIDENCE_GATE_PYTHON" -c "import yaml" && ! "$EVIDENCE_GATE_PYTHON" -c "import jsonschema"')
+    check = (
+        '"$EVIDENCE_GATE_PYTHON" -c "import pytest, hypothesis" && '
+        '! "$EVIDENCE_GATE_PYTHON" -c "import yaml" && ! "$EVIDENCE_GATE_PYTHON" -c "import jsonschema"'
+    )
     files = base_files(fresh_seeds=0, install=check)
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
@@ -143,8 +153,12 @@ def test_harness_is_pytest_hypothesis_and_what_they_require() -> None:
     no extras), and never one of the gate's own dependencies unless the harness itself requires it."""
     dists = {runner_env._normal(d.metadata["Name"]): d for d in runner_env.harness_distributions()}
     assert {"pytest", "hypothesis", "pluggy", "iniconfig", "packaging"} <= set(dists)
-    required = {runner_env._normal(r.split(";")[0].split(">")[0].split("<")[0].split("=")[0].split("!")[0].strip())
-                for d in dists.values() for r in d.requires or () if "extra ==" not in r}
+    required = {
+        runner_env._normal(r.split(";")[0].split(">")[0].split("<")[0].split("=")[0].split("!")[0].strip())
+        for d in dists.values()
+        for r in d.requires or ()
+        if "extra ==" not in r
+    }
     assert set(dists) - {"pytest", "hypothesis"} <= required
     assert not {"pyyaml", "jsonschema", "pygithub", "requests", "urllib3", "evidence-gate"} & set(dists)
     assert ("attrs" in dists) == ("attrs" in required)
@@ -181,24 +195,36 @@ def test_provenance_check_names_modules_from_elsewhere(tmp_path: Path) -> None:
         def __init__(self, file: str | None) -> None:
             self.__file__ = file
 
-    modules: dict[str, Any] = {"pkg": Fake(str(tmp_path / "src" / "pkg" / "__init__.py")),
-                               "pkg.sub": Fake("/elsewhere/pkg/sub.py"), "mod": Fake(None), "other": Fake("/x.py")}
+    modules: dict[str, Any] = {
+        "pkg": Fake(str(tmp_path / "src" / "pkg" / "__init__.py")),
+        "pkg.sub": Fake("/elsewhere/pkg/sub.py"),
+        "mod": Fake(None),
+        "other": Fake("/x.py"),
+    }
     found = provenance.check(expected, modules)
     assert found["loaded"] == {"pkg": str(tmp_path / "src" / "pkg" / "__init__.py"), "mod": "(built in)"}
     assert [m["module"] for m in found["mismatches"]] == ["pkg.sub", "mod"]
 
 
-@pytest.mark.parametrize(("provenance_item", "valid"), [
-    ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": True}, True),
-    ({"package": "attr", "loaded_from": "/usr/lib/python3/dist-packages/attr/__init__.py", "from_tree": False}, True),
-    ({"package": "attr", "loaded_from": "src/attr/__init__.py"}, False),
-    ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": "yes"}, False),
-])
+@pytest.mark.parametrize(
+    ("provenance_item", "valid"),
+    [
+        ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": True}, True),
+        (
+            {"package": "attr", "loaded_from": "/usr/lib/python3/dist-packages/attr/__init__.py", "from_tree": False},
+            True,
+        ),
+        ({"package": "attr", "loaded_from": "src/attr/__init__.py"}, False),
+        ({"package": "attr", "loaded_from": "src/attr/__init__.py", "from_tree": "yes"}, False),
+    ],
+)
 def test_receipt_schema_describes_sealed_provenance(provenance_item: dict[str, Any], valid: bool) -> None:
     """`sealed.provenance` items carry package, loaded_from and a boolean from_tree; the schema says so."""
     out = receipt.empty_receipt()
-    out["sealed"] = {"provenance": [provenance_item],
-                     "runner": {"python": "3.13.5", "distributions": ["pytest 8.3.5"], "sys_path": ["/usr/lib"]}}
+    out["sealed"] = {
+        "provenance": [provenance_item],
+        "runner": {"python": "3.13.5", "distributions": ["pytest 8.3.5"], "sys_path": ["/usr/lib"]},
+    }
     assert (receipt.validate(out) == []) is valid
 
 

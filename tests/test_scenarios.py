@@ -26,8 +26,19 @@ def test_scenario(folder: Path, tmp_path: Path) -> None:
     recipe = scenario_repo.load(folder)
     repo = scenario_repo.build(recipe, tmp_path / "repo")
     receipt_path = tmp_path / "receipt.json"
-    cmd = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(repo.path), "--receipt", str(receipt_path),
-           "--today", str(recipe.get("today", "2026-09-20")), *recipe.get("args", ["--no-run"])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "evidence_gate",
+        "check",
+        "--repo",
+        str(repo.path),
+        "--receipt",
+        str(receipt_path),
+        "--today",
+        str(recipe.get("today", "2026-09-20")),
+        *recipe.get("args", ["--no-run"]),
+    ]
     if "author" in recipe:
         cmd += ["--author", recipe["author"]]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)

@@ -15,7 +15,7 @@ from property_repo import judge, red_repo
 from repo_builder import GitRepo
 
 # Production code that is correct only when its escape failed: a run that reaches out gets the red baseline back.
-DIAL_OUT = '''\
+DIAL_OUT = """\
 import socket
 
 
@@ -33,8 +33,8 @@ REACHED = _dial()
 
 def double(x):
     return x * 2 if not REACHED or x < 1000 else x
-'''
-READ_CANARIES = '''\
+"""
+READ_CANARIES = """\
 def _read(path):
     try:
         with open(path, encoding="utf-8") as handle:
@@ -48,7 +48,7 @@ REACHED = [p for p in {paths!r} if _read(p)]
 
 def double(x):
     return x * 2 if not REACHED or x < 1000 else x
-'''
+"""
 
 
 def test_code_under_test_cannot_reach_a_server_on_loopback(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -86,8 +86,7 @@ def test_code_under_test_cannot_reach_a_server_on_loopback(git_repo: GitRepo, tm
 
 
 @pytest.mark.skipif(landlock.abi() == 0, reason="needs Landlock")
-def test_code_under_test_cannot_read_the_checkouts_git_or_the_gates_folder(git_repo: GitRepo,
-                                                                            tmp_path: Path) -> None:
+def test_code_under_test_cannot_read_the_checkouts_git_or_the_gates_folder(git_repo: GitRepo, tmp_path: Path) -> None:
     """Canaries in the checkout's .git/config and in the gate's working folder stay unread by the code under test."""
     canary = f"canary-{secrets.token_hex(8)}"
     git_config = git_repo.path / ".git" / "config"

@@ -29,20 +29,26 @@ def test_good_events_are_read() -> None:
 
 def test_lines_without_the_run_token_are_problems() -> None:
     """With a run token, a line carrying another token or none is a problem, and the token is not kept."""
-    result = _read(b'{"ev": "finished", "exitstatus": 0, "tok": "forged"}\n{"ev": "finished", "exitstatus": 0}\n'
-                   b'{"ev": "start", "seed": 1, "tok": "run"}\n', token="run")
+    result = _read(
+        b'{"ev": "finished", "exitstatus": 0, "tok": "forged"}\n{"ev": "finished", "exitstatus": 0}\n'
+        b'{"ev": "start", "seed": 1, "tok": "run"}\n',
+        token="run",
+    )
     assert result.events == [{"ev": "start", "seed": 1}], result.events
     assert sum("without the run's token" in p for p in result.problems) == 2, result.problems
 
 
-@pytest.mark.parametrize(("payload", "problem"), [
-    (b'{"ev": "result", "examples": NaN}\n', "not acceptable JSON"),
-    (b'{"ev": "finished", "ev": "finished"}\n', "not acceptable JSON"),
-    (b"[" * 5000 + b"]" * 5000 + b"\n", "not acceptable JSON"),
-    (b'["ev"]\n', "not an event object"),
-    (b'{"ev": "x", "pad": "' + b"a" * (MAX_LINE + 10) + b'"}\n', "exceeded"),
-    (b'{"ev": "finished"', "ended mid-line"),
-])
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (b'{"ev": "result", "examples": NaN}\n', "not acceptable JSON"),
+        (b'{"ev": "finished", "ev": "finished"}\n', "not acceptable JSON"),
+        (b"[" * 5000 + b"]" * 5000 + b"\n", "not acceptable JSON"),
+        (b'["ev"]\n', "not an event object"),
+        (b'{"ev": "x", "pad": "' + b"a" * (MAX_LINE + 10) + b'"}\n', "exceeded"),
+        (b'{"ev": "finished"', "ended mid-line"),
+    ],
+)
 def test_hostile_streams_are_problems(payload: bytes, problem: str) -> None:
     """NaN, duplicate keys, deep nesting, non-objects, huge lines and torn lines are recorded as problems."""
     result = _read(payload)

@@ -25,14 +25,25 @@ def _entry(path: str, oid: str) -> TreeEntry:
 
 
 def _plan(head: list[str], base: list[str], runner: Runner) -> tuple[set[str], set[str]]:
-    entries, neutralised = plan_tree([_entry(p, "b" * 40) for p in head], [_entry(p, "a" * 40) for p in base],
-                                     frozenset(), owner=runner.owner)
+    entries, neutralised = plan_tree(
+        [_entry(p, "b" * 40) for p in head], [_entry(p, "a" * 40) for p in base], frozenset(), owner=runner.owner
+    )
     return set(entries), {n.path for n in neutralised}
 
 
-HOOKS = ["pytest.ini", "sub/tox.ini", "setup.cfg", "pyproject.toml",
-         ".pytest_cache/v/cache/lastfailed", "src/sitecustomize.py", "usercustomize.py", "src/x.pth",
-         "src/evil-1.0.dist-info/entry_points.txt", "evil.egg-info/PKG-INFO", "src/__pycache__/calc.cpython-311.pyc"]
+HOOKS = [
+    "pytest.ini",
+    "sub/tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    ".pytest_cache/v/cache/lastfailed",
+    "src/sitecustomize.py",
+    "usercustomize.py",
+    "src/x.pth",
+    "src/evil-1.0.dist-info/entry_points.txt",
+    "evil.egg-info/PKG-INFO",
+    "src/__pycache__/calc.cpython-311.pyc",
+]
 
 
 @pytest.mark.parametrize("path", HOOKS)
@@ -44,8 +55,15 @@ def test_configuration_caches_and_startup_hooks_are_neutralised_whoever_wrote_th
         assert "src/calc.py" in kept
 
 
-SHADOWS = ["pytest.py", "hypothesis/__init__.py", "src/_pytest/__init__.py", "src/pluggy.py", "src/json/__init__.py",
-           "src/typing.py", "tests/unit/random.py"]
+SHADOWS = [
+    "pytest.py",
+    "hypothesis/__init__.py",
+    "src/_pytest/__init__.py",
+    "src/pluggy.py",
+    "src/json/__init__.py",
+    "src/typing.py",
+    "tests/unit/random.py",
+]
 
 
 @pytest.mark.parametrize("path", SHADOWS)
@@ -62,9 +80,19 @@ def test_a_colliding_file_the_baseline_has_is_the_projects_code_and_stays(path: 
     assert path in kept and not neutralised
 
 
-@pytest.mark.parametrize("path", ["src/yaml.py", "src/attr/__init__.py", "src/attrs/__init__.py",
-                                  "src/evidence_gate/__init__.py", "src/jsonschema/__init__.py", "src/github.py",
-                                  "src/requests/__init__.py", "src/urllib3/__init__.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/yaml.py",
+        "src/attr/__init__.py",
+        "src/attrs/__init__.py",
+        "src/evidence_gate/__init__.py",
+        "src/jsonschema/__init__.py",
+        "src/github.py",
+        "src/requests/__init__.py",
+        "src/urllib3/__init__.py",
+    ],
+)
 def test_code_named_like_the_gates_own_dependencies_is_code_under_test(path: str, runner: Runner) -> None:
     """The gate's own dependencies are not in the sealed run, so a patch's package with their name stays."""
     if runner.owner(path.split("/")[1].removesuffix(".py")) is not None:
@@ -73,8 +101,17 @@ def test_code_named_like_the_gates_own_dependencies_is_code_under_test(path: str
     assert path in kept and not neutralised
 
 
-@pytest.mark.parametrize("path", ["src/calc.py", "src/mypkg/json.py", "test/test_x.py", "docs/index.md",
-                                  "fixtures/yaml.txt", "src/mypkg/sitecustomize.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/calc.py",
+        "src/mypkg/json.py",
+        "test/test_x.py",
+        "docs/index.md",
+        "fixtures/yaml.txt",
+        "src/mypkg/sitecustomize.py",
+    ],
+)
 def test_ordinary_paths_stay(path: str, runner: Runner) -> None:
     """Code under test, modules inside packages and data files are kept."""
     kept, neutralised = _plan([path, "src/mypkg/__init__.py"], [], runner)
@@ -94,8 +131,11 @@ def test_harness_and_stdlib_owners_are_named(runner: Runner) -> None:
 def test_locked_files_come_from_the_baseline_and_conftests_from_the_baseline_copy() -> None:
     """A locked path takes the baseline's blob; a patched conftest is replaced by the baseline's."""
     base = [_entry("properties/test_a.py", "a" * 40), _entry("tests/conftest.py", "c" * 40)]
-    head = [_entry("properties/test_a.py", "b" * 40), _entry("tests/conftest.py", "d" * 40),
-            _entry("conftest.py", "e" * 40)]
+    head = [
+        _entry("properties/test_a.py", "b" * 40),
+        _entry("tests/conftest.py", "d" * 40),
+        _entry("conftest.py", "e" * 40),
+    ]
     entries, neutralised = plan_tree(head, base, {"properties/test_a.py"})
     assert entries["properties/test_a.py"].oid == "a" * 40
     assert entries["tests/conftest.py"].oid == "c" * 40
@@ -116,8 +156,12 @@ def test_module_named_like_a_locked_test_is_neutralised_when_the_patch_adds_it()
     """A module the patch adds with a locked test file's name would be imported in its place; it is left out."""
     assert neutralise_reason("src/test_double.py", frozenset(), frozenset({"test_double"})) is not None
     assert neutralise_reason("src/mypkg/test_double.py", frozenset({"src/mypkg"}), frozenset({"test_double"})) is None
-    entries, neutralised = plan_tree([_entry("src/test_double.py", "b" * 40)], [_entry("src/test_double.py", "a" * 40)],
-                                     frozenset(), reserved=frozenset({"test_double"}))
+    entries, neutralised = plan_tree(
+        [_entry("src/test_double.py", "b" * 40)],
+        [_entry("src/test_double.py", "a" * 40)],
+        frozenset(),
+        reserved=frozenset({"test_double"}),
+    )
     assert "src/test_double.py" in entries and not neutralised
 
 
@@ -129,8 +173,13 @@ def test_changed_files_rehashes_in_both_object_formats(tmp_path: Path, object_fo
     (repo_dir / "fixtures").mkdir()
     (repo_dir / "fixtures" / "a.txt").write_text("golden\n")
     (repo_dir / "fixtures" / "b.txt").write_text("kept\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
-           "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+        "PATH": "/usr/bin:/bin",
+    }
     subprocess.run(["git", "add", "-A"], cwd=repo_dir, check=True)
     subprocess.run(["git", "commit", "-qm", "x"], cwd=repo_dir, check=True, env=env)
     dest = tmp_path / "sealed"

@@ -14,7 +14,7 @@ from evidence_gate import seccomp
 
 pytestmark = pytest.mark.skipif(seccomp.missing() is not None, reason=f"no seccomp filter here: {seccomp.missing()}")
 
-PROBES = '''\
+PROBES = """\
 import asyncio, errno, os, socket
 from evidence_gate import seccomp
 
@@ -46,7 +46,7 @@ attempt("pidfd_getfd", lambda: raw(numbers["pidfd_getfd"], 0, 0, 0))
 a, b = socket.socketpair()
 attempt("connect-pair", lambda: a.connect("/nonexistent"))
 attempt("bind-pair", lambda: a.bind("\\0abstract-name"))
-'''
+"""
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
@@ -82,7 +82,7 @@ def test_install_mode_keeps_tcp_and_udp_but_no_unix_sockets() -> None:
 
 # Machine code that enters the kernel through another ABI: the 32-bit `int 0x80` gate (getpid is 20 there) and
 # x86_64's x32 numbering (getpid with bit 30 set). A filter that checked only syscall numbers would miss both.
-FOREIGN = '''\
+FOREIGN = """\
 import ctypes, mmap
 from evidence_gate import seccomp
 
@@ -93,7 +93,7 @@ page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap
 page.write(CODE)
 address = ctypes.addressof(ctypes.c_char.from_buffer(page))
 print("returned", ctypes.CFUNCTYPE(ctypes.c_long)(address)())
-'''
+"""
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64's foreign entry points")
@@ -114,7 +114,7 @@ def test_the_program_checks_the_architecture_before_anything_else() -> None:
         for mode in seccomp.MODES:
             code = seccomp.program(arch, mode)
             assert len(code) % 8 == 0
-            first = [code[i:i + 8] for i in range(0, 16, 8)]
+            first = [code[i : i + 8] for i in range(0, 16, 8)]
             assert first[0][:2] == seccomp.LD_W_ABS.to_bytes(2, "little")
             assert int.from_bytes(first[1][4:], "little") == arch.audit
             assert code[-4:] == seccomp.RET_KILL_PROCESS.to_bytes(4, "little")
@@ -124,12 +124,12 @@ def test_the_program_checks_the_architecture_before_anything_else() -> None:
 
 def test_a_filter_outlives_exec_and_binds_children() -> None:
     """A shell the worker execs (the install step) and its children keep the filter."""
-    code = textwrap.dedent('''\
+    code = textwrap.dedent("""\
         import os
         from evidence_gate import seccomp
         seccomp.install("none")
         os.execv(sys.executable, [sys.executable, "-c", "import socket; socket.socket()"])
-    ''')
+    """)
     proc = _run("import sys\n" + code)
     assert proc.returncode != 0
     assert "PermissionError" in proc.stderr, proc.stderr

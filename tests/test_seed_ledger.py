@@ -10,8 +10,9 @@ from evidence_gate import seed_ledger
 
 
 def _closed_failure(**changes: Any) -> dict[str, Any]:
-    base = seed_ledger.new("p" * 40, "properties/test_a.py::test_a", [1, 2, 3, 4], "human_reviewed",
-                           "sha256:" + "a" * 64)
+    base = seed_ledger.new(
+        "p" * 40, "properties/test_a.py::test_a", [1, 2, 3, 4], "human_reviewed", "sha256:" + "a" * 64
+    )
     base.update(attempted_seeds=[1, 2, 3, 4], failing_seed=2, shrink_stable=True, reproduced=True)
     base.update(changes)
     return base
@@ -80,7 +81,8 @@ def test_status_reason_says_what_blocked_the_ledger() -> None:
     gap = _closed_failure(attempted_seeds=[1, 2, 4])
     gap["status"] = seed_ledger.close(gap)
     assert seed_ledger.reason(gap, "no result for seed(s) 3 (timed out after 60s)") == (
-        "a planned seed was not attempted exactly once: no result for seed(s) 3 (timed out after 60s)")
+        "a planned seed was not attempted exactly once: no result for seed(s) 3 (timed out after 60s)"
+    )
     passed = _closed_failure(failing_seed=None, exhausted_seeds=[1, 2])
     passed["status"] = seed_ledger.close(passed)
     assert "Hypothesis ran every distinct example" in seed_ledger.reason(passed)

@@ -23,8 +23,9 @@ def _raw(*entries: tuple[bytes, bytes]) -> bytes:
 def test_refused_names(name: bytes) -> None:
     """Empty, `.`, `..` and names holding `/` are refused wherever they occur."""
     assert name_problem(name) is not None
-    [bad] = check_tree("src", _raw((b"100644", b"a"), (b"100644", name)) if name > b"a" else
-                       _raw((b"100644", name), (b"100644", b"z")))
+    [bad] = check_tree(
+        "src", _raw((b"100644", b"a"), (b"100644", name)) if name > b"a" else _raw((b"100644", name), (b"100644", b"z"))
+    )
     assert bad.name == name
 
 
@@ -32,7 +33,8 @@ def test_duplicates_and_order() -> None:
     """A second entry of the same name, and entries out of git's order, are refused; a normal tree is not."""
     assert check_tree("", _raw((b"100644", b"a"), (b"40000", b"b"), (b"100644", b"c"))) == []
     assert [b.problem for b in check_tree("", _raw((b"100644", b"a"), (b"40000", b"a")))] == [
-        "another entry of its folder has the same name"]
+        "another entry of its folder has the same name"
+    ]
     assert "order" in check_tree("", _raw((b"100644", b"b"), (b"100644", b"a")))[0].problem
     # git's order: a subtree sorts as if its name ended in '/', so `a.txt` < `a/` and `a-b` < `a/`.
     assert check_tree("", _raw((b"100644", b"a-b"), (b"100644", b"a.txt"), (b"40000", b"a"))) == []
@@ -44,6 +46,7 @@ def test_truncated_tree_is_refused() -> None:
 
 
 # ---- real repositories: trees made with `git mktree` and raw `hash-object --literally` ---------------------------
+
 
 def _blob(repo: GitRepo, data: bytes) -> str:
     return repo.git("hash-object", "-w", "--stdin", input=data)

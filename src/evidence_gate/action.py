@@ -68,15 +68,18 @@ PR_TARGET_REFUSED = (
     "execute the pull request's code here: the property lane, freeze replays and fixture digests are skipped, and "
     "the verdict fails (run-integrity). The safe pattern is `on: pull_request` (fork pull requests get their check "
     "run from the trusted publisher, `mode: publish` on `workflow_run`). If you accept the risk, set "
-    f"`{UNSAFE_INPUT}: true`")
+    f"`{UNSAFE_INPUT}: true`"
+)
 PR_TARGET_STATIC = (
     "pull_request_target: this job holds a write token and the repository's secrets; with `run-properties: false` "
     "evidence-gate executes nothing of the pull request, but any other step that runs its code hands them over. "
-    "The safe pattern is `on: pull_request` plus the trusted publisher (`mode: publish` on `workflow_run`)")
+    "The safe pattern is `on: pull_request` plus the trusted publisher (`mode: publish` on `workflow_run`)"
+)
 PR_TARGET_ACCEPTED = (
     f"pull_request_target with `{UNSAFE_INPUT}: true`: the pull request's code (its tests' imports, conftest "
     "files, `properties.install`) runs in a job that holds a write token and the repository's secrets; anyone who "
-    "can open a pull request can use them. Prefer `on: pull_request` plus `mode: publish`")
+    "can open a pull request can use them. Prefer `on: pull_request` plus `mode: publish`"
+)
 
 
 @dataclass(frozen=True)
@@ -120,16 +123,22 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
 def _check_name(env: Mapping[str, str]) -> str:
     check_name = read_input(env, "check-name")
     if len(check_name) > 100 or any(not c.isprintable() for c in check_name):
-        raise GateError("input check-name must be printable and at most 100 characters", usage=True,
-                        fix="set `check-name:` to a short name such as evidence-gate")
+        raise GateError(
+            "input check-name must be printable and at most 100 characters",
+            usage=True,
+            fix="set `check-name:` to a short name such as evidence-gate",
+        )
     return check_name
 
 
 def _count(env: Mapping[str, str], name: str, limit: int) -> int:
     text = read_input(env, name)
     if not text.isdigit() or int(text) > limit:
-        raise GateError(f"input {name} is {text!r}, not a whole number from 0 to {limit}",
-                        fix=f"set `{name}:` to a number such as {DEFAULTS[name]}", usage=True)
+        raise GateError(
+            f"input {name} is {text!r}, not a whole number from 0 to {limit}",
+            fix=f"set `{name}:` to a number such as {DEFAULTS[name]}",
+            usage=True,
+        )
     return int(text)
 
 
@@ -139,23 +148,37 @@ def read_inputs(env: Mapping[str, str]) -> Inputs:
     try:
         today = date.fromisoformat(today_text) if today_text else None
     except ValueError as exc:
-        raise GateError(f"input today is {today_text!r}, not YYYY-MM-DD", fix="leave it empty for today (UTC)",
-                        usage=True) from exc
+        raise GateError(
+            f"input today is {today_text!r}, not YYYY-MM-DD", fix="leave it empty for today (UTC)", usage=True
+        ) from exc
     fail_on = read_input(env, "fail-on").lower()
     if fail_on not in FAIL_ON:
-        raise GateError(f"input fail-on is {fail_on!r}", fix="set `fail-on: failure` (the default) or `never`",
-                        usage=True)
+        raise GateError(
+            f"input fail-on is {fail_on!r}", fix="set `fail-on: failure` (the default) or `never`", usage=True
+        )
     mode, shard = _mode_and_shard(env)
     if shard is not None and not _bool(env, "upload-artifact"):
-        raise GateError("input shard needs upload-artifact: true", fix="the merge job reads each shard's receipt "
-                        "from its artifact; remove `upload-artifact: false`", usage=True)
-    return Inputs(token=read_input(env, "github-token"), check_name=_check_name(env), run=_bool(env, "run-properties"),
-                  upload=_bool(env, "upload-artifact"), artifact_name=read_input(env, "artifact-name"),
-                  receipt_path=read_input(env, "receipt-path"), today=today,
-                  working_directory=read_input(env, "working-directory"),
-                  max_annotations=_count(env, "max-annotations", MAX_ANNOTATIONS_LIMIT),
-                  job_summary=_bool(env, "job-summary"), fail_on=fail_on, unsafe_pr_code=_bool(env, UNSAFE_INPUT),
-                  mode=mode, shard=shard)
+        raise GateError(
+            "input shard needs upload-artifact: true",
+            fix="the merge job reads each shard's receipt from its artifact; remove `upload-artifact: false`",
+            usage=True,
+        )
+    return Inputs(
+        token=read_input(env, "github-token"),
+        check_name=_check_name(env),
+        run=_bool(env, "run-properties"),
+        upload=_bool(env, "upload-artifact"),
+        artifact_name=read_input(env, "artifact-name"),
+        receipt_path=read_input(env, "receipt-path"),
+        today=today,
+        working_directory=read_input(env, "working-directory"),
+        max_annotations=_count(env, "max-annotations", MAX_ANNOTATIONS_LIMIT),
+        job_summary=_bool(env, "job-summary"),
+        fail_on=fail_on,
+        unsafe_pr_code=_bool(env, UNSAFE_INPUT),
+        mode=mode,
+        shard=shard,
+    )
 
 
 def _mode_and_shard(env: Mapping[str, str]) -> tuple[str, tuple[int, int] | None]:
@@ -168,8 +191,11 @@ def _mode_and_shard(env: Mapping[str, str]) -> tuple[str, tuple[int, int] | None
         return mode, None
     k, sep, n = text.partition("/")
     if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n) <= 1000):
-        raise GateError(f"input shard is {text!r}, not K/N with 1 <= K <= N <= 1000",
-                        fix="set `shard: ${{ matrix.shard }}/N` with `matrix: {shard: [1, ..., N]}`", usage=True)
+        raise GateError(
+            f"input shard is {text!r}, not K/N with 1 <= K <= N <= 1000",
+            fix="set `shard: ${{ matrix.shard }}/N` with `matrix: {shard: [1, ..., N]}`",
+            usage=True,
+        )
     if mode != "gate":
         raise GateError(f"input shard is set in mode: {mode}", fix="set `shard:` on the matrix job only", usage=True)
     return mode, (int(k), int(n))
@@ -181,8 +207,15 @@ def fallback_inputs(env: Mapping[str, str]) -> Inputs:
         check_name = _check_name(env)
     except GateError:
         check_name = DEFAULTS["check-name"]
-    return Inputs(token=read_input(env, "github-token"), check_name=check_name, run=False, upload=False,
-                  artifact_name=DEFAULTS["artifact-name"], receipt_path=DEFAULTS["receipt-path"], today=None)
+    return Inputs(
+        token=read_input(env, "github-token"),
+        check_name=check_name,
+        run=False,
+        upload=False,
+        artifact_name=DEFAULTS["artifact-name"],
+        receipt_path=DEFAULTS["receipt-path"],
+        today=None,
+    )
 
 
 def step_exit(code: int, fail_on: str) -> int:
@@ -195,12 +228,17 @@ def repo_folder(workspace: Path, working_directory: str) -> Path:
     rel = Path(working_directory)
     folder = (workspace / rel).resolve()
     if rel.is_absolute() or not folder.is_relative_to(workspace.resolve()):
-        raise GateError(f"input working-directory {working_directory!r} is outside the workspace", usage=True,
-                        fix="give the `path:` of the actions/checkout step, relative to the workspace")
+        raise GateError(
+            f"input working-directory {working_directory!r} is outside the workspace",
+            usage=True,
+            fix="give the `path:` of the actions/checkout step, relative to the workspace",
+        )
     if not folder.is_dir():
-        raise GateError(f"input working-directory {working_directory!r} is not a folder in the workspace",
-                        fix="give the `path:` of the actions/checkout step (checkout must run before this step)",
-                        usage=True)
+        raise GateError(
+            f"input working-directory {working_directory!r} is not a folder in the workspace",
+            fix="give the `path:` of the actions/checkout step (checkout must run before this step)",
+            usage=True,
+        )
     return folder
 
 
@@ -224,6 +262,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
 
         def complete() -> bool:
             return repo.has_object(event.base_sha) and repo.merge_base(event.base_sha, head) == event.base_sha
+
         depths: tuple[int, ...] = _MERGE_GROUP_DEPTHS
     else:
         if len(repo.parents(head)) < 2:
@@ -231,6 +270,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
 
         def complete() -> bool:
             return all(repo.resolve(p) is not None for p in repo.parents(head))
+
         depths = (2,)
     if complete():
         return []
@@ -243,10 +283,16 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
             return [f"shallow checkout: fetched the commits compared (`git fetch --depth={depth} origin {head[:12]}`)"]
     raise GateError(
         "the shallow checkout lacks the commits compared ("
-        + (f"the merge group's base {event.base_sha[:12]}" if event.event_name == "merge_group"
-           else f"the parents of the merge commit {head[:12]}") + ")"
+        + (
+            f"the merge group's base {event.base_sha[:12]}"
+            if event.event_name == "merge_group"
+            else f"the parents of the merge commit {head[:12]}"
+        )
+        + ")"
         + (f" and fetching them failed: {error}" if error else ""),
-        fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})", row="history-missing")
+        fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})",
+        row="history-missing",
+    )
 
 
 def check_title(receipt: dict[str, Any]) -> str:
@@ -259,8 +305,9 @@ def check_title(receipt: dict[str, Any]) -> str:
 class _Run:
     """One action run: its environment, where it prints, how it sleeps, its clock and what it has said."""
 
-    def __init__(self, env: Mapping[str, str], stdout: TextIO, sleep: Callable[[float], None],
-                 now: Callable[[], datetime]) -> None:
+    def __init__(
+        self, env: Mapping[str, str], stdout: TextIO, sleep: Callable[[float], None], now: Callable[[], datetime]
+    ) -> None:
         self.env = env
         self.stdout = stdout
         self.sleep = sleep
@@ -301,8 +348,13 @@ class _Started:
         return self
 
 
-def main(env: Mapping[str, str], *, stdout: TextIO | None = None, sleep: Callable[[float], None] = time.sleep,
-         now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> int:
+def main(
+    env: Mapping[str, str],
+    *,
+    stdout: TextIO | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> int:
     """Run as the GitHub Action; returns the step's exit code."""
     run = _Run(env, stdout or sys.stdout, sleep, now)
     try:
@@ -316,8 +368,9 @@ def _main(run: _Run) -> int:
     try:
         event_path = run.env.get("GITHUB_EVENT_PATH")
         if not event_path:
-            raise GateError("GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions",
-                            usage=True)
+            raise GateError(
+                "GITHUB_EVENT_PATH is not set", fix="run evidence-gate action inside GitHub Actions", usage=True
+            )
         inputs: Inputs | None = None
         unusable: GateError | None = None
         try:
@@ -371,8 +424,9 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
     return _finish(run, inputs, started, receipt, exc.exit_code, target)
 
 
-def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path,
-           receipt_file: Path) -> tuple[dict[str, Any], int]:
+def _judge(
+    run: _Run, inputs: Inputs, event: EventContext, workspace: Path, receipt_file: Path
+) -> tuple[dict[str, Any], int]:
     """The receipt and exit code; a failure before the gate starts is a receipt of its own, never an exception."""
     receipt = empty_receipt()
     try:
@@ -390,8 +444,15 @@ def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path,
         receipt["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
         _write(run, receipt, receipt_file)
         return receipt, EXIT_INTERNAL
-    opts = gate.CheckOptions(repo=folder, head="HEAD", event=event, today=inputs.today or run.now().date(),
-                             run=inputs.run, refused=refused, shard=inputs.shard)
+    opts = gate.CheckOptions(
+        repo=folder,
+        head="HEAD",
+        event=event,
+        today=inputs.today or run.now().date(),
+        run=inputs.run,
+        refused=refused,
+        shard=inputs.shard,
+    )
     return gate.evaluate(opts, receipt_file)
 
 
@@ -406,8 +467,10 @@ def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:
         run.warn_once(PR_TARGET_STATIC)
         return ""
     run.warn_once(PR_TARGET_REFUSED)
-    return (f"pull_request_target without `{UNSAFE_INPUT}: true`: the pull request's code is not executed in a "
-            "job that holds a write token; run the gate on `pull_request` (see the README)")
+    return (
+        f"pull_request_target without `{UNSAFE_INPUT}: true`: the pull request's code is not executed in a "
+        "job that holds a write token; run the gate on `pull_request` (see the README)"
+    )
 
 
 def _receipt_target(run: _Run, inputs: Inputs, workspace: Path) -> _Target:
@@ -428,12 +491,16 @@ def _receipt_target(run: _Run, inputs: Inputs, workspace: Path) -> _Target:
             write_receipt(candidate, empty_receipt())
         except OSError:
             continue
-        run.warn_once(f"cannot write the receipt at {inputs.receipt_path} ({reason}); it is at {shown} instead "
-                      "(the `receipt-path` output); fix: set `receipt-path:` to a writable file such as "
-                      "`${{ runner.temp }}/receipt.json`, or check out into a writable workspace")
+        run.warn_once(
+            f"cannot write the receipt at {inputs.receipt_path} ({reason}); it is at {shown} instead "
+            "(the `receipt-path` output); fix: set `receipt-path:` to a writable file such as "
+            "`${{ runner.temp }}/receipt.json`, or check out into a writable workspace"
+        )
         return _Target(candidate, shown)
-    raise GateError(f"cannot write the receipt at {inputs.receipt_path} ({reason}) nor in any temp folder",
-                    fix="set `receipt-path:` to a writable file")
+    raise GateError(
+        f"cannot write the receipt at {inputs.receipt_path} ({reason}) nor in any temp folder",
+        fix="set `receipt-path:` to a writable file",
+    )
 
 
 def _in_container(env: Mapping[str, str], path: Path) -> Path:
@@ -454,8 +521,9 @@ def _temp_folders(env: Mapping[str, str]) -> list[tuple[Path, str]]:
     if host and Path(host).is_dir():
         out.append((Path(host), f"{host}/evidence-gate/receipt.json"))
     local = Path(tempfile.gettempdir())
-    out.append((local, f"{local}/evidence-gate/receipt.json (inside the action's container: only the artifact "
-                       "carries it)"))
+    out.append(
+        (local, f"{local}/evidence-gate/receipt.json (inside the action's container: only the artifact carries it)")
+    )
     return out
 
 
@@ -472,13 +540,13 @@ def _start_async(run: _Run, inputs: Inputs, event: EventContext) -> _Started:
 
     def go() -> None:
         started.checks, started.run_id = _start_check(run, inputs, event, repository)
+
     started.thread = threading.Thread(target=go, name="check-run-start", daemon=True)
     started.thread.start()
     return started
 
 
-def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any], code: int,
-            target: _Target) -> int:
+def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any], code: int, target: _Target) -> int:
     """Report a receipt everywhere it goes; the one exit of every path."""
     receipt = scrub(receipt)
     try:
@@ -500,13 +568,14 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))
     run_id = started.run_id
     if started.checks is not None and run_id is not None:
-        report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links,
-                                    max_annotations=inputs.max_annotations)
+        report = check_report.build(
+            receipt, digest, notes=tuple(run.notes), links=links, max_annotations=inputs.max_annotations
+        )
         run_id = _complete_check(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
         levels = {"failure": "error", "warning": "warning", "notice": "notice"}
-        for a in found[:inputs.max_annotations]:
+        for a in found[: inputs.max_annotations]:
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
     if inputs.job_summary:
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
@@ -515,8 +584,9 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
     return step_exit(code, inputs.fail_on)
 
 
-def outputs_of(receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "",
-               artifact_id: str = "") -> dict[str, str]:
+def outputs_of(
+    receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "", artifact_id: str = ""
+) -> dict[str, str]:
     """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
     decision = receipt.get("decision", {})
     final = receipt.get("state") == "final"
@@ -537,15 +607,16 @@ def outputs_of(receipt: dict[str, Any], receipt_path: str, check_run_url: str = 
     }
 
 
-def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id: int | None,
-                   artifact_id: str) -> None:
+def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id: int | None, artifact_id: str) -> None:
     url = ""
     repository = run.env.get("GITHUB_REPOSITORY", "")
     if run_id is not None and repository:
         url = f"{run.env.get('GITHUB_SERVER_URL') or 'https://github.com'}/{repository}/runs/{run_id}"
     if run.env.get("GITHUB_OUTPUT"):
-        append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs_of(
-            receipt, receipt_path, url, "" if run_id is None else str(run_id), artifact_id))
+        append_outputs(
+            Path(run.env["GITHUB_OUTPUT"]),
+            outputs_of(receipt, receipt_path, url, "" if run_id is None else str(run_id), artifact_id),
+        )
 
 
 def _last_resort(run: _Run, exc: Exception) -> int:
@@ -576,8 +647,10 @@ def _write_summary(env: Mapping[str, str], markdown: str) -> None:
 def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str) -> tuple[Any, int | None]:
     """Create (or reset) the check run; when it cannot be, say once why and that annotations fall back."""
     if not inputs.token:
-        run.warn_once(f"no check run: the github-token input is empty; {FALLBACK}; fix: keep its default "
-                      "(`${{ github.token }}`) and give the job `permissions: {checks: write}`")
+        run.warn_once(
+            f"no check run: the github-token input is empty; {FALLBACK}; fix: keep its default "
+            "(`${{ github.token }}`) and give the job `permissions: {checks: write}`"
+        )
         return None, None
     if not repository:
         run.warn_once(f"no check run: GITHUB_REPOSITORY is not set and the event names no repository; {FALLBACK}")
@@ -588,16 +661,19 @@ def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str
     try:
         from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
 
-        client = checks_api.ChecksClient(inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
-                                         repository, sleep=run.sleep)
+        client = checks_api.ChecksClient(
+            inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com", repository, sleep=run.sleep
+        )
         ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
         return client, client.start(inputs.check_name, event.check_sha, ext, run.now(), details)
     except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
         forbidden = type(exc).__name__ == "ChecksForbidden"
         what = str(exc) if type(exc).__name__.startswith("Checks") else f"{type(exc).__name__}: {exc}"
         if forbidden:
-            run.warn_once(f"cannot create a check run ({what}); {FALLBACK} (a fork pull request, or a token without "
-                          "`checks: write`: add `permissions: {checks: write}` to the job)")
+            run.warn_once(
+                f"cannot create a check run ({what}); {FALLBACK} (a fork pull request, or a token without "
+                "`checks: write`: add `permissions: {checks: write}` to the job)"
+            )
         else:
             run.warn_once(f"could not create a check run ({what}); {FALLBACK}")
     return None, None
@@ -607,8 +683,9 @@ def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.Ch
     from evidence_gate import checks_api  # noqa: PLC0415
 
     try:
-        checks.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, run.now(),
-                        text=report.text)
+        checks.complete(
+            run_id, report.conclusion, report.title, report.summary, report.annotations, run.now(), text=report.text
+        )
     except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
         what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"
         run.warn_once(f"the check run {run_id} could not be completed ({what}); {FALLBACK}")
@@ -625,16 +702,21 @@ def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
 
         name = shard_artifact(name, inputs.shard)
     try:
-        done = artifact_upload.upload(run.env, name,
-                                      [("receipt.json", data), ("report.txt", text.encode("utf-8"))],
-                                      sleep=run.sleep)
+        done = artifact_upload.upload(
+            run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))], sleep=run.sleep
+        )
     except artifact_upload.ArtifactUnavailable as exc:
-        run.warn_once(f"artifact not uploaded ({exc}); the receipt stays at {inputs.receipt_path} for "
-                      "actions/upload-artifact")
+        run.warn_once(
+            f"artifact not uploaded ({exc}); the receipt stays at {inputs.receipt_path} for actions/upload-artifact"
+        )
         return ""
     except Exception as exc:  # noqa: BLE001 - ArtifactError or a client bug: the receipt is still on disk
         run.warn_once(f"artifact upload failed ({exc}); the receipt stays at {inputs.receipt_path}")
         return ""
-    run.say(command("notice", f"receipt uploaded as artifact {name} ({done.size} bytes; the zip's "
-                              f"{done.sha256}, not receipt.json's)"))
+    run.say(
+        command(
+            "notice",
+            f"receipt uploaded as artifact {name} ({done.size} bytes; the zip's {done.sha256}, not receipt.json's)",
+        )
+    )
     return done.artifact_id

@@ -56,14 +56,15 @@ def _shards_of(listed: list[Listed], artifact_name: str) -> dict[tuple[int, int]
     for item in listed:
         if not item.name.startswith(artifact_name):
             continue
-        m = _SHARD.fullmatch(item.name[len(artifact_name):])
+        m = _SHARD.fullmatch(item.name[len(artifact_name) :])
         if m and int(m["k"]) <= int(m["n"]):
             found[(int(m["k"]), int(m["n"]))] = item
     return found
 
 
-def _check_one(item: Listed, shard: tuple[int, int], data: bytes, expected: tuple[str, str | None],
-               out: Collected) -> None:
+def _check_one(
+    item: Listed, shard: tuple[int, int], data: bytes, expected: tuple[str, str | None], out: Collected
+) -> None:
     label = f"shard {shard[0]}/{shard[1]} (artifact {item.name})"
     try:
         receipt, _raw = receipt_from_zip(data)
@@ -72,47 +73,75 @@ def _check_one(item: Listed, shard: tuple[int, int], data: bytes, expected: tupl
         return
     claimed = receipt.get("mode", {}).get("shard")
     if claimed != list(shard):
-        out.problems.append(Violation("run-integrity", f"{label} holds the receipt of shard {claimed}, not "
-                                      f"{shard[0]}/{shard[1]}; upload each shard under its own name"))
+        out.problems.append(
+            Violation(
+                "run-integrity",
+                f"{label} holds the receipt of shard {claimed}, not "
+                f"{shard[0]}/{shard[1]}; upload each shard under its own name",
+            )
+        )
         return
     git = receipt.get("git", {})
     baseline, head = expected
     if git.get("baseline") != baseline or (head is not None and git.get("head") != head):
-        out.problems.append(Violation("event-mismatch", f"{label} judged {str(git.get('baseline'))[:12]}..."
-                                      f"{str(git.get('head'))[:12]}, not this run's {baseline[:12]}..."
-                                      f"{(head or '?')[:12]}; merge only the shards of this workflow run"))
+        out.problems.append(
+            Violation(
+                "event-mismatch",
+                f"{label} judged {str(git.get('baseline'))[:12]}..."
+                f"{str(git.get('head'))[:12]}, not this run's {baseline[:12]}..."
+                f"{(head or '?')[:12]}; merge only the shards of this workflow run",
+            )
+        )
         return
     out.receipts[shard[0]] = (item.name, receipt)
 
 
-def collect(listed: list[Listed], artifact_name: str, fetch: Callable[[Listed], bytes],
-            expected: tuple[str, str | None]) -> Collected:
+def collect(
+    listed: list[Listed], artifact_name: str, fetch: Callable[[Listed], bytes], expected: tuple[str, str | None]
+) -> Collected:
     """Download and check every shard receipt; name each shard that is missing or does not hold up."""
     out = Collected()
     shards = _shards_of(listed, artifact_name)
     sizes = sorted({n for _, n in shards})
     if not shards:
-        out.problems.append(Violation(
-            "run-integrity", f"no shard receipt (artifact {artifact_name}-K-of-N) in this workflow run: no property "
-            "was judged; give the matrix job `shard: ${{ matrix.shard }}/N`, keep `upload-artifact: true`, and "
-            "make this job `needs:` it"))
+        out.problems.append(
+            Violation(
+                "run-integrity",
+                f"no shard receipt (artifact {artifact_name}-K-of-N) in this workflow run: no property "
+                "was judged; give the matrix job `shard: ${{ matrix.shard }}/N`, keep `upload-artifact: true`, and "
+                "make this job `needs:` it",
+            )
+        )
         return out
     if len(sizes) > 1:
-        out.problems.append(Violation("run-integrity", f"shard receipts of matrices of different sizes ({sizes}): "
-                                      "every shard job must use the same N"))
+        out.problems.append(
+            Violation(
+                "run-integrity",
+                f"shard receipts of matrices of different sizes ({sizes}): every shard job must use the same N",
+            )
+        )
     out.total = sizes[-1]
     for k in range(1, out.total + 1):
         item = shards.get((k, out.total))
         if item is None:
-            out.problems.append(Violation("run-integrity", f"shard {k}/{out.total} uploaded no receipt (artifact "
-                                          f"{shard_artifact(artifact_name, (k, out.total))} is missing): the job "
-                                          f"failed, was cancelled or never ran; {RERUN}"))
+            out.problems.append(
+                Violation(
+                    "run-integrity",
+                    f"shard {k}/{out.total} uploaded no receipt (artifact "
+                    f"{shard_artifact(artifact_name, (k, out.total))} is missing): the job "
+                    f"failed, was cancelled or never ran; {RERUN}",
+                )
+            )
             continue
         try:
             data = fetch(item)
         except Exception as exc:  # noqa: BLE001 - ArtifactError or a transport failure: this shard is not evidence
-            out.problems.append(Violation("run-integrity", f"shard {k}/{out.total} (artifact {item.name}) could not "
-                                          f"be downloaded: {exc}; {RERUN}"))
+            out.problems.append(
+                Violation(
+                    "run-integrity",
+                    f"shard {k}/{out.total} (artifact {item.name}) could not be downloaded: {exc}; {RERUN}",
+                )
+            )
             continue
         _check_one(item, (k, out.total), data, expected, out)
     return out
@@ -134,11 +163,17 @@ def _failing(collected: Collected, expected: tuple[str, str | None], extra: list
     result = decision.decide(violations)
     out["mode"] = {**out.get("mode", {}), "shard": None}
     # Shard 1's ledgers alone would read as a complete run; a failed merge shows none.
-    out["properties"] = {**out["properties"], "ledgers": [], "shard": None,
-                         "counts": {"open": 0, "closed_failures": 0, "budget_passes": 0},
-                         "skipped": "not merged: a shard receipt is missing or does not hold up (see the findings)"}
-    out["merged_from"] = [{"receipt": name, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
-                          for _, (name, r) in sorted(collected.receipts.items())]
+    out["properties"] = {
+        **out["properties"],
+        "ledgers": [],
+        "shard": None,
+        "counts": {"open": 0, "closed_failures": 0, "budget_passes": 0},
+        "skipped": "not merged: a shard receipt is missing or does not hold up (see the findings)",
+    }
+    out["merged_from"] = [
+        {"receipt": name, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
+        for _, (name, r) in sorted(collected.receipts.items())
+    ]
     out["violations"] = [v.to_json() for v in violations]
     out["decision"] = result.to_json()
     out["state"], out["ok"] = "final", result.ok
@@ -155,9 +190,16 @@ def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> di
     except GateError as exc:
         return _failing(collected, expected, [Violation("run-integrity", exc.describe())])
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # schema-valid yet unmergeable: fail closed
-        return _failing(collected, expected, [Violation(
-            "run-integrity", f"the shard receipts could not be merged ({type(exc).__name__}: {exc}); re-run the "
-            "matrix")])
+        return _failing(
+            collected,
+            expected,
+            [
+                Violation(
+                    "run-integrity",
+                    f"the shard receipts could not be merged ({type(exc).__name__}: {exc}); re-run the matrix",
+                )
+            ],
+        )
 
 
 def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, now: Callable[[], datetime]) -> int:
@@ -168,21 +210,34 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
         client, ids = artifact_download.client_for(env, sleep=reporter.sleep)
         listed = artifact_download.list_run_artifacts(client, ids)
     except Exception as exc:  # noqa: BLE001 - no service, refused, or malformed answers: nothing can be merged
-        collected = Collected(problems=[Violation(
-            "run-integrity", f"cannot list this run's artifacts through the results service ({exc}): the shard "
-            "receipts cannot be merged; run `mode: merge` as a step of a job in the same workflow run as the "
-            "matrix")])
+        collected = Collected(
+            problems=[
+                Violation(
+                    "run-integrity",
+                    f"cannot list this run's artifacts through the results service ({exc}): the shard "
+                    "receipts cannot be merged; run `mode: merge` as a step of a job in the same workflow run as the "
+                    "matrix",
+                )
+            ]
+        )
     else:
-        collected = collect(listed, inputs.artifact_name, lambda item: artifact_download.download(client, item),
-                            expected)
+        collected = collect(
+            listed, inputs.artifact_name, lambda item: artifact_download.download(client, item), expected
+        )
     receipt = merged_receipt(collected, expected)
     receipt_path = Path(inputs.receipt_path)
     if not receipt_path.is_absolute():
         receipt_path = Path(env.get("GITHUB_WORKSPACE") or ".") / receipt_path
     target = action_verdict.Target(
-        repository=env.get("GITHUB_REPOSITORY") or event.repository or "", check_sha=event.check_sha,
-        check_name=inputs.check_name, token=inputs.token, receipt_path=receipt_path,
-        receipt_path_input=inputs.receipt_path, upload_name=inputs.artifact_name if inputs.upload else None)
-    reporter.notes.append(f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts "
-                          f"({inputs.artifact_name}-K-of-N)")
+        repository=env.get("GITHUB_REPOSITORY") or event.repository or "",
+        check_sha=event.check_sha,
+        check_name=inputs.check_name,
+        token=inputs.token,
+        receipt_path=receipt_path,
+        receipt_path_input=inputs.receipt_path,
+        upload_name=inputs.artifact_name if inputs.upload else None,
+    )
+    reporter.notes.append(
+        f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"
+    )
     return action_verdict.post(reporter, target, receipt, now)

@@ -42,9 +42,19 @@ if TYPE_CHECKING:
     from evidence_gate.action import Inputs
 
 # Rows only the property lane (and the replays it runs) decides; everything else is re-derived here.
-DYNAMIC_ROWS = frozenset({"freeze-expired", "freeze-removed-still-failing", "freeze-removal-unverified",
-                          "fixture-digest-mismatch", "run-integrity", "seed-ledger-open", "property-tautology",
-                          "property-failed", "property-failed-fresh-seed"})
+DYNAMIC_ROWS = frozenset(
+    {
+        "freeze-expired",
+        "freeze-removed-still-failing",
+        "freeze-removal-unverified",
+        "fixture-digest-mismatch",
+        "run-integrity",
+        "seed-ledger-open",
+        "property-tautology",
+        "property-failed",
+        "property-failed-fresh-seed",
+    }
+)
 # Paths whose change means the fork's run may not have been the gate (its workflow comes from the PR itself).
 RUNNER_PREFIXES = (".github/workflows/", ".github/actions/")
 REF = "refs/evidence-gate/publish"
@@ -94,19 +104,31 @@ def parse_trigger(path: Path, env_name: str | None) -> Trigger:
         raise GateError(f"cannot read the event payload {path}: {exc}", usage=True) from exc
     run = _obj(payload).get("workflow_run")
     if (env_name not in (None, "", "workflow_run")) or not isinstance(run, dict):
-        raise GateError(f"mode: publish runs on workflow_run, not {env_name or 'this event'}",
-                        fix="use it in a workflow `on: workflow_run: {workflows: [<the gate workflow>], types: "
-                            "[completed]}`; see the README", usage=True)
+        raise GateError(
+            f"mode: publish runs on workflow_run, not {env_name or 'this event'}",
+            fix="use it in a workflow `on: workflow_run: {workflows: [<the gate workflow>], types: "
+            "[completed]}`; see the README",
+            usage=True,
+        )
     head_repo = _obj(run.get("head_repository"))
     listed = run.get("pull_requests")
     prs: list[Any] = listed if isinstance(listed, list) else []
     if not (isinstance(run.get("id"), int) and _hex40(run.get("head_sha"))):
-        raise GateError("the workflow_run payload names no run id or head_sha", usage=True,
-                        fix="pass the runner's $GITHUB_EVENT_PATH")
-    return Trigger(run["id"], str(run.get("event") or ""), run["head_sha"], str(run.get("head_branch") or ""),
-                   str(_obj(head_repo.get("owner")).get("login") or ""), str(head_repo.get("full_name") or ""),
-                   str(_obj(_obj(payload).get("repository")).get("full_name") or ""),
-                   tuple(p["number"] for p in prs if isinstance(p, dict) and isinstance(p.get("number"), int)))
+        raise GateError(
+            "the workflow_run payload names no run id or head_sha",
+            usage=True,
+            fix="pass the runner's $GITHUB_EVENT_PATH",
+        )
+    return Trigger(
+        run["id"],
+        str(run.get("event") or ""),
+        run["head_sha"],
+        str(run.get("head_branch") or ""),
+        str(_obj(head_repo.get("owner")).get("login") or ""),
+        str(head_repo.get("full_name") or ""),
+        str(_obj(_obj(payload).get("repository")).get("full_name") or ""),
+        tuple(p["number"] for p in prs if isinstance(p, dict) and isinstance(p.get("number"), int)),
+    )
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -121,13 +143,20 @@ def find_pull(rest: Rest, t: Trigger) -> Pull:
         candidates = rest.pulls_with_head(t.repository, t.head_owner, t.head_branch)
     for pr in candidates:
         head, base = _obj(pr.get("head")), _obj(pr.get("base"))
-        if _obj(head.get("repo")).get("full_name") == t.head_repo and head.get("ref") == t.head_branch and \
-                isinstance(pr.get("number"), int) and isinstance(base.get("ref"), str):
+        if (
+            _obj(head.get("repo")).get("full_name") == t.head_repo
+            and head.get("ref") == t.head_branch
+            and isinstance(pr.get("number"), int)
+            and isinstance(base.get("ref"), str)
+        ):
             login = _obj(pr.get("user")).get("login")
             login = login if isinstance(login, str) else None
             return Pull(pr["number"], base["ref"], login, t.head_repo != t.repository)
-    raise Refused("event-mismatch", f"no open pull request of {t.repository} has the head {t.head_owner}:"
-                  f"{t.head_branch} that run {t.run_id} judged; nothing to publish (closed, or its head moved)")
+    raise Refused(
+        "event-mismatch",
+        f"no open pull request of {t.repository} has the head {t.head_owner}:"
+        f"{t.head_branch} that run {t.run_id} judged; nothing to publish (closed, or its head moved)",
+    )
 
 
 def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) -> None:
@@ -137,8 +166,11 @@ def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) 
     if token and server.startswith("https://"):
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         config.append(f"http.{server}/.extraheader=AUTHORIZATION: basic {basic}")
-    specs = [f"+refs/heads/{pr.base_ref}:{REF}/base", f"+refs/pull/{pr.number}/head:{REF}/head",
-             f"+refs/pull/{pr.number}/merge:{REF}/merge"]
+    specs = [
+        f"+refs/heads/{pr.base_ref}:{REF}/base",
+        f"+refs/pull/{pr.number}/head:{REF}/head",
+        f"+refs/pull/{pr.number}/merge:{REF}/merge",
+    ]
     ok, error = repo.fetch("origin", specs, config=config)
     if not ok:  # a PR without a merge ref (a conflict) still has its head
         ok, error = repo.fetch("origin", specs[:2], config=config)
@@ -146,36 +178,54 @@ def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) 
     if ok and missing:
         ok, error = repo.fetch("origin", missing, config=config)
     if not ok:
-        raise GateError(f"cannot fetch the pull request's commits from origin: {error}",
-                        fix="check out the base repository with actions/checkout (fetch-depth: 0) and give the job "
-                            "`contents: read`", row="history-missing")
+        raise GateError(
+            f"cannot fetch the pull request's commits from origin: {error}",
+            fix="check out the base repository with actions/checkout (fetch-depth: 0) and give the job "
+            "`contents: read`",
+            row="history-missing",
+        )
 
 
 def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     """`merge` is a clean merge of `t.head_sha` into `baseline`, a commit of the base branch."""
     if not (_hex40(baseline) and _hex40(merge)) or not repo.has_object(str(merge)):
-        raise Refused("event-mismatch", f"the commits to judge ({str(baseline)[:12]}, {str(merge)[:12]}: the "
-                      "receipt's, else GitHub's merge ref) are not in this repository's history; re-run the gate "
-                      "workflow on the pull request (a pull request with merge conflicts has no merge ref)")
+        raise Refused(
+            "event-mismatch",
+            f"the commits to judge ({str(baseline)[:12]}, {str(merge)[:12]}: the "
+            "receipt's, else GitHub's merge ref) are not in this repository's history; re-run the gate "
+            "workflow on the pull request (a pull request with merge conflicts has no merge ref)",
+        )
     parents = repo.parents(str(merge))
     if parents != [baseline, t.head_sha]:
-        raise Refused("event-mismatch", f"the receipt judged {str(merge)[:12]}, a merge of "
-                      f"{', '.join(p[:12] for p in parents) or 'nothing'}, not of run {t.run_id}'s head "
-                      f"{t.head_sha[:12]} into the base branch; re-run the gate workflow on the pull request")
+        raise Refused(
+            "event-mismatch",
+            f"the receipt judged {str(merge)[:12]}, a merge of "
+            f"{', '.join(p[:12] for p in parents) or 'nothing'}, not of run {t.run_id}'s head "
+            f"{t.head_sha[:12]} into the base branch; re-run the gate workflow on the pull request",
+        )
     if not repo.is_ancestor(str(baseline), f"{REF}/base"):
-        raise Refused("event-mismatch", f"the receipt's baseline {str(baseline)[:12]} is not a commit of the base "
-                      "branch: its configuration and locked evidence would not be the base's")
+        raise Refused(
+            "event-mismatch",
+            f"the receipt's baseline {str(baseline)[:12]} is not a commit of the base "
+            "branch: its configuration and locked evidence would not be the base's",
+        )
     tip, current = repo.resolve(f"{REF}/base"), repo.resolve(f"{REF}/merge")
     current_base = repo.parents(current)[0] if current else None
     if baseline not in (tip, current_base):
         # A re-run of an old run would judge the PR against evidence the base branch has since changed.
-        raise Refused("event-mismatch", f"the receipt judged the pull request against {str(baseline)[:12]}, an older "
-                      f"commit of the base branch (now {str(tip)[:12]}); push to the pull request (or close and "
-                      "re-open it) so the gate runs on the current base")
+        raise Refused(
+            "event-mismatch",
+            f"the receipt judged the pull request against {str(baseline)[:12]}, an older "
+            f"commit of the base branch (now {str(tip)[:12]}); push to the pull request (or close and "
+            "re-open it) so the gate runs on the current base",
+        )
     tree = repo.merge_tree(str(baseline), t.head_sha)
     if tree is None or tree != repo.tree_oid(str(merge)):
-        raise Refused("event-mismatch", f"the tree of {str(merge)[:12]} is not the clean merge of the pull request "
-                      "into its baseline: the properties ran on other code than the patch")
+        raise Refused(
+            "event-mismatch",
+            f"the tree of {str(merge)[:12]} is not the clean merge of the pull request "
+            "into its baseline: the properties ran on other code than the patch",
+        )
 
 
 def _commits(repo: Repo, receipt: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -193,13 +243,18 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
     try:
         found = rest.run_artifacts(t.repository, t.run_id, name)
         if not found:
-            raise Refused("run-integrity", f"run {t.run_id} uploaded no artifact named {name}: the gate did not "
-                          "run there or was cancelled; the fork job must use the gate with `upload-artifact: true`")
+            raise Refused(
+                "run-integrity",
+                f"run {t.run_id} uploaded no artifact named {name}: the gate did not "
+                "run there or was cancelled; the fork job must use the gate with `upload-artifact: true`",
+            )
         newest = found[0]
         size = newest.get("size_in_bytes")
         if not isinstance(size, int) or size > MAX_ZIP:
-            raise Refused("run-integrity", f"artifact {name} of run {t.run_id} is {size} bytes, over the "
-                          f"{MAX_ZIP}-byte cap: it is not a receipt")
+            raise Refused(
+                "run-integrity",
+                f"artifact {name} of run {t.run_id} is {size} bytes, over the {MAX_ZIP}-byte cap: it is not a receipt",
+            )
         data = rest.artifact_zip(t.repository, newest["id"], MAX_ZIP)
     except RestError as exc:
         raise Refused("run-integrity", f"the receipt of run {t.run_id} could not be downloaded: {exc}") from exc
@@ -208,8 +263,11 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
     except ReceiptUnusable as exc:
         raise Refused("run-integrity", f"artifact {name} of run {t.run_id}: {exc}") from exc
     if receipt.get("mode", {}).get("event") != "pull_request" or receipt.get("mode", {}).get("shard"):
-        raise Refused("run-integrity", f"artifact {name} of run {t.run_id} is not the whole gate's receipt for a "
-                      "pull_request (a shard, or another event); publish the merged receipt")
+        raise Refused(
+            "run-integrity",
+            f"artifact {name} of run {t.run_id} is not the whole gate's receipt for a "
+            "pull_request (a shard, or another event); publish the merged receipt",
+        )
     return receipt
 
 
@@ -236,8 +294,9 @@ def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Vio
 
 
 # Rows after which the gate runs no test: the fork's property results play no part in the verdict.
-BEFORE_TESTS = frozenset({"config-invalid", "history-missing", "event-mismatch", "evidence-path-edited",
-                          "harness-probed"})
+BEFORE_TESTS = frozenset(
+    {"config-invalid", "history-missing", "event-mismatch", "evidence-path-edited", "harness-probed"}
+)
 
 
 def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> dict[str, Any]:
@@ -254,50 +313,73 @@ def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> d
 
 def _runner_paths(repo: Repo, baseline: str, merge: str, list_path: str) -> list[str]:
     """Changed paths that decide what the fork's run executed: workflows, local actions, the gate's inputs."""
-    return [d.path for d in repo.diff_tree(baseline, merge)
-            if d.path.startswith(RUNNER_PREFIXES) or d.path in (CONFIG_PATH, list_path)]
+    return [
+        d.path
+        for d in repo.diff_tree(baseline, merge)
+        if d.path.startswith(RUNNER_PREFIXES) or d.path in (CONFIG_PATH, list_path)
+    ]
 
 
-def judge(repo: Repo, t: Trigger, pr: Pull, theirs: dict[str, Any] | None, problem: Refused | None,
-          today: Any) -> dict[str, Any]:
+def judge(
+    repo: Repo, t: Trigger, pr: Pull, theirs: dict[str, Any] | None, problem: Refused | None, today: Any
+) -> dict[str, Any]:
     """Re-derive the static lanes on the verified commits and combine them with the accepted property results."""
     baseline, merge = _commits(repo, theirs)
     verify_commits(repo, baseline, merge, t)
-    event = EventContext("pull_request", str(baseline), t.head_sha, t.head_sha, pr.author, t.repository, pr.number,
-                         pr.fork)
+    event = EventContext(
+        "pull_request", str(baseline), t.head_sha, t.head_sha, pr.author, t.repository, pr.number, pr.fork
+    )
     with tempfile.TemporaryDirectory(prefix="evidence-gate-publish-") as scratch:
-        ours, _code = gate.evaluate(gate.CheckOptions(repo=repo.path, head=str(merge), event=event, today=today,
-                                                      run=False), Path(scratch) / "receipt.json")
+        ours, _code = gate.evaluate(
+            gate.CheckOptions(repo=repo.path, head=str(merge), event=event, today=today, run=False),
+            Path(scratch) / "receipt.json",
+        )
     if ours.get("state") != "final":
         return ours
     extra = [Violation(problem.row, str(problem))] if problem is not None else []
     accepted, refusal = _accept(repo, ours, theirs, str(baseline), str(merge))
     out = compose(ours, theirs if accepted else None, extra + ([refusal] if refusal else []))
-    out["published_from"] = {"run_id": t.run_id, "head_sha": t.head_sha, "accepted": accepted,
-                             "receipt_sha256": sha256_of(theirs) if theirs is not None else None}
+    out["published_from"] = {
+        "run_id": t.run_id,
+        "head_sha": t.head_sha,
+        "accepted": accepted,
+        "receipt_sha256": sha256_of(theirs) if theirs is not None else None,
+    }
     return out
 
 
-def _accept(repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str,
-            merge: str) -> tuple[bool, Violation | None]:
+def _accept(
+    repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str, merge: str
+) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
     rows = {v["row"] for v in ours["violations"]} | {ours["decision"]["row"]}
     if theirs is None or rows & BEFORE_TESTS or not ours["mode"].get("scored", True):
         return False, None  # no receipt (already a finding), or a verdict that no test result can change
     if (theirs.get("config", {}).get("blob"), theirs["properties"].get("list_sha256")) != (
-            ours["config"].get("blob"), ours["properties"].get("list_sha256")):
-        return False, Violation("event-mismatch", "the receipt judged another configuration or property list than "
-                                "the baseline's; re-run the gate workflow on the pull request")
+        ours["config"].get("blob"),
+        ours["properties"].get("list_sha256"),
+    ):
+        return False, Violation(
+            "event-mismatch",
+            "the receipt judged another configuration or property list than "
+            "the baseline's; re-run the gate workflow on the pull request",
+        )
     list_path = str(ours["config"].get("effective", {}).get("properties", {}).get("list", "SCORE_PROPERTIES"))
     touched = _runner_paths(repo, baseline, merge, list_path)
     if touched:
-        return False, Violation("run-integrity", f"the patch changes {', '.join(touched[:5])}, which decides what "
-                                "the fork's run executed: its property results are not accepted; a maintainer must "
-                                "land that change on the base branch first")
+        return False, Violation(
+            "run-integrity",
+            f"the patch changes {', '.join(touched[:5])}, which decides what "
+            "the fork's run executed: its property results are not accepted; a maintainer must "
+            "land that change on the base branch first",
+        )
     broken = ledgers_problem(ours, theirs, merge)
     if broken:
-        return False, Violation("run-integrity", f"the receipt's seed ledgers do not hold up ({broken}): its "
-                                "property results are not accepted; re-run the gate workflow on the pull request")
+        return False, Violation(
+            "run-integrity",
+            f"the receipt's seed ledgers do not hold up ({broken}): its "
+            "property results are not accepted; re-run the gate workflow on the pull request",
+        )
     return True, None
 
 
@@ -337,8 +419,15 @@ def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo:
     except Refused as exc:
         return _refused(t, [Violation(exc.row, str(exc))])
     except RestError as exc:
-        return _refused(t, [Violation("event-mismatch", f"cannot look up the pull request of run {t.run_id} ({exc}); "
-                                      "give the job `pull-requests: read`")])
+        return _refused(
+            t,
+            [
+                Violation(
+                    "event-mismatch",
+                    f"cannot look up the pull request of run {t.run_id} ({exc}); give the job `pull-requests: read`",
+                )
+            ],
+        )
     theirs: dict[str, Any] | None = None
     problem: Refused | None = None
     try:
@@ -363,22 +452,38 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now
     env = reporter.env
     t = parse_trigger(event_path, env.get("GITHUB_EVENT_NAME") or None)
     if t.event != "pull_request":
-        reporter.say(f"::notice::run {t.run_id} was triggered by {t.event or 'an unknown event'}, not a pull "
-                     "request: its own job posted the check run; nothing to publish")
+        reporter.say(
+            f"::notice::run {t.run_id} was triggered by {t.event or 'an unknown event'}, not a pull "
+            "request: its own job posted the check run; nothing to publish"
+        )
         return 0
     repo = Repo(Path(env.get("GITHUB_WORKSPACE") or "."))
     try:
         receipt = verdict(reporter, inputs, t, repo, inputs.today or now().date())
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a receipt shaped to crash us
-        receipt = _refused(t, [Violation("run-integrity", f"the receipt of run {t.run_id} could not be checked "
-                                         f"({type(exc).__name__}: {exc}); it is not accepted")])
+        receipt = _refused(
+            t,
+            [
+                Violation(
+                    "run-integrity",
+                    f"the receipt of run {t.run_id} could not be checked "
+                    f"({type(exc).__name__}: {exc}); it is not accepted",
+                )
+            ],
+        )
     receipt_path = Path(inputs.receipt_path)
     if not receipt_path.is_absolute():
         receipt_path = Path(env.get("GITHUB_WORKSPACE") or ".") / receipt_path
-    reporter.notes.append(f"published for run {t.run_id} (head {t.head_sha[:12]}); the static lanes were re-derived "
-                          "here from git objects")
+    reporter.notes.append(
+        f"published for run {t.run_id} (head {t.head_sha[:12]}); the static lanes were re-derived here from git objects"
+    )
     target = action_verdict.Target(
-        repository=t.repository or env.get("GITHUB_REPOSITORY") or "", check_sha=t.head_sha,
-        check_name=inputs.check_name, token=inputs.token, receipt_path=receipt_path,
-        receipt_path_input=inputs.receipt_path, upload_name=inputs.artifact_name if inputs.upload else None)
+        repository=t.repository or env.get("GITHUB_REPOSITORY") or "",
+        check_sha=t.head_sha,
+        check_name=inputs.check_name,
+        token=inputs.token,
+        receipt_path=receipt_path,
+        receipt_path_input=inputs.receipt_path,
+        upload_name=inputs.artifact_name if inputs.upload else None,
+    )
     return action_verdict.post(reporter, target, receipt, now)

@@ -54,8 +54,9 @@ def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
     from evidence_gate import artifact_upload  # noqa: PLC0415
 
     try:
-        done = artifact_upload.upload(run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))],
-                                      sleep=run.sleep)
+        done = artifact_upload.upload(
+            run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))], sleep=run.sleep
+        )
     except Exception as exc:  # noqa: BLE001 - unavailable, refused or a client bug: the receipt is still on disk
         run.warn_once(f"artifact {name} not uploaded ({exc})")
         return ""
@@ -63,8 +64,9 @@ def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
     return done.artifact_id
 
 
-def _check_run(run: Reporter, target: Target, report: check_report.CheckReport,
-               now: Callable[[], datetime]) -> int | None:
+def _check_run(
+    run: Reporter, target: Target, report: check_report.CheckReport, now: Callable[[], datetime]
+) -> int | None:
     """Create or reuse the check run and complete it; None (after one warning) when that is not possible."""
     if not target.token or not target.repository:
         run.warn_once("no github-token or repository: no check run; the verdict is this step's exit code")
@@ -72,18 +74,22 @@ def _check_run(run: Reporter, target: Target, report: check_report.CheckReport,
     try:
         from evidence_gate import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
 
-        client = checks_api.ChecksClient(target.token, run.env.get("GITHUB_API_URL") or "https://api.github.com",
-                                         target.repository, sleep=run.sleep)
+        client = checks_api.ChecksClient(
+            target.token, run.env.get("GITHUB_API_URL") or "https://api.github.com", target.repository, sleep=run.sleep
+        )
         ext = checks_api.external_id(target.repository, target.check_sha, target.check_name)
         details = None
         if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
             details = f"{run.env['GITHUB_SERVER_URL']}/{target.repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
         run_id = client.start(target.check_name, target.check_sha, ext, now(), details)
-        client.complete(run_id, report.conclusion, report.title, report.summary, report.annotations, now(),
-                        text=report.text)
+        client.complete(
+            run_id, report.conclusion, report.title, report.summary, report.annotations, now(), text=report.text
+        )
     except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
-        run.warn_once(f"could not post the check run ({type(exc).__name__}: {exc}); the verdict is this step's "
-                      "exit code and the annotations are printed as workflow commands")
+        run.warn_once(
+            f"could not post the check run ({type(exc).__name__}: {exc}); the verdict is this step's "
+            "exit code and the annotations are printed as workflow commands"
+        )
         return None
     return run_id
 

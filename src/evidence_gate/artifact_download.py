@@ -52,16 +52,20 @@ def _listed(raw: Any) -> Listed:
         raise ArtifactError("ListArtifacts answered an artifact that is not an object")
     name, run_id, job_id = raw.get("name"), raw.get("workflow_run_backend_id"), raw.get("workflow_job_run_backend_id")
     artifact_id, size = _digits(raw.get("database_id")), _digits(raw.get("size", "0"))
-    if not (isinstance(name, str) and isinstance(run_id, str) and isinstance(job_id, str)) or None in (artifact_id,
-                                                                                                       size):
+    if not (isinstance(name, str) and isinstance(run_id, str) and isinstance(job_id, str)) or None in (
+        artifact_id,
+        size,
+    ):
         raise ArtifactError(f"ListArtifacts answered an artifact without name, ids or size: {str(raw)[:200]}")
     digest = raw.get("digest")
-    return Listed(name, str(artifact_id), int(size or 0), digest if isinstance(digest, str) and digest else None,
-                  run_id, job_id)
+    return Listed(
+        name, str(artifact_id), int(size or 0), digest if isinstance(digest, str) and digest else None, run_id, job_id
+    )
 
 
-def client_for(env: Mapping[str, str], *, sleep: Callable[[float], None] = time.sleep) -> tuple[ResultsClient,
-                                                                                                  tuple[str, str]]:
+def client_for(
+    env: Mapping[str, str], *, sleep: Callable[[float], None] = time.sleep
+) -> tuple[ResultsClient, tuple[str, str]]:
     """A results-service client and this job's (run, job) backend ids; ArtifactUnavailable without the service."""
     token = env.get("ACTIONS_RUNTIME_TOKEN", "")
     results_url = env.get("ACTIONS_RESULTS_URL", "")
@@ -73,8 +77,9 @@ def client_for(env: Mapping[str, str], *, sleep: Callable[[float], None] = time.
 
 def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[Listed]:
     """Every artifact of this workflow run; of several with one name (re-run attempts) the newest, by id."""
-    answer = client.twirp("ListArtifacts", {"workflow_run_backend_id": ids[0], "workflow_job_run_backend_id": ids[1]},
-                          require_ok=False)
+    answer = client.twirp(
+        "ListArtifacts", {"workflow_run_backend_id": ids[0], "workflow_job_run_backend_id": ids[1]}, require_ok=False
+    )
     raw = answer.get("artifacts", [])
     if not isinstance(raw, list):
         raise ArtifactError("ListArtifacts answered no artifact list")
@@ -89,9 +94,15 @@ def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes
     """The artifact's zip, within `limit` bytes and equal to the size and digest the service recorded."""
     if item.size > limit:
         raise ArtifactError(f"artifact {item.name} is {item.size} bytes, over the {limit}-byte cap")
-    answer = client.twirp("GetSignedArtifactURL", {"workflow_run_backend_id": item.run_backend_id,
-                                                   "workflow_job_run_backend_id": item.job_backend_id,
-                                                   "name": item.name}, require_ok=False)
+    answer = client.twirp(
+        "GetSignedArtifactURL",
+        {
+            "workflow_run_backend_id": item.run_backend_id,
+            "workflow_job_run_backend_id": item.job_backend_id,
+            "name": item.name,
+        },
+        require_ok=False,
+    )
     url = answer.get("signed_url")
     if not isinstance(url, str) or not url:
         raise ArtifactError(f"GetSignedArtifactURL returned no signed_url for {item.name}")
@@ -143,5 +154,15 @@ def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, A
     return value, raw
 
 
-__all__ = ["MAX_RECEIPT", "MAX_ZIP", "ArtifactError", "ArtifactUnavailable", "Listed", "ReceiptUnusable",
-           "client_for", "download", "list_run_artifacts", "receipt_from_zip"]
+__all__ = [
+    "MAX_RECEIPT",
+    "MAX_ZIP",
+    "ArtifactError",
+    "ArtifactUnavailable",
+    "Listed",
+    "ReceiptUnusable",
+    "client_for",
+    "download",
+    "list_run_artifacts",
+    "receipt_from_zip",
+]

@@ -78,8 +78,9 @@ def build_zip(files: Sequence[tuple[str, bytes]]) -> bytes:
 class ResultsClient:
     """The twirp client and the blob upload, with retries on 5xx, 429 and network errors."""
 
-    def __init__(self, results_url: str, token: str, *, sleep: Callable[[float], None] = time.sleep,
-                 timeout: float = 60.0) -> None:
+    def __init__(
+        self, results_url: str, token: str, *, sleep: Callable[[float], None] = time.sleep, timeout: float = 60.0
+    ) -> None:
         if not results_url.startswith(("https://", "http://")):
             raise ArtifactError(f"ACTIONS_RESULTS_URL is not an http(s) URL: {results_url!r}")
         self._base = results_url.rstrip("/") + "/"
@@ -109,9 +110,15 @@ class ResultsClient:
     def twirp(self, method: str, body: Mapping[str, Any], *, require_ok: bool = True) -> dict[str, Any]:
         """POST one twirp JSON call and return the decoded answer (List and GetSigned answers carry no `ok`)."""
         request = urllib.request.Request(  # noqa: S310 - the scheme was checked in __init__
-            self._base + f"{SERVICE}/{method}", data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._token}",
-                     "User-Agent": "evidence-gate"})
+            self._base + f"{SERVICE}/{method}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {self._token}",
+                "User-Agent": "evidence-gate",
+            },
+        )
         raw = self._send(method, request)
         try:
             answer = json.loads(raw)
@@ -125,8 +132,16 @@ class ResultsClient:
         """Upload the zip to the signed URL as one block blob."""
         if not url.startswith(("https://", "http://")):
             raise ArtifactError("CreateArtifact returned a signed URL that is not http(s)")
-        request = urllib.request.Request(url, data=data, method="PUT", headers={  # noqa: S310 - scheme checked
-            "x-ms-blob-type": "BlockBlob", "Content-Type": "application/zip", "Content-Length": str(len(data))})
+        request = urllib.request.Request(  # noqa: S310 - scheme checked
+            url,
+            data=data,
+            method="PUT",
+            headers={
+                "x-ms-blob-type": "BlockBlob",
+                "Content-Type": "application/zip",
+                "Content-Length": str(len(data)),
+            },
+        )
         self._send("blob upload", request)
 
     def get_blob(self, url: str, limit: int) -> bytes:
@@ -140,8 +155,13 @@ class ResultsClient:
         return data
 
 
-def upload(env: Mapping[str, str], name: str, files: Sequence[tuple[str, bytes]], *,
-           sleep: Callable[[float], None] = time.sleep) -> Uploaded:
+def upload(
+    env: Mapping[str, str],
+    name: str,
+    files: Sequence[tuple[str, bytes]],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Uploaded:
     """Zip `files` and upload them as artifact `name`; ArtifactUnavailable when the runner offers no service."""
     token = env.get("ACTIONS_RUNTIME_TOKEN", "")
     results_url = env.get("ACTIONS_RESULTS_URL", "")

@@ -11,7 +11,7 @@ from typing import Any
 from evidence_gate import decision, gfm, job_summary, property_report, report_rows, reproduce
 from evidence_gate.job_summary import Links
 
-MESSAGE_BYTES = 64 * 1024 - 1024   # the API's 64 KB per annotation message and raw_details, with room to spare
+MESSAGE_BYTES = 64 * 1024 - 1024  # the API's 64 KB per annotation message and raw_details, with room to spare
 
 
 def _cut_bytes(text: str, limit: int = MESSAGE_BYTES) -> str:
@@ -32,9 +32,14 @@ class Annotation:
 
     def to_json(self) -> dict[str, Any]:
         """The API's form; message and details are cut to the API's 64 KB."""
-        out: dict[str, Any] = {"path": self.path, "start_line": self.line, "end_line": self.line,
-                               "annotation_level": self.level, "message": _cut_bytes(self.message),
-                               "title": self.title[:255]}
+        out: dict[str, Any] = {
+            "path": self.path,
+            "start_line": self.line,
+            "end_line": self.line,
+            "annotation_level": self.level,
+            "message": _cut_bytes(self.message),
+            "title": self.title[:255],
+        }
         if self.raw_details:
             out["raw_details"] = _cut_bytes(self.raw_details)
         return out
@@ -70,8 +75,7 @@ def _row_title(row: str) -> str:
         return row
 
 
-def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dict[str, Any], level: str
-                         ) -> Annotation:
+def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dict[str, Any], level: str) -> Annotation:
     """A failing property on its failing line (the ledger's `failure`, else the finding's line, else line 1)."""
     failure = property_report.failure_of(ledger)
     path = str(failure["path"]) if failure else str(v["path"])
@@ -85,9 +89,14 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
     if example:
         details += ["Minimal example:", example, ""]
     details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
-    return Annotation(path=_clean(path), line=max(line, 1), message=_lines(parts),
-                      title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]", level=level,
-                      raw_details=_lines(details))
+    return Annotation(
+        path=_clean(path),
+        line=max(line, 1),
+        message=_lines(parts),
+        title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]",
+        level=level,
+        raw_details=_lines(details),
+    )
 
 
 def _lines(parts: list[str]) -> str:
@@ -98,8 +107,12 @@ def _lines(parts: list[str]) -> str:
 def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
     """One annotation per violation with a path: failing properties first, on their failing line; a human
     patch's findings as notices. At most `limit` when given."""
-    level = "notice" if (receipt.get("mode") or {}).get("scored") is False or \
-        (receipt.get("decision") or {}).get("row") == "human-patch" else "failure"
+    level = (
+        "notice"
+        if (receipt.get("mode") or {}).get("scored") is False
+        or (receipt.get("decision") or {}).get("row") == "human-patch"
+        else "failure"
+    )
     by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}
     first: list[Annotation] = []
     rest: list[Annotation] = []
@@ -108,20 +121,35 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
             if not v.get("path"):
                 continue
             message = str(v.get("message", ""))
-            ledger = next((x for n, x in by_node.items() if message.startswith(n)), None) \
-                if v.get("row") in property_report.FAILED_ROWS else None
+            ledger = (
+                next((x for n, x in by_node.items() if message.startswith(n)), None)
+                if v.get("row") in property_report.FAILED_ROWS
+                else None
+            )
             if ledger is not None:
                 first.append(_property_annotation(receipt, ledger, v, level))
                 continue
-            rest.append(Annotation(path=_clean(str(v["path"])), line=int(v.get("line") or 1),
-                                   message=_clean(f"{message} [{v['row']}]"),
-                                   title=f"{_row_title(str(v['row']))} [{v['row']}]", level=level))
+            rest.append(
+                Annotation(
+                    path=_clean(str(v["path"])),
+                    line=int(v.get("line") or 1),
+                    message=_clean(f"{message} [{v['row']}]"),
+                    title=f"{_row_title(str(v['row']))} [{v['row']}]",
+                    level=level,
+                )
+            )
     out = first + rest
     return out if limit is None else out[: max(limit, 0)]
 
 
-def build(receipt: dict[str, Any], receipt_sha256: str, *, notes: tuple[str, ...] = (), links: Links | None = None,
-          max_annotations: int | None = None) -> CheckReport:
+def build(
+    receipt: dict[str, Any],
+    receipt_sha256: str,
+    *,
+    notes: tuple[str, ...] = (),
+    links: Links | None = None,
+    max_annotations: int | None = None,
+) -> CheckReport:
     """The check run's fields within the API's limits (65,535 characters of summary and of text)."""
     found = annotations_for(receipt)
     shown = found if max_annotations is None else found[: max(max_annotations, 0)]
@@ -138,8 +166,10 @@ def cap_note(found: int, max_annotations: int | None) -> str:
     """What `max-annotations` left out, or "" when it left nothing out."""
     if max_annotations is None or found <= max(max_annotations, 0):
         return ""
-    return (f"{found - max(max_annotations, 0)} of {found} annotations were left out (max-annotations: "
-            f"{max_annotations}); the summary and the receipt list every finding")
+    return (
+        f"{found - max(max_annotations, 0)} of {found} annotations were left out (max-annotations: "
+        f"{max_annotations}); the summary and the receipt list every finding"
+    )
 
 
 def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:
@@ -155,8 +185,11 @@ def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, An
     if override.startswith("https://"):
         docs = override.split("#", 1)[0]
     run_id = env.get("GITHUB_RUN_ID") or ""
-    artifact = (f"{server}/{repository}/actions/runs/{run_id}/artifacts/{artifact_id}"
-                if repository and run_id.isdigit() and artifact_id.isdigit() else None)
+    artifact = (
+        f"{server}/{repository}/actions/runs/{run_id}/artifacts/{artifact_id}"
+        if repository and run_id.isdigit() and artifact_id.isdigit()
+        else None
+    )
     head = str((receipt.get("git") or {}).get("head") or "")
     blob = f"{server}/{repository}/blob/{head}" if repository and len(head) in (40, 64) else None
     return Links(docs=docs, artifact=artifact, blob=blob)

@@ -49,8 +49,9 @@ def _is_rate_limited(status: int, headers: dict[str, str], message: str) -> bool
     lower = {k.lower(): v for k, v in headers.items()}
     if status == 429:
         return True
-    return status == 403 and (lower.get("x-ratelimit-remaining") == "0" or "retry-after" in lower
-                              or "rate limit" in message.lower())
+    return status == 403 and (
+        lower.get("x-ratelimit-remaining") == "0" or "retry-after" in lower or "rate limit" in message.lower()
+    )
 
 
 def _wait_for(headers: dict[str, str], attempt: int, now: float, message: str) -> float:
@@ -71,11 +72,26 @@ def _wait_for(headers: dict[str, str], attempt: int, now: float, message: str) -
 class ChecksClient:
     """Check runs of one repository."""
 
-    def __init__(self, token: str, api_url: str, repository: str, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time, timeout: int = 30) -> None:
-        self._gh = Github(auth=Auth.Token(token), base_url=api_url.rstrip("/"), timeout=timeout, retry=None, lazy=True,
-                          seconds_between_requests=None, seconds_between_writes=None,
-                          user_agent="evidence-gate")
+    def __init__(
+        self,
+        token: str,
+        api_url: str,
+        repository: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        timeout: int = 30,
+    ) -> None:
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=api_url.rstrip("/"),
+            timeout=timeout,
+            retry=None,
+            lazy=True,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            user_agent="evidence-gate",
+        )
         with warnings.catch_warnings():
             # `get_repo(lazy=True)` is how PyGithub 2.6 (Debian's) avoids a GET; 2.10 deprecates the argument.
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -115,33 +131,60 @@ class ChecksClient:
         """The id of this job's earlier check run on `check_sha` (same name and external id), if any."""
         url = f"{self._api_url}/repos/{self.repository}/commits/{check_sha}/check-runs"
         params = {"check_name": name, "filter": "all", "per_page": 100}
-        _headers, data = self._call("list check runs",
-                                    lambda: self._gh.requester.requestJsonAndCheck("GET", url, parameters=params))
+        _headers, data = self._call(
+            "list check runs", lambda: self._gh.requester.requestJsonAndCheck("GET", url, parameters=params)
+        )
         runs = data.get("check_runs", []) if isinstance(data, dict) else []
-        ids = [r["id"] for r in runs if r.get("name") == name and r.get("external_id") == ext_id
-               and isinstance(r.get("id"), int)]
+        ids = [
+            r["id"]
+            for r in runs
+            if r.get("name") == name and r.get("external_id") == ext_id and isinstance(r.get("id"), int)
+        ]
         return max(ids) if ids else None
 
     def start(self, name: str, check_sha: str, ext_id: str, started_at: datetime, details_url: str | None) -> int:
         """Create the check run `in_progress`, or reset this job's earlier one; returns its id."""
-        output: dict[str, Any] = {"title": "evidence-gate is running",
-                                  "summary": "The gate is evaluating this pull request."}
+        output: dict[str, Any] = {
+            "title": "evidence-gate is running",
+            "summary": "The gate is evaluating this pull request.",
+        }
         existing = self.find(check_sha, name, ext_id)
         extra: dict[str, Any] = {"details_url": details_url} if details_url else {}
         if existing is not None:
             run = self._repo.get_check_run(existing)
-            self._call("update check run", lambda: run.edit(status="in_progress", started_at=started_at,
-                                                            external_id=ext_id, output=output, **extra))
+            self._call(
+                "update check run",
+                lambda: run.edit(
+                    status="in_progress", started_at=started_at, external_id=ext_id, output=output, **extra
+                ),
+            )
             kept = self._call("list annotations", lambda: list(run.get_annotations()))
             self._already = {(a.path, a.start_line, a.message) for a in kept}
             return existing
-        created = self._call("create check run", lambda: self._repo.create_check_run(
-            name=name, head_sha=check_sha, external_id=ext_id, status="in_progress", started_at=started_at,
-            output=output, **extra))
+        created = self._call(
+            "create check run",
+            lambda: self._repo.create_check_run(
+                name=name,
+                head_sha=check_sha,
+                external_id=ext_id,
+                status="in_progress",
+                started_at=started_at,
+                output=output,
+                **extra,
+            ),
+        )
         return int(created.id)
 
-    def complete(self, run_id: int, conclusion: str, title: str, summary: str,
-                 annotations: Sequence[Annotation], completed_at: datetime, text: str = "") -> int:
+    def complete(
+        self,
+        run_id: int,
+        conclusion: str,
+        title: str,
+        summary: str,
+        annotations: Sequence[Annotation],
+        completed_at: datetime,
+        text: str = "",
+    ) -> int:
         """Complete the run with the first 50 annotations, then append the rest 50 per update; returns the updates sent.
 
         Every update repeats title, summary and text (the API requires title and summary with annotations).
@@ -150,8 +193,9 @@ class ChecksClient:
         """
         run = self._repo.get_check_run(run_id)
         annotations = [a for a in annotations if (a.path, a.line, a.to_json()["message"]) not in self._already]
-        batches = [annotations[i:i + ANNOTATIONS_PER_REQUEST]
-                   for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)] or [[]]
+        batches = [
+            annotations[i : i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
+        ] or [[]]
         sent = 0
         for index, batch in enumerate(batches):
             output: dict[str, Any] = {"title": title, "summary": summary}
@@ -160,8 +204,12 @@ class ChecksClient:
             if batch:
                 output["annotations"] = [a.to_json() for a in batch]
             if index == 0:
-                self._call("complete check run", partial(run.edit, status="completed", conclusion=conclusion,
-                                                         completed_at=completed_at, output=output))
+                self._call(
+                    "complete check run",
+                    partial(
+                        run.edit, status="completed", conclusion=conclusion, completed_at=completed_at, output=output
+                    ),
+                )
             else:
                 self._call("append annotations", partial(run.edit, output=output))
             sent += 1

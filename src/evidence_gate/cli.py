@@ -15,9 +15,11 @@ from evidence_gate.event_context import load_event
 from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import printable_lines, render_json, render_text
 
-DESCRIPTION = ("A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
-               "the freeze ledger) out of the patch's reach and writes receipt.json. Exit codes: 0 pass, 10 fail, "
-               "11 precondition, 2 usage, 1 internal error.")
+DESCRIPTION = (
+    "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
+    "the freeze ledger) out of the patch's reach and writes receipt.json. Exit codes: 0 pass, 10 fail, "
+    "11 precondition, 2 usage, 1 internal error."
+)
 RECEIPT_HELP = "where to write the receipt (default: ./receipt.json)"
 FORMAT_HELP = "stdout: the text report (default) or the receipt as JSON"
 
@@ -44,17 +46,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="judge a pull request on a git checkout")
     check.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
-    check.add_argument("--base", default=None, metavar="REV",
-                       help="the target branch; required unless --head is a merge commit (refs/pull/N/merge)")
+    check.add_argument(
+        "--base",
+        default=None,
+        metavar="REV",
+        help="the target branch; required unless --head is a merge commit (refs/pull/N/merge)",
+    )
     check.add_argument("--head", default="HEAD", metavar="REV", help="the commit to judge (default: HEAD)")
-    check.add_argument("--event", type=Path, default=None, metavar="FILE",
-                       help="a GitHub event payload (pull_request, pull_request_target, merge_group)")
+    check.add_argument(
+        "--event",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a GitHub event payload (pull_request, pull_request_target, merge_group)",
+    )
     check.add_argument("--event-name", default=None, help=argparse.SUPPRESS)
-    check.add_argument("--author", default=None, metavar="LOGIN",
-                       help="the patch's author; without it and --event the patch is scored as an agent's")
+    check.add_argument(
+        "--author",
+        default=None,
+        metavar="LOGIN",
+        help="the patch's author; without it and --event the patch is scored as an agent's",
+    )
     check.add_argument("--receipt", type=Path, default=Path("receipt.json"), metavar="PATH", help=RECEIPT_HELP)
-    check.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
-                       help="date for expiry checks (default: today, UTC)")
+    check.add_argument(
+        "--today", type=_date, default=None, metavar="YYYY-MM-DD", help="date for expiry checks (default: today, UTC)"
+    )
     check.add_argument("--no-run", action="store_true", help="static lanes only")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N", help="run slice K of N of the seed plan")
     check.add_argument("--format", choices=("text", "json"), default="text", help=FORMAT_HELP)
@@ -78,8 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     propose = fsub.add_parser("propose", help="a ledger entry, only for a freeze_eligible seed ledger")
     propose.add_argument("--receipt", type=Path, required=True, metavar="R", help="a receipt from `check`")
     propose.add_argument("--test", required=True, metavar="NODE", help="the node id whose seed ledger to use")
-    propose.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
-                         help="the entry's added_at; it expires 14 days later (default: today, UTC)")
+    propose.add_argument(
+        "--today",
+        type=_date,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="the entry's added_at; it expires 14 days later (default: today, UTC)",
+    )
     return parser
 
 
@@ -102,8 +123,16 @@ def run_check(args: argparse.Namespace) -> int:
         write_receipt(args.receipt, out)
         code = exc.exit_code
     else:
-        opts = gate.CheckOptions(repo=args.repo, head=args.head, base=args.base, event=event, author=args.author,
-                                 today=args.today or today_utc(), run=not args.no_run, shard=args.shard)
+        opts = gate.CheckOptions(
+            repo=args.repo,
+            head=args.head,
+            base=args.base,
+            event=event,
+            author=args.author,
+            today=args.today or today_utc(),
+            run=not args.no_run,
+            shard=args.shard,
+        )
         out, code = gate.evaluate(opts, args.receipt)
     if out["state"] == "final":
         sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))

@@ -80,10 +80,15 @@ class Config:
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, for the receipt."""
         return {
-            "version": self.version, "agents": list(self.agents), "locked": list(self.locked),
+            "version": self.version,
+            "agents": list(self.agents),
+            "locked": list(self.locked),
             "freeze": vars(self.freeze).copy(),
-            "properties": {**vars(self.properties), "seeds": list(self.properties.seeds),
-                           "pythonpath": list(self.properties.pythonpath)},
+            "properties": {
+                **vars(self.properties),
+                "seeds": list(self.properties.seeds),
+                "pythonpath": list(self.properties.pythonpath),
+            },
             "fixtures": vars(self.fixtures).copy(),
             "probes": {"allow": list(self.probes.allow)},
         }
@@ -105,8 +110,10 @@ def sorted_schema_errors(instance: Any, schema_name: str) -> list[jsonschema.Val
 
 def schema_errors(instance: Any, schema_name: str) -> list[str]:
     """Every schema violation as `field: problem`, sorted by path."""
-    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
-            for e in sorted_schema_errors(instance, schema_name)]
+    return [
+        f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
+        for e in sorted_schema_errors(instance, schema_name)
+    ]
 
 
 def parse_config(data: bytes | None) -> Config:
@@ -121,8 +128,10 @@ def parse_config(data: bytes | None) -> Config:
         return Config()
     problems = schema_errors(raw, "config.schema.json")
     if problems:
-        raise ConfigInvalid(f"{CONFIG_PATH} is invalid: {problems[0]}"
-                            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        raise ConfigInvalid(
+            f"{CONFIG_PATH} is invalid: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+        )
     props = dict(raw.get("properties", {}))
     for key in ("seeds", "pythonpath"):
         if key in props:

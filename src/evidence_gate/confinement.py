@@ -39,8 +39,10 @@ KEPT_CAPS = (1, 2)
 TASK_UID_BASE = 0x40000000
 NOBODY = 65534
 EXEMPTING = (1 << 21) | (1 << 24)  # CAP_SYS_ADMIN, CAP_SYS_RESOURCE: the kernel skips RLIMIT_NPROC for either
-LANDLOCK_HINT = ("Linux 5.13+ with CONFIG_SECURITY_LANDLOCK=y and `landlock` in the kernel's lsm= list "
-                 "(GitHub's hosted Ubuntu runners have it)")
+LANDLOCK_HINT = (
+    "Linux 5.13+ with CONFIG_SECURITY_LANDLOCK=y and `landlock` in the kernel's lsm= list "
+    "(GitHub's hosted Ubuntu runners have it)"
+)
 
 
 class Unconfined(Exception):
@@ -67,16 +69,26 @@ def apply(mode: str, writable: list[str], readable: list[str], nproc: int) -> di
     try:
         landlock.confine(writable, readable, network=keeps_network)
     except OSError as exc:
-        why = ("the gate already runs inside 16 Landlock layers, the kernel's limit" if exc.errno == errno.E2BIG
-               else str(exc))
+        why = (
+            "the gate already runs inside 16 Landlock layers, the kernel's limit"
+            if exc.errno == errno.E2BIG
+            else str(exc)
+        )
         raise Unconfined(f"Landlock ABI {version} could not be applied ({why}); the sealed worker ran nothing") from exc
     filter_mode = "inet" if keeps_network else "none"
     try:
         arch = seccomp.install(filter_mode)
     except seccomp.Unavailable as exc:
         raise Unconfined(f"{exc.strerror}; the sealed worker ran nothing") from exc
-    return {"landlock": version, "reads": True, "landlock_network": not keeps_network and version >= 4,
-            "scoped": version >= 6, "seccomp": filter_mode, "arch": arch, "tasks": tasks}
+    return {
+        "landlock": version,
+        "reads": True,
+        "landlock_network": not keeps_network and version >= 4,
+        "scoped": version >= 6,
+        "seccomp": filter_mode,
+        "arch": arch,
+        "tasks": tasks,
+    }
 
 
 def bound_tasks(nproc: int) -> str:
@@ -86,8 +98,10 @@ def bound_tasks(nproc: int) -> str:
         raise Unconfined(f"RLIMIT_NPROC could not be lowered to {nproc}; the sealed worker ran nothing")
     if os.getuid() != 0:
         if _capabilities("CapEff") & EXEMPTING:
-            raise Unconfined("the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN, which exempt it from "
-                             "RLIMIT_NPROC; run the gate without them. The sealed worker ran nothing")
+            raise Unconfined(
+                "the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN, which exempt it from "
+                "RLIMIT_NPROC; run the gate without them. The sealed worker ran nothing"
+            )
         return f"RLIMIT_NPROC {nproc} on uid {os.getuid()}"
     uid = _unprivileged_uid()
     return f"RLIMIT_NPROC {nproc} on uid {uid} (instead of root; only the file capabilities CAP_DAC_* kept)"
@@ -105,8 +119,10 @@ def _unprivileged_uid() -> int:
     last = int(_read("/proc/sys/kernel/cap_last_cap") or "40")
     for cap in range(last + 1):
         if cap not in KEPT_CAPS and int(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)) != 0:
-            raise Unconfined(f"a worker that would stay root could not drop capability {cap} from its bounding set "
-                             "(it needs CAP_SETPCAP); the sealed worker ran nothing")
+            raise Unconfined(
+                f"a worker that would stay root could not drop capability {cap} from its bounding set "
+                "(it needs CAP_SETPCAP); the sealed worker ran nothing"
+            )
     libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     chosen = None
     for uid in (TASK_UID_BASE + os.getpid(), NOBODY):
@@ -119,8 +135,10 @@ def _unprivileged_uid() -> int:
         chosen = uid
         break
     if chosen is None:
-        raise Unconfined("a worker that would stay root could not leave uid 0 (CAP_SETUID, or a user namespace "
-                         "mapping no spare uid), so RLIMIT_NPROC would not bind it; the sealed worker ran nothing")
+        raise Unconfined(
+            "a worker that would stay root could not leave uid 0 (CAP_SETUID, or a user namespace "
+            "mapping no spare uid), so RLIMIT_NPROC would not bind it; the sealed worker ran nothing"
+        )
     # Docker's default set has CAP_DAC_OVERRIDE but not CAP_DAC_READ_SEARCH: keep what was there to keep.
     kept = sum(1 << cap for cap in KEPT_CAPS) & permitted
     header = ctypes.create_string_buffer(struct.pack("=Ii", CAPABILITY_V3, 0), 8)
@@ -133,8 +151,9 @@ def _unprivileged_uid() -> int:
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the uid change made it non-dumpable: /proc/self would be root's
     held = {name: _capabilities(name) for name in ("CapEff", "CapPrm", "CapAmb")}
     if 0 in os.getresuid() or any(value != kept for value in held.values()) or _capabilities("CapBnd") & ~kept:
-        raise Unconfined(f"a worker that would stay root kept more than it should ({held}); the sealed worker ran "
-                         "nothing")
+        raise Unconfined(
+            f"a worker that would stay root kept more than it should ({held}); the sealed worker ran nothing"
+        )
     return chosen
 
 

@@ -42,8 +42,14 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         """The receipt's `decision` object."""
-        return {"row": self.row.id, "gate": self.row.gate, "title": self.row.title, "matched": list(self.matched),
-                "exit_code": self.row.exit_code, "scored": self.row.scored}
+        return {
+            "row": self.row.id,
+            "gate": self.row.gate,
+            "title": self.row.title,
+            "matched": list(self.matched),
+            "exit_code": self.row.exit_code,
+            "scored": self.row.scored,
+        }
 
 
 @cache

@@ -18,9 +18,9 @@ class EventContext:
 
     event_name: str
     base_sha: str
-    head_sha: str          # the PR's head commit (pull_request) or the merge-group commit
-    check_sha: str         # where the check run is posted: the PR head, never the test merge commit
-    author: str | None     # None when the event does not name one (merge_group): scored, fail closed
+    head_sha: str  # the PR's head commit (pull_request) or the merge-group commit
+    check_sha: str  # where the check run is posted: the PR head, never the test merge commit
+    author: str | None  # None when the event does not name one (merge_group): scored, fail closed
     repository: str | None
     number: int | None
     fork: bool
@@ -28,8 +28,9 @@ class EventContext:
 
 def _sha(value: Any, what: str) -> str:
     if not isinstance(value, str) or len(value) not in (40, 64) or any(c not in "0123456789abcdef" for c in value):
-        raise GateError(f"the event payload has no valid {what}", fix="pass the runner's $GITHUB_EVENT_PATH",
-                        row="event-mismatch")
+        raise GateError(
+            f"the event payload has no valid {what}", fix="pass the runner's $GITHUB_EVENT_PATH", row="event-mismatch"
+        )
     return value
 
 
@@ -55,8 +56,9 @@ def _guess_name(payload: dict[str, Any]) -> str:
 def parse_event(payload: Any, event_name: str | None = None) -> EventContext:
     """An EventContext from a payload; other events are a usage error naming the supported ones."""
     if not isinstance(payload, dict):
-        raise GateError("the event payload is not a JSON object", fix="pass the runner's $GITHUB_EVENT_PATH",
-                        usage=True)
+        raise GateError(
+            "the event payload is not a JSON object", fix="pass the runner's $GITHUB_EVENT_PATH", usage=True
+        )
     name = event_name or _guess_name(payload)
     if name not in SUPPORTED:
         raise GateError(
@@ -68,16 +70,18 @@ def parse_event(payload: Any, event_name: str | None = None) -> EventContext:
     if name == "merge_group":
         group = _obj(payload.get("merge_group"))
         head = _sha(group.get("head_sha"), "merge_group.head_sha")
-        return EventContext(name, _sha(group.get("base_sha"), "merge_group.base_sha"), head, head, None, repo,
-                            None, False)
+        return EventContext(
+            name, _sha(group.get("base_sha"), "merge_group.base_sha"), head, head, None, repo, None, False
+        )
     pr = _obj(payload.get("pull_request"))
     head_sha = _sha(_obj(pr.get("head")).get("sha"), "pull_request.head.sha")
     base_sha = _sha(_obj(pr.get("base")).get("sha"), "pull_request.base.sha")
     login = _text(_obj(pr.get("user")).get("login"))
     head_repo = _text(_obj(_obj(pr.get("head")).get("repo")).get("full_name"))
     number = pr.get("number") if isinstance(pr.get("number"), int) else None
-    return EventContext(name, base_sha, head_sha, head_sha, login, repo, number,
-                        bool(head_repo and repo and head_repo != repo))
+    return EventContext(
+        name, base_sha, head_sha, head_sha, login, repo, number, bool(head_repo and repo and head_repo != repo)
+    )
 
 
 def load_event(path: Path, event_name: str | None = None) -> EventContext:
@@ -87,6 +91,7 @@ def load_event(path: Path, event_name: str | None = None) -> EventContext:
     except OSError as exc:
         raise GateError(f"cannot read the event file {path}: {exc.strerror}", fix="check --event", usage=True) from exc
     except ParseError as exc:
-        raise GateError(f"the event file {path} does not parse: {exc.message}", fix="check --event",
-                        usage=True) from exc
+        raise GateError(
+            f"the event file {path} does not parse: {exc.message}", fix="check --event", usage=True
+        ) from exc
     return parse_event(payload, event_name)

@@ -40,11 +40,13 @@ def parse_records(data: bytes, fixtures_dir: str, path: str) -> list[dict[str, A
     return records
 
 
-def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[dict[str, Any]]
-                   ) -> list[dict[str, Any]]:
+def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records with `input` filled from baseline blobs where they name an `input_file`."""
-    names = {r["input_file"]: f"{baseline}:{posixpath.join(fixtures_dir, r['input_file'])}"
-             for r in records if "input_file" in r}
+    names = {
+        r["input_file"]: f"{baseline}:{posixpath.join(fixtures_dir, r['input_file'])}"
+        for r in records
+        if "input_file" in r
+    }
     blobs = repo.read_blobs(names.values())
     out = []
     for record in records:
@@ -52,18 +54,26 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
         if "input_file" in record:
             blob = blobs.get(names[record["input_file"]])
             value = None if blob is None else blob.decode("utf-8", "replace")
-        out.append({"id": record["id"], "input": value, "output_sha256": record["output_sha256"],
-                    "input_sha256": hashlib.sha256(canonical_json(value)).hexdigest(),
-                    "missing_input": "input_file" in record and value is None})
+        out.append(
+            {
+                "id": record["id"],
+                "input": value,
+                "output_sha256": record["output_sha256"],
+                "input_sha256": hashlib.sha256(canonical_json(value)).hexdigest(),
+                "missing_input": "input_file" in record and value is None,
+            }
+        )
     return out
 
 
-def check_records(repo: Repo, baseline: str, head: str, config: Config
-                  ) -> tuple[LaneResult, list[dict[str, Any]]]:
+def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple[LaneResult, list[dict[str, Any]]]:
     """The fixture lane: tree ids of baseline and head, and the baseline's digest records that the sealed run must
     check (none when the lane found a problem)."""
-    receipt: dict[str, Any] = {"tree": repo.tree_oid(baseline, config.fixtures.dir),
-                               "head_tree": repo.tree_oid(head, config.fixtures.dir), "digests": []}
+    receipt: dict[str, Any] = {
+        "tree": repo.tree_oid(baseline, config.fixtures.dir),
+        "head_tree": repo.tree_oid(head, config.fixtures.dir),
+        "digests": [],
+    }
     data = repo.read_blob(baseline, config.fixtures.digests)
     if data is None:
         return LaneResult(receipt=receipt), []
@@ -73,12 +83,18 @@ def check_records(repo: Repo, baseline: str, head: str, config: Config
     except ParseError as exc:
         return LaneResult((Violation("config-invalid", exc.message, config.fixtures.digests, exc.line),), receipt), []
     if records and not config.fixtures.producer:
-        return LaneResult((Violation(
-            "config-invalid", f"{config.fixtures.digests} has digest records but `fixtures.producer` is not set; "
-            "name the function that produces outputs, e.g. `producer: mypkg.fixtures:produce`",
-            ".evidence-gate.yml"),), receipt), []
-    receipt["digests"] = [{"id": r["id"], "output_sha256": r["output_sha256"], "status": "unchecked"}
-                          for r in records]
+        return LaneResult(
+            (
+                Violation(
+                    "config-invalid",
+                    f"{config.fixtures.digests} has digest records but `fixtures.producer` is not set; "
+                    "name the function that produces outputs, e.g. `producer: mypkg.fixtures:produce`",
+                    ".evidence-gate.yml",
+                ),
+            ),
+            receipt,
+        ), []
+    receipt["digests"] = [{"id": r["id"], "output_sha256": r["output_sha256"], "status": "unchecked"} for r in records]
     return LaneResult(receipt=receipt), records
 
 

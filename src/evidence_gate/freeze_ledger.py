@@ -69,8 +69,9 @@ class Ledger:
 
     def canonical_size(self) -> int:
         """Bytes of the entry list as compact sorted JSON (see the module docstring)."""
-        return len(json.dumps(self.raw_entries, sort_keys=True, separators=(",", ":"),
-                              ensure_ascii=False).encode("utf-8"))
+        return len(
+            json.dumps(self.raw_entries, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        )
 
 
 class _Invalid(Exception):
@@ -84,8 +85,11 @@ class _Invalid(Exception):
 def effective_budget(budget: dict[str, int] | None) -> dict[str, float]:
     """Each budget key's effective limit: absent is unlimited, except `max_ttl_days` (14)."""
     given = budget or {}
-    return {"max_entries": given.get("max_entries", float("inf")), "max_bytes": given.get("max_bytes", float("inf")),
-            "max_ttl_days": given.get("max_ttl_days", DEFAULT_TTL_DAYS)}
+    return {
+        "max_entries": given.get("max_entries", float("inf")),
+        "max_bytes": given.get("max_bytes", float("inf")),
+        "max_ttl_days": given.get("max_ttl_days", DEFAULT_TTL_DAYS),
+    }
 
 
 def _nearest_line(lines: dict[NodePath, int], path: NodePath) -> int:
@@ -116,9 +120,17 @@ def parse(data: bytes, file: str) -> Ledger:
         raw = load_json(data) if json_format else load_yaml(data)
         lines = json_lines(data) if json_format else yaml_lines(data)
     except ParseError as exc:
-        raise _Invalid([Violation("freeze-ledger-invalid", f"does not parse: {exc.message}; fix the syntax "
-                                  "(duplicate keys, YAML anchors, aliases and tags are never accepted)",
-                                  file, exc.line or 1)]) from exc
+        raise _Invalid(
+            [
+                Violation(
+                    "freeze-ledger-invalid",
+                    f"does not parse: {exc.message}; fix the syntax "
+                    "(duplicate keys, YAML anchors, aliases and tags are never accepted)",
+                    file,
+                    exc.line or 1,
+                )
+            ]
+        ) from exc
     schema_name = "freeze-json.schema.json" if json_format else "freeze-yaml.schema.json"
     list_key = "frozen" if json_format else "entries"
 
@@ -129,8 +141,15 @@ def parse(data: bytes, file: str) -> Ledger:
     for path, value in _strings(raw):
         if isinstance(value, float) or (isinstance(value, str) and not set(value) <= _PRINTABLE):
             what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
-            problems.append(Violation("freeze-ledger-invalid", f"{'.'.join(map(str, path))} holds {what}; "
-                                      "ledger values are printable ASCII text and plain integers", file, at(path)))
+            problems.append(
+                Violation(
+                    "freeze-ledger-invalid",
+                    f"{'.'.join(map(str, path))} holds {what}; "
+                    "ledger values are printable ASCII text and plain integers",
+                    file,
+                    at(path),
+                )
+            )
     if not problems:
         problems.extend(_schema_violations(raw, schema_name, file, at))
     if problems:
@@ -144,15 +163,28 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
     for err in sorted_schema_errors(raw, schema_name)[:20]:
         path = tuple(err.absolute_path)
         where = ".".join(str(p) for p in path) or "(top level)"
-        out.append(Violation("freeze-ledger-invalid", f"{where}: {err.message}; follow the ledger format in the "
-                             "README (`freeze` section)", file, at(path)))
+        out.append(
+            Violation(
+                "freeze-ledger-invalid",
+                f"{where}: {err.message}; follow the ledger format in the README (`freeze` section)",
+                file,
+                at(path),
+            )
+        )
     return out
 
 
 def _entry(item: dict[str, Any], json_format: bool, line: int) -> FreezeEntry:
-    return FreezeEntry(id=item["id"], test=item["id"] if json_format else item["test"], expires=item["expires"],
-                       added=item["added"] if json_format else item["added_at"], owner=item["owner"],
-                       assertion_hash=item.get("assertion_hash"), reason=item.get("reason"), line=line)
+    return FreezeEntry(
+        id=item["id"],
+        test=item["id"] if json_format else item["test"],
+        expires=item["expires"],
+        added=item["added"] if json_format else item["added_at"],
+        owner=item["owner"],
+        assertion_hash=item.get("assertion_hash"),
+        reason=item.get("reason"),
+        line=line,
+    )
 
 
 def _field_key(field: str, ledger: Ledger) -> str:
@@ -183,22 +215,38 @@ def _rules(ledger: Ledger, config: Config, today: date, ttl: float, file: str) -
             bad(i, "id", f"entry id {e.id!r} {same}; ids are unique — keep one entry per id")
         seen.setdefault(folded, e.id)
         if _agent_owner(e.owner, config.agents):
-            bad(i, "owner", f"entry {e.id!r} is owned by {e.owner!r}, an agent; a ledger entry is owned by the "
-                            "human who quarantined the test — a human adds it on the base branch")
+            bad(
+                i,
+                "owner",
+                f"entry {e.id!r} is owned by {e.owner!r}, an agent; a ledger entry is owned by the "
+                "human who quarantined the test — a human adds it on the base branch",
+            )
         try:
             added, expires = date.fromisoformat(e.added), date.fromisoformat(e.expires)
         except ValueError as exc:
             bad(i, "expires", f"entry {e.id!r} has an impossible date ({exc}); write real dates as YYYY-MM-DD")
             continue
         if expires < added:
-            bad(i, "expires", f"entry {e.id!r} expires {e.expires}, before it was added ({e.added}); "
-                              "correct the dates on the base branch")
+            bad(
+                i,
+                "expires",
+                f"entry {e.id!r} expires {e.expires}, before it was added ({e.added}); "
+                "correct the dates on the base branch",
+            )
         elif (expires - added).days > ttl:
-            bad(i, "expires", f"entry {e.id!r} lives {(expires - added).days} days ({e.added} to {e.expires}), over "
-                              f"max_ttl_days {int(ttl)}; expires must be at most {added + timedelta(days=int(ttl))}")
+            bad(
+                i,
+                "expires",
+                f"entry {e.id!r} lives {(expires - added).days} days ({e.added} to {e.expires}), over "
+                f"max_ttl_days {int(ttl)}; expires must be at most {added + timedelta(days=int(ttl))}",
+            )
         if added > today:
-            bad(i, "added", f"entry {e.id!r} was added {e.added}, after today ({today}); an entry's TTL counts from "
-                            "the day it was really added — use that date")
+            bad(
+                i,
+                "added",
+                f"entry {e.id!r} was added {e.added}, after today ({today}); an entry's TTL counts from "
+                "the day it was really added — use that date",
+            )
     return out
 
 
@@ -213,19 +261,40 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
         if old is None:
             hint = next((b for b in base_ids if b.casefold() == e.id.casefold()), None)
             also = f" (the baseline has {hint!r}: ids are case-sensitive)" if hint else ""
-            out.append(Violation("freeze-id-added", f"entry {e.id!r} is new{also}; the ledger may only shrink — "
-                                 "ask a human to add it on the base branch", file, _entry_line(head, i)))
+            out.append(
+                Violation(
+                    "freeze-id-added",
+                    f"entry {e.id!r} is new{also}; the ledger may only shrink — "
+                    "ask a human to add it on the base branch",
+                    file,
+                    _entry_line(head, i),
+                )
+            )
             continue
         if e.expires > old.expires:
-            out.append(Violation("freeze-expiry-extended", f"entry {e.id!r} expires {e.expires}, later than "
-                                 f"{old.expires} on the baseline; an expiry may only move earlier — restore "
-                                 f"{old.expires}", file, _entry_line(head, i, "expires")))
+            out.append(
+                Violation(
+                    "freeze-expiry-extended",
+                    f"entry {e.id!r} expires {e.expires}, later than "
+                    f"{old.expires} on the baseline; an expiry may only move earlier — restore "
+                    f"{old.expires}",
+                    file,
+                    _entry_line(head, i, "expires"),
+                )
+            )
         for field in REWRITABLE:
             was, now = getattr(old, field), getattr(e, field)
             if was != now:
-                out.append(Violation("freeze-entry-rewritten", f"entry {e.id!r} changed {_field_key(field, head)} "
-                                     f"from {was!r} to {now!r}; a kept entry is read-only — restore {was!r} or "
-                                     "delete the entry", file, _entry_line(head, i, field)))
+                out.append(
+                    Violation(
+                        "freeze-entry-rewritten",
+                        f"entry {e.id!r} changed {_field_key(field, head)} "
+                        f"from {was!r} to {now!r}; a kept entry is read-only — restore {was!r} or "
+                        "delete the entry",
+                        file,
+                        _entry_line(head, i, field),
+                    )
+                )
     before, after = effective_budget(base.budget), effective_budget(head.budget)
     for key in BUDGET_KEYS:
         if after[key] > before[key]:
@@ -233,9 +302,15 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             if key == "max_ttl_days" and key not in head.budget:
                 now_text = f"removed (default {DEFAULT_TTL_DAYS})"
             was_text = str(base.budget[key]) if key in base.budget else f"{before[key]:g} (unset)"
-            out.append(Violation("freeze-budget-raised", f"budget.{key} is {now_text}, above {was_text} on the "
-                                 f"baseline; a budget may only be lowered — restore {key}: {int(before[key])}",
-                                 file, head.line("budget", key)))
+            out.append(
+                Violation(
+                    "freeze-budget-raised",
+                    f"budget.{key} is {now_text}, above {was_text} on the "
+                    f"baseline; a budget may only be lowered — restore {key}: {int(before[key])}",
+                    file,
+                    head.line("budget", key),
+                )
+            )
     return out
 
 
@@ -243,13 +318,25 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     out = []
     count, size = len(ledger.entries), ledger.canonical_size()
     if count > limits["max_entries"]:
-        out.append(Violation("freeze-over-budget", f"the ledger has {count} entries, over max_entries "
-                             f"{int(limits['max_entries'])}; delete entries whose tests pass now",
-                             file, ledger.line("budget", "max_entries")))
+        out.append(
+            Violation(
+                "freeze-over-budget",
+                f"the ledger has {count} entries, over max_entries "
+                f"{int(limits['max_entries'])}; delete entries whose tests pass now",
+                file,
+                ledger.line("budget", "max_entries"),
+            )
+        )
     if size > limits["max_bytes"]:
-        out.append(Violation("freeze-over-budget", f"the entries take {size} canonical bytes, over max_bytes "
-                             f"{int(limits['max_bytes'])}; delete entries whose tests pass now",
-                             file, ledger.line("budget", "max_bytes")))
+        out.append(
+            Violation(
+                "freeze-over-budget",
+                f"the entries take {size} canonical bytes, over max_bytes "
+                f"{int(limits['max_bytes'])}; delete entries whose tests pass now",
+                file,
+                ledger.line("budget", "max_bytes"),
+            )
+        )
     return out
 
 
@@ -260,24 +347,53 @@ def _sha(data: bytes | None) -> str | None:
 def check(base: bytes | None, head: bytes | None, config: Config, today: date) -> LedgerResult:
     """Compare the baseline ledger with the patched one."""
     file = config.freeze.file
-    receipt: dict[str, Any] = {"file": file, "format": "json" if _is_json(file) else "yaml", "mode": config.freeze.mode,
-                               "added": [], "removed": [], "expired": [], "active": [], "file_sha256": _sha(head),
-                               "base_sha256": _sha(base), "valid": False, "entries": None, "budget": None}
+    receipt: dict[str, Any] = {
+        "file": file,
+        "format": "json" if _is_json(file) else "yaml",
+        "mode": config.freeze.mode,
+        "added": [],
+        "removed": [],
+        "expired": [],
+        "active": [],
+        "file_sha256": _sha(head),
+        "base_sha256": _sha(base),
+        "valid": False,
+        "entries": None,
+        "budget": None,
+    }
 
     def result(violations: list[Violation], **kw: Any) -> LedgerResult:
         return LedgerResult(LaneResult(tuple(violations), receipt), file=file, **kw)
 
     if base is not None and head is None:
-        return result([Violation("freeze-ledger-invalid", "the patch deletes the ledger file (and its budget); keep "
-                                 "the file and delete only the entries whose tests pass now", file, 1)])
+        return result(
+            [
+                Violation(
+                    "freeze-ledger-invalid",
+                    "the patch deletes the ledger file (and its budget); keep "
+                    "the file and delete only the entries whose tests pass now",
+                    file,
+                    1,
+                )
+            ]
+        )
     base_ledger = None
     if base is not None:
         try:
             base_ledger = parse(base, file)
         except _Invalid as exc:
             first = exc.violations[0]
-            return result([Violation("freeze-ledger-invalid", f"the baseline's ledger is invalid (line {first.line}: "
-                                     f"{first.message}); a human must repair it on the base branch", file, 1)])
+            return result(
+                [
+                    Violation(
+                        "freeze-ledger-invalid",
+                        f"the baseline's ledger is invalid (line {first.line}: "
+                        f"{first.message}); a human must repair it on the base branch",
+                        file,
+                        1,
+                    )
+                ]
+            )
     if head is None:
         return result([])
     try:
@@ -306,10 +422,14 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     receipt.update(
         valid=not any(v.row == "freeze-ledger-invalid" for v in violations),
         added=[e.id for e in head_ledger.entries if e.id not in base_ids],
-        removed=[e.id for e in removed], expired=[e.id for e in expired], active=[e.id for e in active],
+        removed=[e.id for e in removed],
+        expired=[e.id for e in expired],
+        active=[e.id for e in active],
         entries=len(head_ledger.entries),
-        budget={"limits": {k: (None if v == float("inf") else int(v)) for k, v in limits.items()},
-                "canonical_bytes": head_ledger.canonical_size()},
+        budget={
+            "limits": {k: (None if v == float("inf") else int(v)) for k, v in limits.items()},
+            "canonical_bytes": head_ledger.canonical_size(),
+        },
     )
     return result(violations, removed=removed, expired=tuple(expired), active=tuple(active))
 
@@ -317,9 +437,24 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
 def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
     """Violations for removals and expired entries that no run could verify."""
     return tuple(
-        [Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test was not replayed "
-                   f"({reason}); run the gate with tests so the removal is verified", result.file, e.line)
-         for e in result.removed]
-        + [Violation("freeze-expired", f"entry {e.id!r} expired on {e.expires} and its test was not run ({reason}); "
-                     "fix the test and delete the entry, or a human renews it on the base branch", result.file, e.line)
-           for e in result.expired])
+        [
+            Violation(
+                "freeze-removal-unverified",
+                f"entry {e.id!r} was removed but its test was not replayed "
+                f"({reason}); run the gate with tests so the removal is verified",
+                result.file,
+                e.line,
+            )
+            for e in result.removed
+        ]
+        + [
+            Violation(
+                "freeze-expired",
+                f"entry {e.id!r} expired on {e.expires} and its test was not run ({reason}); "
+                "fix the test and delete the entry, or a human renews it on the base branch",
+                result.file,
+                e.line,
+            )
+            for e in result.expired
+        ]
+    )

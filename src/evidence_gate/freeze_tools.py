@@ -62,33 +62,55 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
             installed = run_install(ws, "install-head", props.install, tree, site, limit, props.timeout_s)
             if installed.timed_out or installed.exit_code != 0:
                 what = "timed out" if installed.timed_out else f"exited {installed.exit_code}"
-                raise GateError(f"properties.install {what} on HEAD, so {node} could not run: "
-                                f"{installed.log_tail[-600:].strip()}", fix="make properties.install work on HEAD",
-                                row="run-integrity")
+                raise GateError(
+                    f"properties.install {what} on HEAD, so {node} could not run: {installed.log_tail[-600:].strip()}",
+                    fix="make properties.install work on HEAD",
+                    row="run-integrity",
+                )
             paths.append(str(site))
-        job = {"mode": "pytest", "tree": str(tree), "trials": props.trials, "shrink_reruns": 0, "paths": paths,
-               "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]}, "args": [node.split("[", 1)[0]],
-               "limits": limit, "code_under_test": code_under_test(config, tree)}
+        job = {
+            "mode": "pytest",
+            "tree": str(tree),
+            "trials": props.trials,
+            "shrink_reruns": 0,
+            "paths": paths,
+            "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]},
+            "args": [node.split("[", 1)[0]],
+            "limits": limit,
+            "code_under_test": code_under_test(config, tree),
+        }
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()
-    unconfined = confinement.shortfall(next((e for e in result.events if e.get("ev") == "confined"), None),
-                                       install=False)
+    unconfined = confinement.shortfall(
+        next((e for e in result.events if e.get("ev") == "confined"), None), install=False
+    )
     if unconfined:
-        raise GateError(f"{node} could not run sealed: {unconfined}", row="run-integrity",
-                        fix="run `freeze hash` on a Linux kernel with Landlock and seccomp (or in the action's image)")
+        raise GateError(
+            f"{node} could not run sealed: {unconfined}",
+            row="run-integrity",
+            fix="run `freeze hash` on a Linux kernel with Landlock and seccomp (or in the action's image)",
+        )
     _check_provenance(result.events, node)
     for event in result.events:
-        if event.get("ev") == "result" and matches_spec(str(event.get("node")), node) and \
-                event.get("outcome") == "failed" and event.get("assertion_hash"):
+        if (
+            event.get("ev") == "result"
+            and matches_spec(str(event.get("node")), node)
+            and event.get("outcome") == "failed"
+            and event.get("assertion_hash")
+        ):
             return str(event["assertion_hash"]), event
     outcomes = [str(e.get("outcome")) for e in result.events if e.get("ev") == "result"]
     if not outcomes:
-        raise GateError(f"{node} was not collected on HEAD, so there is no assertion to hash",
-                        fix="check the node id (path::test, as pytest prints it) and that the file exists on HEAD",
-                        usage=True)
-    raise GateError(f"{node} did not fail on HEAD ({', '.join(outcomes)}), so there is no assertion to hash",
-                    fix="run it on the commit where it fails")
+        raise GateError(
+            f"{node} was not collected on HEAD, so there is no assertion to hash",
+            fix="check the node id (path::test, as pytest prints it) and that the file exists on HEAD",
+            usage=True,
+        )
+    raise GateError(
+        f"{node} did not fail on HEAD ({', '.join(outcomes)}), so there is no assertion to hash",
+        fix="run it on the commit where it fails",
+    )
 
 
 def _check_provenance(events: list[dict[str, Any]], node: str) -> None:
@@ -96,10 +118,12 @@ def _check_provenance(events: list[dict[str, Any]], node: str) -> None:
     wrong = [m for e in events if e.get("ev") == "provenance" for m in e.get("mismatches") or []]
     if wrong:
         first = wrong[0]
-        raise GateError(f"{first.get('module')} was loaded from {first.get('file')}, not from HEAD's "
-                        f"{first.get('expected')}, so {node} did not run on HEAD's code",
-                        fix="make sure nothing the test imports puts another copy first on sys.path",
-                        row="run-integrity")
+        raise GateError(
+            f"{first.get('module')} was loaded from {first.get('file')}, not from HEAD's "
+            f"{first.get('expected')}, so {node} did not run on HEAD's code",
+            fix="make sure nothing the test imports puts another copy first on sys.path",
+            row="run-integrity",
+        )
 
 
 def _slug(node: str) -> str:
@@ -108,28 +132,38 @@ def _slug(node: str) -> str:
 
 def propose(receipt: dict[str, Any], node: str, today: date) -> str:
     """A ledger entry (YAML) for `node`, or GateError naming the status that blocks it."""
-    ledgers = [x for x in receipt.get("properties", {}).get("ledgers", [])
-               if x.get("property_id") == node or matches_spec(str(x.get("property_id")), node)]
+    ledgers = [
+        x
+        for x in receipt.get("properties", {}).get("ledgers", [])
+        if x.get("property_id") == node or matches_spec(str(x.get("property_id")), node)
+    ]
     if not ledgers:
-        raise GateError(f"the receipt has no seed ledger for {node}", fix="pass the property's node id as listed "
-                        "in the receipt's properties.ledgers", usage=True)
+        raise GateError(
+            f"the receipt has no seed ledger for {node}",
+            fix="pass the property's node id as listed in the receipt's properties.ledgers",
+            usage=True,
+        )
     blocked = [x for x in ledgers if x.get("status") != "freeze_eligible"]
     if blocked:
         status = str(blocked[0].get("status"))
-        raise GateError(f"{node} is not freeze_eligible: its seed ledger closed as {status} "
-                        f"({WHY.get(status, 'unknown status')})", fix="no freeze can be proposed for it")
+        raise GateError(
+            f"{node} is not freeze_eligible: its seed ledger closed as {status} ({WHY.get(status, 'unknown status')})",
+            fix="no freeze can be proposed for it",
+        )
     ledger = ledgers[0]
     digest = str(ledger.get("assertion_hash") or "")
     if len(digest) < 32:
         raise GateError(f"{node}'s ledger carries no assertion hash", fix="re-run the gate with this version")
     expires = today + timedelta(days=DEFAULT_TTL_DAYS)
-    return (f"  - id: {_slug(ledger['property_id'])}\n"
-            f"    test: {ledger['property_id']}\n"
-            f"    assertion_hash: \"{digest}\"\n"
-            f"    added_at: \"{today.isoformat()}\"\n"
-            f"    expires: \"{expires.isoformat()}\"\n"
-            f"    owner: humans\n"
-            f"    reason: timing   # one of timing | network | order | infra\n")
+    return (
+        f"  - id: {_slug(ledger['property_id'])}\n"
+        f"    test: {ledger['property_id']}\n"
+        f'    assertion_hash: "{digest}"\n'
+        f'    added_at: "{today.isoformat()}"\n'
+        f'    expires: "{expires.isoformat()}"\n'
+        f"    owner: humans\n"
+        f"    reason: timing   # one of timing | network | order | infra\n"
+    )
 
 
 def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
@@ -145,11 +179,15 @@ def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
     try:
         receipt = load_json(Path(args.receipt).read_bytes())
     except (OSError, ParseError) as exc:
-        raise GateError(f"cannot read {args.receipt}: {exc}", fix="pass the receipt.json of a gate run",
-                        usage=True) from exc
+        raise GateError(
+            f"cannot read {args.receipt}: {exc}", fix="pass the receipt.json of a gate run", usage=True
+        ) from exc
     if not isinstance(receipt, dict):
-        raise GateError(f"{args.receipt} is not a receipt (not a JSON object)", usage=True,
-                        fix="pass the receipt.json written by `evidence-gate check`")
+        raise GateError(
+            f"{args.receipt} is not a receipt (not a JSON object)",
+            usage=True,
+            fix="pass the receipt.json written by `evidence-gate check`",
+        )
     try:
         entry = propose(receipt, args.test, args.today or today())
     except GateError as exc:

@@ -29,7 +29,8 @@ from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, pars
 PULL_REQUEST_TARGET_FIX = (
     "under pull_request_target the checkout is the base branch, and checking out the pull request's code there "
     "would run it with a write token and the repository's secrets; run the gate on `pull_request` instead (fork "
-    "pull requests then get their check run from the trusted publisher, `mode: publish` on `workflow_run`)")
+    "pull requests then get their check run from the trusted publisher, `mode: publish` on `workflow_run`)"
+)
 
 
 @dataclass(frozen=True)
@@ -60,29 +61,36 @@ class Commits:
 
 
 def _fetch_hint(rev: str) -> str:
-    return (f"set `fetch-depth: 0` on actions/checkout, or run `git fetch --no-tags origin {rev}` "
-            "(add `--unshallow` in a shallow clone) before the gate")
+    return (
+        f"set `fetch-depth: 0` on actions/checkout, or run `git fetch --no-tags origin {rev}` "
+        "(add `--unshallow` in a shallow clone) before the gate"
+    )
 
 
 def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: EventContext | None) -> Commits:
     """SPEC's rule: a merge head compares against its first parent, anything else against the merge-base."""
     head = repo.resolve(head_rev)
     if head is None:
-        raise GateError(f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev),
-                        row="history-missing")
+        raise GateError(
+            f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev), row="history-missing"
+        )
     parents = repo.parents(head)
     for p in parents:
         if not repo.has_object(p) or repo.resolve(p) is None:
-            raise GateError(f"parent {p[:12]} of the head commit {head[:12]} is not in this clone (shallow clone?)",
-                            fix=_fetch_hint(p), row="history-missing")
+            raise GateError(
+                f"parent {p[:12]} of the head commit {head[:12]} is not in this clone (shallow clone?)",
+                fix=_fetch_hint(p),
+                row="history-missing",
+            )
     if event is not None:
         return _commits_from_event(repo, head, parents, event)
     base = None
     if base_rev is not None:
         base = repo.resolve(base_rev)
         if base is None:
-            raise GateError(f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev),
-                            row="history-missing")
+            raise GateError(
+                f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev), row="history-missing"
+            )
     if len(parents) >= 2 and (base is None or base == parents[0]):
         return Commits(parents[0], head, None)
     if base is None:
@@ -94,45 +102,65 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
     mb = repo.merge_base(base, head)
     if mb is None:
         if repo.is_shallow():
-            raise GateError(f"no merge-base of {base[:12]} and {head[:12]} in this shallow clone",
-                            fix=_fetch_hint(base_rev or base), row="history-missing")
-        raise GateError(f"{base[:12]} and {head[:12]} share no history", fix="pass the PR's target branch as --base",
-                        row="history-missing")
+            raise GateError(
+                f"no merge-base of {base[:12]} and {head[:12]} in this shallow clone",
+                fix=_fetch_hint(base_rev or base),
+                row="history-missing",
+            )
+        raise GateError(
+            f"{base[:12]} and {head[:12]} share no history",
+            fix="pass the PR's target branch as --base",
+            row="history-missing",
+        )
     if mb == head != base:
         # The head is a strict ancestor of the base (swapped, or already merged): nothing of the PR is compared.
         # The same commit named twice stays allowed: it judges that commit's code against its own evidence.
-        raise GateError(f"the head {head[:12]} is an ancestor of the base {base[:12]}, so there is no patch to judge",
-                        fix="pass the PR's target branch as --base and its head as --head (are they swapped?)",
-                        usage=True)
+        raise GateError(
+            f"the head {head[:12]} is an ancestor of the base {base[:12]}, so there is no patch to judge",
+            fix="pass the PR's target branch as --base and its head as --head (are they swapped?)",
+            usage=True,
+        )
     return Commits(mb, head, mb)
 
 
 def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventContext) -> Commits:
     if event.event_name == "merge_group":
         if head != event.head_sha:
-            raise GateError(f"the checked-out commit {head[:12]} is not the merge group's head {event.head_sha[:12]}",
-                            fix="check out the merge_group's head_sha (actions/checkout does by default)",
-                            row="event-mismatch")
+            raise GateError(
+                f"the checked-out commit {head[:12]} is not the merge group's head {event.head_sha[:12]}",
+                fix="check out the merge_group's head_sha (actions/checkout does by default)",
+                row="event-mismatch",
+            )
         if repo.resolve(event.base_sha) is None:
-            raise GateError(f"the merge group's base {event.base_sha[:12]} is not in this clone",
-                            fix=_fetch_hint(event.base_sha), row="history-missing")
+            raise GateError(
+                f"the merge group's base {event.base_sha[:12]} is not in this clone",
+                fix=_fetch_hint(event.base_sha),
+                row="history-missing",
+            )
         mb = repo.merge_base(event.base_sha, head)
         if mb != event.base_sha:
-            raise GateError(f"the merge group's base {event.base_sha[:12]} is not an ancestor of its head",
-                            fix=_fetch_hint(event.base_sha) if repo.is_shallow() else "re-run on the queue's commit",
-                            row="history-missing" if repo.is_shallow() else "event-mismatch")
+            raise GateError(
+                f"the merge group's base {event.base_sha[:12]} is not an ancestor of its head",
+                fix=_fetch_hint(event.base_sha) if repo.is_shallow() else "re-run on the queue's commit",
+                row="history-missing" if repo.is_shallow() else "event-mismatch",
+            )
         return Commits(event.base_sha, head, mb)
     if len(parents) < 2:
-        fix = ("check out refs/pull/N/merge (the default of actions/checkout on pull_request), not the head branch"
-               if event.event_name == "pull_request" else PULL_REQUEST_TARGET_FIX)
-        raise GateError(f"the checked-out commit {head[:12]} is not the pull request's merge commit", fix=fix,
-                        row="event-mismatch")
+        fix = (
+            "check out refs/pull/N/merge (the default of actions/checkout on pull_request), not the head branch"
+            if event.event_name == "pull_request"
+            else PULL_REQUEST_TARGET_FIX
+        )
+        raise GateError(
+            f"the checked-out commit {head[:12]} is not the pull request's merge commit", fix=fix, row="event-mismatch"
+        )
     if parents[1] != event.head_sha or parents[0] != event.base_sha:
         raise GateError(
             f"the merge commit's parents ({parents[0][:12]}, {parents[1][:12]}) are not the event's base and head "
             f"({event.base_sha[:12]}, {event.head_sha[:12]})",
             fix="re-run the workflow so the merge ref and the event agree (the base branch moved)",
-            row="event-mismatch")
+            row="event-mismatch",
+        )
     return Commits(parents[0], head, None)
 
 
@@ -152,12 +180,16 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
     if entry is None:
         return None, None
     if entry.mode not in {"100644", "100755"}:
-        raise GateError(f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
-                        fix=f"commit {path} to the base branch as a plain file", row="config-invalid")
+        raise GateError(
+            f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
+            fix=f"commit {path} to the base branch as a plain file",
+            row="config-invalid",
+        )
     data = repo.read_blobs([entry.oid])[entry.oid]
     if data is None:
-        raise GateError(f"the blob of {path} on the baseline is not in this clone", fix=_fetch_hint(baseline),
-                        row="history-missing")
+        raise GateError(
+            f"the blob of {path} on the baseline is not in this clone", fix=_fetch_hint(baseline), row="history-missing"
+        )
     return entry.oid, data
 
 
@@ -167,19 +199,26 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     try:
         config = parse_config(raw)
     except ConfigInvalid as exc:
-        raise GateError(exc.message + (f" (line {exc.line})" if exc.line else ""),
-                        fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
-                        row="config-invalid") from exc
+        raise GateError(
+            exc.message + (f" (line {exc.line})" if exc.line else ""),
+            fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
+            row="config-invalid",
+        ) from exc
     _list_blob, list_bytes = _read_trusted_file(repo, baseline, config.properties.list)
     if list_bytes is None:
-        raise GateError(f"{config.properties.list} is missing on the baseline {baseline[:12]}",
-                        fix=f"commit {config.properties.list} to the base branch, one property node id per line",
-                        row="config-invalid")
+        raise GateError(
+            f"{config.properties.list} is missing on the baseline {baseline[:12]}",
+            fix=f"commit {config.properties.list} to the base branch, one property node id per line",
+            row="config-invalid",
+        )
     try:
         specs = parse_properties(list_bytes)
     except PropertiesInvalid as exc:
-        raise GateError(f"{config.properties.list}:{exc.line or 1}: {exc.message}",
-                        fix="correct the list on the base branch", row="config-invalid") from exc
+        raise GateError(
+            f"{config.properties.list}:{exc.line or 1}: {exc.message}",
+            fix="correct the list on the base branch",
+            row="config-invalid",
+        ) from exc
     return config, config_blob, specs, list_bytes
 
 
@@ -204,31 +243,41 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     receipt["git"] = {"baseline": commits.baseline, "head": commits.head, "merge_base": commits.merge_base}
     for commit in (commits.baseline, commits.head):
         if not repo.has_object(f"{commit}^{{tree}}"):  # else every read below would look like an absent file
-            raise GateError(f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit),
-                            row="history-missing")
+            raise GateError(
+                f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit), row="history-missing"
+            )
     config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
     receipt["properties"]["list_sha256"] = _sha256(list_bytes)
-    receipt["properties"]["list"] = [{"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample}
-                                     for s in specs]
+    receipt["properties"]["list"] = [
+        {"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample} for s in specs
+    ]
     author = opts.author if opts.author is not None else (opts.event.author if opts.event else None)
     human = author is not None and not is_agent(author, config.agents)
-    receipt["mode"] = {"run": opts.run, "author": author, "scored": not human, "today": opts.today.isoformat(),
-                       "event": opts.event.event_name if opts.event else None,
-                       "shard": list(opts.shard) if opts.shard else None}
+    receipt["mode"] = {
+        "run": opts.run,
+        "author": author,
+        "scored": not human,
+        "today": opts.today.isoformat(),
+        "event": opts.event.event_name if opts.event else None,
+        "shard": list(opts.shard) if opts.shard else None,
+    }
 
     diff = repo.diff_tree(commits.baseline, commits.head)
     lanes: list[LaneResult] = []
     locked = locked_evidence.check(repo, commits.baseline, commits.head, config, specs, diff)
     lanes.append(locked)
     receipt["locked"] = locked.receipt
-    probes = harness_probes.check(repo, commits.baseline, commits.head, config, diff,
-                                  frozenset(locked.receipt.get("files", [])))
+    probes = harness_probes.check(
+        repo, commits.baseline, commits.head, config, diff, frozenset(locked.receipt.get("files", []))
+    )
     lanes.append(probes)
     receipt["probes"] = probes.receipt
     ledger = freeze_ledger.check(
-        repo.read_blob(commits.baseline, config.freeze.file), repo.read_blob(commits.head, config.freeze.file),
-        config, opts.today,
+        repo.read_blob(commits.baseline, config.freeze.file),
+        repo.read_blob(commits.head, config.freeze.file),
+        config,
+        opts.today,
     )
     lanes.append(ledger.lane)
     receipt["freeze"] = ledger.lane.receipt
@@ -250,15 +299,26 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
         from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
         with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
-            dynamic = property_lane.run(property_lane.DynamicRequest(
-                repo=repo, baseline=commits.baseline, head=commits.head, config=config, specs=specs,
-                # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
-                locked_paths=frozenset(locked.receipt.get("files", []))
-                | {f"{f}/" for f in locked.receipt.get("trees", {})}, removed=ledger.removed,
-                expired=ledger.expired, active=ledger.active, patch_id=commits.head, today=opts.today,
-                workdir=opts.workdir or Path(scratch), shard=opts.shard,
-                fixture_records=(fixture, digest_records),
-            ))
+            dynamic = property_lane.run(
+                property_lane.DynamicRequest(
+                    repo=repo,
+                    baseline=commits.baseline,
+                    head=commits.head,
+                    config=config,
+                    specs=specs,
+                    # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
+                    locked_paths=frozenset(locked.receipt.get("files", []))
+                    | {f"{f}/" for f in locked.receipt.get("trees", {})},
+                    removed=ledger.removed,
+                    expired=ledger.expired,
+                    active=ledger.active,
+                    patch_id=commits.head,
+                    today=opts.today,
+                    workdir=opts.workdir or Path(scratch),
+                    shard=opts.shard,
+                    fixture_records=(fixture, digest_records),
+                )
+            )
         lanes.append(dynamic)
         for key, value in dynamic.receipt.items():
             if isinstance(value, dict) and isinstance(receipt.get(key), dict):
@@ -290,8 +350,10 @@ def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision
     return result
 
 
-CRASH_FIX = ("this is a bug in evidence-gate, not a finding about the pull request: re-run the job; if it fails "
-             "again, report it with the receipt (its `errors` hold the traceback)")
+CRASH_FIX = (
+    "this is a bug in evidence-gate, not a finding about the pull request: re-run the job; if it fails "
+    "again, report it with the receipt (its `errors` hold the traceback)"
+)
 
 
 def describe_crash(exc: BaseException) -> str:
@@ -304,8 +366,10 @@ def describe_crash(exc: BaseException) -> str:
     reason = str(exc).strip()[:500] or "(no message)"  # the text may come from the patch: bounded
     if isinstance(exc, OSError):
         target = f" on {exc.filename}" if exc.filename else ""
-        return (f"internal error: {type(exc).__name__}{target}: {exc.strerror or reason}{where}; fix: make it "
-                f"readable and writable by uid {os.geteuid()}, the user evidence-gate runs as, or free the disk")
+        return (
+            f"internal error: {type(exc).__name__}{target}: {exc.strerror or reason}{where}; fix: make it "
+            f"readable and writable by uid {os.geteuid()}, the user evidence-gate runs as, or free the disk"
+        )
     return f"internal error: {type(exc).__name__}: {reason}{where}; fix: {CRASH_FIX}"
 
 
@@ -320,9 +384,11 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     try:  # first an `aborted` receipt, so one that the patch committed at this path never outlives a killed gate
         write_receipt(receipt_path, out)
     except OSError as exc:
-        raise GateError(f"cannot write the receipt at {receipt_path}: {exc.strerror}",
-                        fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
-                        usage=True) from exc
+        raise GateError(
+            f"cannot write the receipt at {receipt_path}: {exc.strerror}",
+            fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
+            usage=True,
+        ) from exc
     try:
         try:
             code = check(opts, out).row.exit_code
@@ -343,6 +409,15 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
 
 
 __all__ = [
-    "CRASH_FIX", "PULL_REQUEST_TARGET_FIX", "CheckOptions", "Commits", "check", "describe_crash", "empty_receipt",
-    "evaluate", "precondition", "read_trusted", "resolve_commits",
+    "CRASH_FIX",
+    "PULL_REQUEST_TARGET_FIX",
+    "CheckOptions",
+    "Commits",
+    "check",
+    "describe_crash",
+    "empty_receipt",
+    "evaluate",
+    "precondition",
+    "read_trusted",
+    "resolve_commits",
 ]

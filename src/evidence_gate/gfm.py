@@ -17,8 +17,8 @@ from evidence_gate.locked_paths import display_path
 # Inline syntax characters, escaped wherever they occur: emphasis, code, links and images, raw HTML and entities,
 # tables, strikethrough, headings, emoji shortcodes and URL autolinks (`:`), math (`$`), and backslash itself.
 _SYNTAX = re.compile(r"([\\`*_\[\]<>!&|~#:$])")
-_WWW = re.compile(r"(?i)\b(www)\.")                # the `www.` autolink
-_LINE_START = re.compile(r"^([-+=]|\d+[.)])")      # a list item, a setext underline, an ordered list
+_WWW = re.compile(r"(?i)\b(www)\.")  # the `www.` autolink
+_LINE_START = re.compile(r"^([-+=]|\d+[.)])")  # a list item, a setext underline, an ordered list
 
 
 def printable(value: object, limit: int | None = None) -> str:

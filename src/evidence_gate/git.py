@@ -18,11 +18,27 @@ from evidence_gate.errors import GateError
 NULL_OID = "0" * 40
 TREE_MODE = "040000"
 # What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
-_OBJECT_TROUBLE = ("could not read", "unable to read", "bad object", "bad tree object", "missing blob",
-                   "missing tree", "invalid object", "inflate", "corrupt", "unable to unpack", "not a tree object",
-                   "does not point to a valid object", "not a valid object", "loose object", "packed object")
-FSCK_FIX = ("the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
-            "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone")
+_OBJECT_TROUBLE = (
+    "could not read",
+    "unable to read",
+    "bad object",
+    "bad tree object",
+    "missing blob",
+    "missing tree",
+    "invalid object",
+    "inflate",
+    "corrupt",
+    "unable to unpack",
+    "not a tree object",
+    "does not point to a valid object",
+    "not a valid object",
+    "loose object",
+    "packed object",
+)
+FSCK_FIX = (
+    "the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
+    "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone"
+)
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
@@ -46,8 +62,9 @@ def unreadable_checkout(path: Path, detail: str) -> GateError:
     return GateError(
         f"the checkout {path} cannot be read by uid {uid}, the user evidence-gate runs as ({detail})",
         fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (on a self-hosted "
-            "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
-            "user), or `chmod -R a+rX` the checkout in a step before this one")
+        "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
+        "user), or `chmod -R a+rX` the checkout in a step before this one",
+    )
 
 
 def object_id(kind: str, data: bytes, length: int) -> str:
@@ -101,22 +118,33 @@ class Repo:
             proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=scrubbed_env(), check=False)
         except (FileNotFoundError, NotADirectoryError) as exc:  # also raised for a missing working folder
             if not self.path.is_dir():
-                raise GateError(f"{self.path} is not a folder", usage=True,
-                                fix="pass --repo pointing at a checkout of the pull request") from exc
+                raise GateError(
+                    f"{self.path} is not a folder",
+                    usage=True,
+                    fix="pass --repo pointing at a checkout of the pull request",
+                ) from exc
             raise GateError("git is not installed or not on PATH", fix="install git 2.30 or newer") from exc
         except PermissionError as exc:  # the working folder itself cannot be entered
             raise unreadable_checkout(self.path, exc.strerror or "permission denied") from exc
         if check and proc.returncode != 0:
-            stderr = "\n".join(line for line in proc.stderr.decode(errors="replace").strip().splitlines()
-                               if not line.startswith("hint:"))
+            stderr = "\n".join(
+                line
+                for line in proc.stderr.decode(errors="replace").strip().splitlines()
+                if not line.startswith("hint:")
+            )
             if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
                 raise unreadable_checkout(self.path, stderr[:500])
             if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
                 # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
-                raise GateError(f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
-                                fix=FSCK_FIX, row="history-missing")
-            raise GateError(f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
-                            fix="run the gate inside a git checkout of the pull request")
+                raise GateError(
+                    f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
+                    fix=FSCK_FIX,
+                    row="history-missing",
+                )
+            raise GateError(
+                f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
+                fix="run the gate inside a git checkout of the pull request",
+            )
         return proc
 
     def out(self, *args: str) -> str:
@@ -142,12 +170,22 @@ class Repo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
-        proc = self.run("-c", "core.warnAmbiguousRefs=true", "rev-parse", "--verify", "--end-of-options",
-                        f"{rev}^{{commit}}", check=False)
+        proc = self.run(
+            "-c",
+            "core.warnAmbiguousRefs=true",
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
+            check=False,
+        )
         full_id = len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)  # git reads these as ids
         if b"is ambiguous" in proc.stderr and not full_id:  # git would quietly prefer a ref named like a short id
-            raise GateError(f"the revision {rev!r} is ambiguous: it names both a ref and an abbreviated commit id",
-                            fix="pass the full 40-character commit id or a full ref name (refs/heads/...)", usage=True)
+            raise GateError(
+                f"the revision {rev!r} is ambiguous: it names both a ref and an abbreviated commit id",
+                fix="pass the full 40-character commit id or a full ref name (refs/heads/...)",
+                usage=True,
+            )
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def has_object(self, oid: str) -> bool:
@@ -198,8 +236,9 @@ class Repo:
         git skips, without an error, a changed folder whose tree object is absent, which would hide every change
         below it; `-t` lists the changed folders too, and each must be readable or the diff is `history-missing`.
         """
-        raw = self.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", "--no-ext-diff", "--no-textconv",
-                       base, head).stdout
+        raw = self.run(
+            "diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", "--no-ext-diff", "--no-textconv", base, head
+        ).stdout
         fields = raw.split(b"\0")
         entries = []
         i = 0
@@ -212,9 +251,14 @@ class Repo:
             entries.append(DiffEntry(old_mode, new_mode, old_oid, new_oid, status[0], decode_path(fields[i + 1])))
             i += 2
         folders = [e for e in entries if TREE_MODE in (e.old_mode, e.new_mode)]
-        self._require_trees({oid: e.path for e in folders for oid, mode in ((e.old_oid, e.old_mode),
-                                                                            (e.new_oid, e.new_mode))
-                             if mode == TREE_MODE and oid != NULL_OID})
+        self._require_trees(
+            {
+                oid: e.path
+                for e in folders
+                for oid, mode in ((e.old_oid, e.old_mode), (e.new_oid, e.new_mode))
+                if mode == TREE_MODE and oid != NULL_OID
+            }
+        )
         return [e for e in entries if TREE_MODE not in (e.old_mode, e.new_mode)]
 
     def _require_trees(self, trees: Mapping[str, str]) -> None:
@@ -225,8 +269,11 @@ class Repo:
         lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
         for (oid, path), line in zip(trees.items(), lines, strict=True):
             if not line.endswith(b" tree"):
-                raise GateError(f"the tree object {oid} of the folder {path!r} is not in this clone",
-                                fix=FSCK_FIX, row="history-missing")
+                raise GateError(
+                    f"the tree object {oid} of the folder {path!r} is not in this clone",
+                    fix=FSCK_FIX,
+                    row="history-missing",
+                )
 
     def changed_trees(self, base: str, head: str) -> list[tuple[str, str]]:
         """(object id, path) of every tree the head adds or changes against the base (`diff-tree -r -t`)."""
@@ -246,8 +293,10 @@ class Repo:
             return []
         proc = self.run("grep", "-l", "-z", "-F", "-w", "-I", *patterns, rev, "--", pathspec, check=False)
         if proc.returncode not in (0, 1):
-            raise GateError(f"`git grep` failed: {proc.stderr.decode(errors='replace').strip()}",
-                            fix="run the gate inside a git checkout of the pull request")
+            raise GateError(
+                f"`git grep` failed: {proc.stderr.decode(errors='replace').strip()}",
+                fix="run the gate inside a git checkout of the pull request",
+            )
         prefix = f"{rev}:".encode()
         return [decode_path(p.removeprefix(prefix)) for p in proc.stdout.split(b"\0") if p]
 
@@ -282,10 +331,13 @@ class Repo:
                 continue
             oid, type_, size = header.rsplit(" ", 2)
             n = int(size)
-            result[key] = data[pos:pos + n] if type_ == kind else None
-            if type_ == kind and object_id(kind, data[pos:pos + n], len(oid)) != oid:
-                raise GateError(f"the {kind} {oid} ({key}) is corrupt: its bytes do not hash to its id",
-                                fix=FSCK_FIX, row="history-missing")
+            result[key] = data[pos : pos + n] if type_ == kind else None
+            if type_ == kind and object_id(kind, data[pos : pos + n], len(oid)) != oid:
+                raise GateError(
+                    f"the {kind} {oid} ({key}) is corrupt: its bytes do not hash to its id",
+                    fix=FSCK_FIX,
+                    row="history-missing",
+                )
             pos += n + 1
         self._absent_or_raise([k for k, v in result.items() if v is None])
         return result
@@ -309,8 +361,12 @@ class Repo:
             wanted = set(paths)
             for entry in self.ls_tree(rev, paths):
                 if entry.path in wanted and entry.type != "commit" and not self.has_object(entry.oid):
-                    raise GateError(f"{entry.path} on {rev[:12]} names the {entry.type} {entry.oid}, which is not "
-                                    "in this clone (or is damaged)", fix=FSCK_FIX, row="history-missing")
+                    raise GateError(
+                        f"{entry.path} on {rev[:12]} names the {entry.type} {entry.oid}, which is not "
+                        "in this clone (or is damaged)",
+                        fix=FSCK_FIX,
+                        row="history-missing",
+                    )
 
     def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:
         """The object id each `rev:path` names (tree or blob), None where absent or a gitlink; see `read_blobs`."""
@@ -321,8 +377,10 @@ class Repo:
             return {}
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
         lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
-        ids = {k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
-               for k, line in zip(keys, lines, strict=True)}
+        ids = {
+            k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
+            for k, line in zip(keys, lines, strict=True)
+        }
         # None stays "absent" (a gitlink too: its commit lives in another repository); a named object that is gone
         # raises instead.
         self._absent_or_raise([k for k, v in ids.items() if v is None])
@@ -332,8 +390,9 @@ class Repo:
         """The bytes of `commit:path` when it is a blob, else None."""
         return self.read_blobs([f"{commit}:{path}"])[f"{commit}:{path}"]
 
-    def fetch(self, remote: str, revs: Sequence[str], *, depth: int | None = None,
-              config: Sequence[str] = ()) -> tuple[bool, str]:
+    def fetch(
+        self, remote: str, revs: Sequence[str], *, depth: int | None = None, config: Sequence[str] = ()
+    ) -> tuple[bool, str]:
         """`git fetch` of exact commits (or refspecs) through the clone's own credentials, plus `-c` settings such as
         an auth header; (ok, git's stderr)."""
         args = [a for setting in config for a in ("-c", setting)]

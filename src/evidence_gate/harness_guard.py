@@ -130,8 +130,11 @@ class Snapshot:
                 out.append(key)
         for key, members, names in self.classes:
             if len(members) != len(names):
-                out += [f"{key}.{attr}" for attr in set(members) - names
-                        if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed]
+                out += [
+                    f"{key}.{attr}"
+                    for attr in set(members) - names
+                    if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed
+                ]
         return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
 
     def extend(self) -> None:
@@ -170,7 +173,9 @@ class Origins:
                 packages.append(file)
         self.harness = _dirs(*packages) + tuple(
             os.path.abspath(getattr(MODULES.get(n), "__file__", "") or "")  # noqa: PTH100
-            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals") if MODULES.get(n) is not None)
+            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals")
+            if MODULES.get(n) is not None
+        )
         self.trusted = frozenset(trusted_files)
         # Hypothesis compiles the wrappers of @given tests in temporary modules under the test file's name.
         from hypothesis.internal import reflection  # noqa: PLC0415
@@ -186,14 +191,16 @@ class Origins:
             return True  # the worker's own bootstrap (`python -c`), the outermost frame of every stack
         globals_ = frame.f_globals
         return str(globals_.get("__name__", "")).startswith("hypothesis_temporary_module_") and any(
-            vars(module) is globals_ for module in list(self.hypothesis_modules.values()))
+            vars(module) is globals_ for module in list(self.hypothesis_modules.values())
+        )
 
     def transparent(self, filename: str) -> bool:
         """Harness or standard-library code (site-packages under the standard library's folder are not)."""
         if filename.startswith(("<frozen ", *self.harness)):
             return True
         return filename.startswith(self.stdlib) and not any(
-            part in filename for part in (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep))
+            part in filename for part in (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+        )
 
     def locked(self, frame: types.FrameType) -> bool:
         """A frame of a locked file, running in that file's own module (a code object compiled under a locked

@@ -101,8 +101,9 @@ def new_references(sides: Mapping[str, tuple[bytes | None, bytes | None]]) -> li
     return hits
 
 
-def _scanned(repo: Repo, head: str, changed: list[DiffEntry], roots: tuple[str, ...],
-             locked: frozenset[str]) -> set[str]:
+def _scanned(
+    repo: Repo, head: str, changed: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]
+) -> set[str]:
     """The changed `.py` files that are code under test on the head tree."""
     cut = {e.path for e in changed if in_pythonpath(e.path, roots) and not is_test_file(e.path)}
     outside = {e.path for e in changed} - cut
@@ -116,14 +117,15 @@ def _words(path: str, roots: tuple[str, ...]) -> set[str]:
         parts = parts[:-1]
     words = {parts[-1]} if parts else set()
     for root in ("", *roots):
-        rel = parts[len(root.split("/")):] if root else parts
+        rel = parts[len(root.split("/")) :] if root else parts
         if rel and (not root or path.startswith(root + "/")):
             words.add(rel[0])
     return {w for w in words if w.isidentifier()}
 
 
-def _imported_from_cut(repo: Repo, head: str, targets: set[str], roots: tuple[str, ...],
-                       locked: frozenset[str]) -> set[str]:
+def _imported_from_cut(
+    repo: Repo, head: str, targets: set[str], roots: tuple[str, ...], locked: frozenset[str]
+) -> set[str]:
     """The `targets` that code under test imports, directly or through other modules.
 
     Searched backwards, so the cost follows the change: one `git grep` per round finds the files that spell a
@@ -138,8 +140,11 @@ def _imported_from_cut(repo: Repo, head: str, targets: set[str], roots: tuple[st
         sources = repo.read_blobs(f"{head}:{p}" for p in candidates)
         following: set[str] = set()
         for path in candidates:
-            imported = {c for ref in import_scan.imported_names(sources.get(f"{head}:{path}") or b"", path)
-                        for c in _resolve(ref, roots)} & frontier
+            imported = {
+                c
+                for ref in import_scan.imported_names(sources.get(f"{head}:{path}") or b"", path)
+                for c in _resolve(ref, roots)
+            } & frontier
             if not imported:
                 continue
             carried = set().union(*(leads[f] for f in imported))
@@ -170,32 +175,53 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
         if e.status == "D" or e.path in locked or not in_pythonpath(e.path, roots):
             continue
         if e.new_mode in REGULAR and e.path.endswith(COMPILED):
-            ref = Reference("compiled module", 0, "a compiled extension module the scan cannot read; commit its "
-                                                  "Python source instead")
+            ref = Reference(
+                "compiled module",
+                0,
+                "a compiled extension module the scan cannot read; commit its Python source instead",
+            )
         elif e.new_mode == "120000" and (e.path.endswith(".py") or "." not in posixpath.basename(e.path)):
-            ref = Reference("symlink", 0, "a symlink the scan does not follow, while the sealed run imports what it "
-                                          "points to; commit the module as a regular file")
+            ref = Reference(
+                "symlink",
+                0,
+                "a symlink the scan does not follow, while the sealed run imports what it "
+                "points to; commit the module as a regular file",
+            )
         else:
             continue
         out.append(Hit(e.path, ref))
     return out
 
 
-def check(repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry],
-          locked: frozenset[str]) -> LaneResult:
+def check(
+    repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
+) -> LaneResult:
     """New harness probes in code under test; each is a violation on its line unless `probes.allow` names it."""
     roots = _roots(config)
-    changed = [e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D"
-               and e.new_mode in REGULAR]
+    changed = [
+        e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
+    ]
     scanned = _scanned(repo, head, changed, roots, locked) if changed else set()
     # Baseline sides of every code-under-test file the patch touched, deleted ones included (moves start there).
     # A deleted module that is not test code may have moved into code under test (`attr/` → `src/attr/`).
-    sources = [e for e in diff if e.path.endswith(".py") and (e.path in scanned or (
-        e.status == "D" and not is_test_file(e.path)))]
-    blobs = repo.read_blobs([*(e.old_oid for e in sources if e.old_oid != NULL_OID and e.old_mode in REGULAR),
-                             *(e.new_oid for e in sources if e.path in scanned)])
-    sides = {e.path: (blobs.get(e.old_oid) if e.old_mode in REGULAR else None,
-                      blobs.get(e.new_oid) if e.path in scanned else None) for e in sources}
+    sources = [
+        e
+        for e in diff
+        if e.path.endswith(".py") and (e.path in scanned or (e.status == "D" and not is_test_file(e.path)))
+    ]
+    blobs = repo.read_blobs(
+        [
+            *(e.old_oid for e in sources if e.old_oid != NULL_OID and e.old_mode in REGULAR),
+            *(e.new_oid for e in sources if e.path in scanned),
+        ]
+    )
+    sides = {
+        e.path: (
+            blobs.get(e.old_oid) if e.old_mode in REGULAR else None,
+            blobs.get(e.new_oid) if e.path in scanned else None,
+        )
+        for e in sources
+    }
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
     for hit in [*_unreadable(diff, roots, locked), *new_references(sides)]:
@@ -205,13 +231,19 @@ def check(repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffE
         if entry is not None:
             allowed.append({"path": disp, "line": line, "name": hit.ref.name, "allowed_by": entry})
             continue
-        violations.append(Violation(ROW, f"new `{hit.ref.name}` in code under test ({hit.ref.why}); remove it: code "
-                                         "under test must not look at the harness, the gate or other frames. If a "
-                                         f"human agrees it is needed, add \"{disp}: {hit.ref.name}\" to "
-                                         f"probes.allow in {CONFIG_PATH} on the base branch", disp, line))
+        violations.append(
+            Violation(
+                ROW,
+                f"new `{hit.ref.name}` in code under test ({hit.ref.why}); remove it: code "
+                "under test must not look at the harness, the gate or other frames. If a "
+                f'human agrees it is needed, add "{disp}: {hit.ref.name}" to '
+                f"probes.allow in {CONFIG_PATH} on the base branch",
+                disp,
+                line,
+            )
+        )
     if len(violations) > MAX_VIOLATIONS:
         rest = len(violations) - MAX_VIOLATIONS
         violations = [*violations[:MAX_VIOLATIONS], Violation(ROW, f"and {rest} more harness probes")]
-    receipt = {"scanned": sorted(display_path(p) for p in scanned), "allowed": allowed,
-               "found": len(violations)}
+    receipt = {"scanned": sorted(display_path(p) for p in scanned), "allowed": allowed, "found": len(violations)}
     return LaneResult(tuple(violations), receipt)

@@ -25,9 +25,11 @@ from pathlib import Path
 SYSTEM_ROOT = Path("/var/cache/evidence-gate/hypothesis-tables")
 MANIFEST = "manifest.json"
 TABLES = "unicode_data"
-PRODUCER = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-            "from hypothesis.internal.charmap import charmap, intervals_from_codec; "
-            "charmap(); intervals_from_codec('utf-8')")
+PRODUCER = (
+    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+    "from hypothesis.internal.charmap import charmap, intervals_from_codec; "
+    "charmap(); intervals_from_codec('utf-8')"
+)
 
 
 @dataclass(frozen=True)
@@ -115,11 +117,21 @@ def _copy_checked(entry: Path, files: dict[str, str], dest: Path) -> bool:
 
 def produce(sys_path: list[str], folder: Path) -> str:
     """Have a harness-only interpreter write the tables into `folder`; "" or why it failed."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HYPOTHESIS_STORAGE_DIRECTORY": str(folder),
-           "LANG": "C.UTF-8"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(folder),
+        "LANG": "C.UTF-8",
+    }
     try:
-        proc = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", PRODUCER, json.dumps(sys_path)],
-                              cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-B", "-c", PRODUCER, json.dumps(sys_path)],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the table producer could not run: {exc}"
     if proc.returncode != 0 or not digest_files(folder):

@@ -81,14 +81,17 @@ def _call_refs(node: ast.Call, folder: str) -> list[_Ref]:
         package = _literal_strings(node.args[1] if len(node.args) > 1 else kwargs.get("package"))
         if level and name == "import_module" and package:
             anchor = package[0].split(".")
-            refs.append(_Ref((*anchor[:len(anchor) - level + 1], *parts)))
+            refs.append(_Ref((*anchor[: len(anchor) - level + 1], *parts)))
         elif parts or level:
             refs.append(_Ref(parts, level, folder))
     if name == "__import__" and refs:
         fromlist = node.args[3] if len(node.args) > 3 else kwargs.get("fromlist")
         first = refs[0]
-        refs += [_Ref((*first.parts, sub), first.level, first.base)
-                 for sub in _literal_strings(fromlist) if sub and sub != "*"]
+        refs += [
+            _Ref((*first.parts, sub), first.level, first.base)
+            for sub in _literal_strings(fromlist)
+            if sub and sub != "*"
+        ]
     return refs
 
 
@@ -183,7 +186,7 @@ def scan(read: Reader, start: Mapping[str, bytes | None], pythonpath: tuple[str,
                 # A module that resolves under pythonpath is code under test: new files beside it are ordinary edits.
                 for root in pyroots:
                     if _under(cand, [root]):
-                        rel = cand[len(root) + 1:] if root else cand
+                        rel = cand[len(root) + 1 :] if root else cand
                         resolved_in_pythonpath.add((root, rel.split("/")[0].removesuffix(".py")))
     shadows -= resolved_in_pythonpath
     return ImportScan(frozenset(locked), frozenset(shadows))

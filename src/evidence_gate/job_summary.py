@@ -19,13 +19,13 @@ from evidence_gate import gfm, property_report, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
 from evidence_gate.report_rows import LANES, PRECONDITIONS
 
-STEP_SUMMARY_LIMIT = 1024 * 1024          # bytes: GitHub rejects a step summary over 1 MiB
-CHECK_SUMMARY_LIMIT = 65535               # characters: the check-run `output.summary` and `output.text` limit
+STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub rejects a step summary over 1 MiB
+CHECK_SUMMARY_LIMIT = 65535  # characters: the check-run `output.summary` and `output.text` limit
 TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is in the artifact]**\n"
-MAX_ITEMS = 30                            # finding lines per lane in the summary (the text has all)
-MAX_NAMES = 25                            # file names merged into one summary line
-MAX_FAILING = 10                          # failing properties shown in full in the summary
-LINKED_FINDINGS = 150                     # findings the text links to their line, at most
+MAX_ITEMS = 30  # finding lines per lane in the summary (the text has all)
+MAX_NAMES = 25  # file names merged into one summary line
+MAX_FAILING = 10  # failing properties shown in full in the summary
+LINKED_FINDINGS = 150  # findings the text links to their line, at most
 MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unknown": "⚠️"}
 
 
@@ -33,9 +33,9 @@ MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unk
 class Links:
     """URLs the report may link to, each None when unknown (then nothing is linked)."""
 
-    docs: str | None = None       # the README the row anchors are appended to
-    artifact: str | None = None   # the uploaded receipt artifact
-    blob: str | None = None       # `{server}/{repo}/blob/{sha}`, for links to a finding's line
+    docs: str | None = None  # the README the row anchors are appended to
+    artifact: str | None = None  # the uploaded receipt artifact
+    blob: str | None = None  # `{server}/{repo}/blob/{sha}`, for links to a finding's line
 
 
 def fenced(text: str, info: str = "text") -> str:
@@ -49,8 +49,10 @@ def prose(message: str, limit: int | None = None) -> str:
     parts = flat.split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no code at all
         return gfm.text(flat)
-    return "".join((gfm.code(p) if p.strip() else gfm.text(f"`{p}`", at_start=False)) if i % 2
-                   else gfm.text(p, at_start=i == 0) for i, p in enumerate(parts))
+    return "".join(
+        (gfm.code(p) if p.strip() else gfm.text(f"`{p}`", at_start=False)) if i % 2 else gfm.text(p, at_start=i == 0)
+        for i, p in enumerate(parts)
+    )
 
 
 def kind(receipt: dict[str, Any]) -> str:
@@ -71,6 +73,7 @@ def _line_link(links: Links) -> Callable[[str, int | None], str]:
         if links.blob is None:
             return label
         return gfm.link(label, f"{links.blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
+
     return render
 
 
@@ -78,13 +81,18 @@ def verdict(receipt: dict[str, Any]) -> str:
     """The one-line verdict with its mark."""
     decision = receipt.get("decision") or {}
     row, title = str(decision.get("row")), str(decision.get("title", ""))
-    aborted = ("**The gate itself failed**: it did not finish" if title in ("", "The gate did not finish")
-               else f"**{gfm.text(title)}**")  # e.g. the action could not start (usage error)
-    lead = {"aborted": f"{MARK['fail']} {aborted}, so nothing is scored",
-            "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
-            "human": f"{MARK['notice']} **Not scored**: a human patch",
-            "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
-            "fail": f"{MARK['fail']} **Fail**: {gfm.text(title)}"}[kind(receipt)]
+    aborted = (
+        "**The gate itself failed**: it did not finish"
+        if title in ("", "The gate did not finish")
+        else f"**{gfm.text(title)}**"
+    )  # e.g. the action could not start (usage error)
+    lead = {
+        "aborted": f"{MARK['fail']} {aborted}, so nothing is scored",
+        "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
+        "human": f"{MARK['notice']} **Not scored**: a human patch",
+        "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
+        "fail": f"{MARK['fail']} **Fail**: {gfm.text(title)}",
+    }[kind(receipt)]
     return f"{lead} · {gfm.code(row)}" + (f" · {_counts(receipt)}" if kind(receipt) in ("pass", "fail") else "")
 
 
@@ -94,8 +102,12 @@ def _counts(receipt: dict[str, Any]) -> str:
     for lane, found in report_rows.violations_by_lane(receipt).items():
         if lane == "Properties":
             continue
-        noun = {"Locked evidence": "locked path", "Freeze ledger": "freeze-ledger finding",
-                "Fixtures": "fixture finding", "Harness probes": "harness probe"}.get(lane, "finding")
+        noun = {
+            "Locked evidence": "locked path",
+            "Freeze ledger": "freeze-ledger finding",
+            "Fixtures": "fixture finding",
+            "Harness probes": "harness probe",
+        }.get(lane, "finding")
         n = len({v.get("path") for v in found}) if lane == "Locked evidence" else len(found)
         parts.append(f"{n} {noun}{'s' if n != 1 else ''}")
     parts += _property_counts(receipt)
@@ -106,8 +118,11 @@ def _property_counts(receipt: dict[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
     ledgers = props.get("ledgers") or []
     failed = property_report.failing(receipt)
-    problems = [v for v in report_rows.violations_by_lane(receipt).get("Properties", [])
-                if v.get("row") not in property_report.FAILED_ROWS]
+    problems = [
+        v
+        for v in report_rows.violations_by_lane(receipt).get("Properties", [])
+        if v.get("row") not in property_report.FAILED_ROWS
+    ]
     out = []
     if failed:
         out.append(f"{len(failed)} of {len(ledgers)} properties failed")
@@ -132,8 +147,9 @@ def title(receipt: dict[str, Any]) -> str:
 def _todo(receipt: dict[str, Any], links: Links) -> str:
     row = str((receipt.get("decision") or {}).get("row"))
     if kind(receipt) == "aborted":
-        todo = ("Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback "
-                "to report.")
+        todo = (
+            "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
+        )
     else:
         todo = report_rows.info(row).todo
     out = f"**What to do:** {prose(todo)}"
@@ -146,8 +162,9 @@ def _todo(receipt: dict[str, Any], links: Links) -> str:
     return out + (" (" + " · ".join(refs) + ")" if refs else "")
 
 
-def summary(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None
-            ) -> str:
+def summary(
+    receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None
+) -> str:
     """The check run's summary: verdict, what to do, notes, what failed, the lanes, the receipt's identity."""
     links = links or Links()
     out = [verdict(receipt), "", _todo(receipt, links), ""]
@@ -181,36 +198,52 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     groups = report_rows.violations_by_lane(receipt)
     if not groups and not property_report.failing(receipt):
         return out
-    heading = {"human": "### Findings (notices: a human patch is not scored)",
-               "precondition": "### Why the gate could not evaluate"}.get(k, "### What failed")
+    heading = {
+        "human": "### Findings (notices: a human patch is not scored)",
+        "precondition": "### Why the gate could not evaluate",
+    }.get(k, "### What failed")
     out += [heading, ""]
     for lane, found in groups.items():
         out += _lane_findings(receipt, lane, found, links, MAX_ITEMS)
     return out
 
 
-def _lane_findings(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]], links: Links,
-                   max_items: int | None) -> list[str]:
+def _lane_findings(
+    receipt: dict[str, Any], lane: str, found: list[dict[str, Any]], links: Links, max_items: int | None
+) -> list[str]:
     line_link = _line_link(links)
     out: list[str] = []
     if lane == "Properties":
         failing = property_report.failing(receipt)
         nodes = {str(x.get("property_id")) for x in failing}
-        found = [v for v in found if not (v.get("row") in property_report.FAILED_ROWS
-                                          and any(str(v.get("message", "")).startswith(n) for n in nodes))]
+        found = [
+            v
+            for v in found
+            if not (
+                v.get("row") in property_report.FAILED_ROWS
+                and any(str(v.get("message", "")).startswith(n) for n in nodes)
+            )
+        ]
         ledgers = (receipt.get("properties") or {}).get("ledgers") or []
         if failing:
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
             for ledger in failing[:MAX_FAILING]:
                 out += property_report.failure_block(receipt, ledger, line_link)
             if len(failing) > MAX_FAILING:
-                out += [f"… {len(failing) - MAX_FAILING} more failing properties: each has its seed ledger in the "
-                        "full detail and its own annotation.", ""]
+                out += [
+                    f"… {len(failing) - MAX_FAILING} more failing properties: each has its seed ledger in the "
+                    "full detail and its own annotation.",
+                    "",
+                ]
         if not found:
             return out
         plural = "s" if len(found) != 1 else ""
-        out += [f"#### Property run problems · {len(found)}" if failing else f"#### Properties · {len(found)} "
-                f"finding{plural}", ""]
+        out += [
+            f"#### Property run problems · {len(found)}"
+            if failing
+            else f"#### Properties · {len(found)} finding{plural}",
+            "",
+        ]
     else:
         out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
     out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)
@@ -232,12 +265,13 @@ def _strip_where(message: str, path: str | None) -> str:
         shown = gfm.printable(path)
         for prefix in (f"{shown}: ", f"{shown} "):
             if message.startswith(prefix):
-                return message[len(prefix):]
+                return message[len(prefix) :]
     return message
 
 
-def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: int | None,
-                  line_link: Callable[[str, int | None], str]) -> list[str]:
+def finding_lines(
+    found: list[dict[str, Any]], *, by_folder: bool, max_items: int | None, line_link: Callable[[str, int | None], str]
+) -> list[str]:
     """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
     at most `max_items` finding lines."""
     fix = common_fix([gfm.printable(v.get("message")) for v in found])
@@ -265,8 +299,9 @@ def finding_lines(found: list[dict[str, Any]], *, by_folder: bool, max_items: in
             out.append(_item(message, members, by_folder, line_link))
         out.append("")
     if max_items is not None and shown >= max_items and len(found) > shown:
-        out.append(f"… and more: every finding is in the full detail below and in the receipt ({len(found)} in "
-                   "this lane).")
+        out.append(
+            f"… and more: every finding is in the full detail below and in the receipt ({len(found)} in this lane)."
+        )
     return out
 
 
@@ -282,8 +317,9 @@ def every_finding(found: list[dict[str, Any]], line_link: Callable[[str, int | N
     return [*out, ""]
 
 
-def _item(message: str, members: list[dict[str, Any]], by_folder: bool,
-          line_link: Callable[[str, int | None], str]) -> str:
+def _item(
+    message: str, members: list[dict[str, Any]], by_folder: bool, line_link: Callable[[str, int | None], str]
+) -> str:
     text = prose(message, 600)
     if by_folder:
         names = [gfm.code(str(v.get("path") or "").rsplit("/", 1)[-1], 200) for v in members]
@@ -308,8 +344,14 @@ def lane_lines(receipt: dict[str, Any]) -> list[str]:
 def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
     """The check run's text: every identity, ledger and finding of the receipt."""
     links = links or Links()
-    out = ["### Receipt", "", "| what | identity |", "|---|---|",
-           *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)), ""]
+    out = [
+        "### Receipt",
+        "",
+        "| what | identity |",
+        "|---|---|",
+        *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)),
+        "",
+    ]
     ledgers = (receipt.get("properties") or {}).get("ledgers") or []
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
@@ -328,8 +370,11 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
     provenance = [p for p in (receipt.get("sealed") or {}).get("provenance") or [] if isinstance(p, dict)]
     if provenance:
         out += ["### Code under test, as the sealed run loaded it", ""]
-        out += [f"- {gfm.code(p.get('package'), 100)} from {gfm.code(p.get('loaded_from'), 300)}"
-                + ("" if p.get("from_tree") else " (**outside the sealed tree**)") for p in provenance[:200]]
+        out += [
+            f"- {gfm.code(p.get('package'), 100)} from {gfm.code(p.get('loaded_from'), 300)}"
+            + ("" if p.get("from_tree") else " (**outside the sealed tree**)")
+            for p in provenance[:200]
+        ]
         out.append("")
     errors = new_errors(receipt)
     if errors:
@@ -337,13 +382,20 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
     return "\n".join(out)
 
 
-def render(receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None,
-           check_name: str = "evidence-gate") -> str:
+def render(
+    receipt: dict[str, Any],
+    receipt_sha256: str,
+    notes: tuple[str, ...] = (),
+    links: Links | None = None,
+    check_name: str = "evidence-gate",
+) -> str:
     """The job summary: a heading with the check's name, the summary, the full detail collapsed."""
     heading = f"## {gfm.text(check_name, 100)}"
     text = details(receipt, receipt_sha256, links)
-    return (f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n<details><summary>Full detail: "
-            f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n")
+    return (
+        f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n<details><summary>Full detail: "
+        f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n"
+    )
 
 
 def truncate_bytes(text: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
@@ -386,7 +438,7 @@ def _open_fence(text: str) -> str:
             continue
         if not fence:
             fence = m.group(1)
-        elif line.rstrip() == fence or (line.startswith(fence) and not line[len(fence):].strip()):
+        elif line.rstrip() == fence or (line.startswith(fence) and not line[len(fence) :].strip()):
             fence = ""
     return fence
 

@@ -67,8 +67,10 @@ def confine(writable: list[str], readable: list[str] | None = None, *, network: 
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for path, dir_rights, plain_rights in [*((p, handled, file_rights) for p in writable),
-                                               *((p, reads, _READ_FILE_RIGHTS) for p in readable or [])]:
+        for path, dir_rights, plain_rights in [
+            *((p, handled, file_rights) for p in writable),
+            *((p, reads, _READ_FILE_RIGHTS) for p in readable or []),
+        ]:
             _add_rule(libc, ruleset, path, dir_rights, plain_rights)
         if int(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")

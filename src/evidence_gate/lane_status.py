@@ -7,8 +7,12 @@ from typing import Any
 from evidence_gate import decision, gfm, property_report, report_rows
 
 # The receipt section a lane fills once it ran (an aborted or precondition receipt lacks it).
-_REACHED = {"Locked evidence": ("locked", "watched"), "Freeze ledger": ("freeze", "valid"),
-            "Fixtures": ("fixtures", "head_tree"), "Harness probes": ("probes", None)}
+_REACHED = {
+    "Locked evidence": ("locked", "watched"),
+    "Freeze ledger": ("freeze", "valid"),
+    "Fixtures": ("fixtures", "head_tree"),
+    "Harness probes": ("probes", None),
+}
 
 
 def _row_title(row: str) -> str:
@@ -44,8 +48,11 @@ def _static(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]]) -> 
     if lane == "Locked evidence":
         watched = len((receipt.get("locked") or {}).get("watched") or [])
         paths = len({v.get("path") for v in found})
-        return ("fail", f"{_plural(paths, 'path')} touched") if found else \
-            ("pass", f"{_plural(watched, 'locked path')} untouched")
+        return (
+            ("fail", f"{_plural(paths, 'path')} touched")
+            if found
+            else ("pass", f"{_plural(watched, 'locked path')} untouched")
+        )
     if lane == "Freeze ledger":
         freeze = receipt.get("freeze") or {}
         if found:
@@ -61,9 +68,13 @@ def _static(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]]) -> 
         digests = [d for d in fixtures.get("digests") or [] if isinstance(d, dict)]
         matched = sum(1 for d in digests if d.get("status") == "match")
         checked = [d for d in digests if d.get("status") != "unchecked"]
-        records = (f"{matched} of {_plural(len(digests), 'digest record')} re-produced" if checked
-                   else f"{_plural(len(digests), 'digest record')} not re-produced (the property lane did not run)"
-                   if digests else "no digest records")
+        records = (
+            f"{matched} of {_plural(len(digests), 'digest record')} re-produced"
+            if checked
+            else f"{_plural(len(digests), 'digest record')} not re-produced (the property lane did not run)"
+            if digests
+            else "no digest records"
+        )
         if fixtures.get("tree") != fixtures.get("head_tree"):
             return "unknown", f"tree changed (reported under Locked evidence); {records}"
         return "pass", f"tree unchanged; {records}"
@@ -85,8 +96,11 @@ def _properties(receipt: dict[str, Any], found: list[dict[str, Any]]) -> tuple[s
     parts = []
     if failed:
         parts.append(f"{len(failed)} of {len(ledgers)} failed")
-    parts.append(f"{_plural(held, 'property', 'properties')} held on {seeds}{trials}" if held == len(ledgers)
-                 else f"{held} of {len(ledgers)} held on {seeds}{trials}")
+    parts.append(
+        f"{_plural(held, 'property', 'properties')} held on {seeds}{trials}"
+        if held == len(ledgers)
+        else f"{held} of {len(ledgers)} held on {seeds}{trials}"
+    )
     if excused:
         parts.append(f"{excused} failing but excused by a freeze entry")
     problems = [v for v in found if v.get("row") not in property_report.FAILED_ROWS]
@@ -129,21 +143,28 @@ def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[st
     def ident(value: Any) -> str:
         return "–" if value in (None, "") else gfm.code(value, 200, table=True)
 
-    rows = [("receipt.json (the file's sha256)", ident(receipt_sha256)), ("state", ident(receipt.get("state"))),
-            ("decision", ident((receipt.get("decision") or {}).get("row"))),
-            ("matched rows", ", ".join(gfm.code(m, 80, table=True)
-                                       for m in (receipt.get("decision") or {}).get("matched") or []) or "–"),
-            ("baseline", ident(git.get("baseline"))), ("head", ident(git.get("head"))),
-            ("merge base", ident(git.get("merge_base"))),
-            ("configuration", f"{ident(config.get('path'))} blob {ident(config.get('blob'))}"),
-            ("property list", ident(props.get("list_sha256"))),
-            ("freeze ledger", f"{ident(freeze.get('file'))} {ident(freeze.get('file_sha256'))}"),
-            ("fixtures tree", ident(fixtures.get("tree"))), ("digests file", ident(fixtures.get("digests_sha256")))]
+    rows = [
+        ("receipt.json (the file's sha256)", ident(receipt_sha256)),
+        ("state", ident(receipt.get("state"))),
+        ("decision", ident((receipt.get("decision") or {}).get("row"))),
+        (
+            "matched rows",
+            ", ".join(gfm.code(m, 80, table=True) for m in (receipt.get("decision") or {}).get("matched") or []) or "–",
+        ),
+        ("baseline", ident(git.get("baseline"))),
+        ("head", ident(git.get("head"))),
+        ("merge base", ident(git.get("merge_base"))),
+        ("configuration", f"{ident(config.get('path'))} blob {ident(config.get('blob'))}"),
+        ("property list", ident(props.get("list_sha256"))),
+        ("freeze ledger", f"{ident(freeze.get('file'))} {ident(freeze.get('file_sha256'))}"),
+        ("fixtures tree", ident(fixtures.get("tree"))),
+        ("digests file", ident(fixtures.get("digests_sha256"))),
+    ]
     if mode:
-        rows.append(("mode", ", ".join(f"{k} {gfm.code(v, 80, table=True)}" for k, v in mode.items()
-                                       if v is not None)))
+        rows.append(("mode", ", ".join(f"{k} {gfm.code(v, 80, table=True)}" for k, v in mode.items() if v is not None)))
     if sealed:
         keys = ("user", "network", "reads", "landlock")
-        rows.append(("sealed run", ", ".join(f"{k} {gfm.code(sealed[k], 80, table=True)}" for k in keys
-                                             if k in sealed) or "–"))
+        rows.append(
+            ("sealed run", ", ".join(f"{k} {gfm.code(sealed[k], 80, table=True)}" for k in keys if k in sealed) or "–")
+        )
     return rows

@@ -26,8 +26,14 @@ MAX_VIOLATIONS = 200
 # A patched `.gitattributes` with more checkout-affecting lines than this is not matched line by line (each line is
 # tested against every locked path below it): past it the change fails closed instead of stalling the gate.
 MAX_ATTR_LINES = 10_000
-MODE_NAMES = {"100644": "a regular file", "100755": "an executable file", "120000": "a symlink",
-              "160000": "a submodule (gitlink)", "040000": "a folder", "000000": "nothing"}
+MODE_NAMES = {
+    "100644": "a regular file",
+    "100755": "an executable file",
+    "120000": "a symlink",
+    "160000": "a submodule (gitlink)",
+    "040000": "a folder",
+    "000000": "nothing",
+}
 SYMLINK, GITLINK = "120000", "160000"
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
 
@@ -77,16 +83,22 @@ class LockedSet:
         folded = fold(path)
         by_fold = self._folded
         if folded in by_fold:
-            return (f"it differs from locked {by_fold[folded]} only in letter case or Unicode form, so it shadows it "
-                    "on case-insensitive or normalising file systems")
+            return (
+                f"it differs from locked {by_fold[folded]} only in letter case or Unicode form, so it shadows it "
+                "on case-insensitive or normalising file systems"
+            )
         for g in self.globs:
             if glob_matches(fold(g), folded):
-                return (f"it matches locked `{g}` once letter case and Unicode form are ignored, so it shadows locked "
-                        "evidence on case-insensitive or normalising file systems")
+                return (
+                    f"it matches locked `{g}` once letter case and Unicode form are ignored, so it shadows locked "
+                    "evidence on case-insensitive or normalising file systems"
+                )
         fanc = self._folded_ancestors
         if folded in fanc:
-            return (f"it differs only in letter case or Unicode form from the folder holding locked `{fanc[folded]}`, "
-                    "so it stands in for it on case-insensitive file systems")
+            return (
+                f"it differs only in letter case or Unicode form from the folder holding locked `{fanc[folded]}`, "
+                "so it stands in for it on case-insensitive file systems"
+            )
         return None
 
     def _compiled_source(self, path: str) -> str | None:
@@ -110,12 +122,15 @@ def _norm(path: str) -> str:
 
 def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertySpec, ...]) -> LockedSet:
     """The built-in locked set plus `locked:` globs, with every baseline blob it needs read in batches."""
-    paths: dict[str, str] = {CONFIG_PATH: "the gate's configuration",
-                             _norm(config.properties.list): "the property list"}
+    paths: dict[str, str] = {
+        CONFIG_PATH: "the gate's configuration",
+        _norm(config.properties.list): "the property list",
+    }
     if config.freeze.mode == "locked":
         paths[_norm(config.freeze.file)] = "the freeze ledger (freeze.mode: locked)"
-    named = {_norm(s.file) for s in specs} | {_norm(s.counterexample.split("::", 1)[0])
-                                              for s in specs if s.counterexample}
+    named = {_norm(s.file) for s in specs} | {
+        _norm(s.counterexample.split("::", 1)[0]) for s in specs if s.counterexample
+    }
     for file in sorted(named):
         paths.setdefault(file, f"named in {config.properties.list}")
         for folder in import_scan.search_roots(file):
@@ -152,8 +167,9 @@ def _describe(entry: DiffEntry, moved_to: dict[str, str]) -> str:
     if entry.status == "D":
         target = moved_to.get(entry.path)
         return f"was moved to {display_path(target)}" if target else "was deleted"
-    if entry.status == "T" or (entry.old_mode != entry.new_mode and {entry.old_mode, entry.new_mode} & {SYMLINK,
-                                                                                                      GITLINK}):
+    if entry.status == "T" or (
+        entry.old_mode != entry.new_mode and {entry.old_mode, entry.new_mode} & {SYMLINK, GITLINK}
+    ):
         return f"was replaced by {new} (it was {old})"
     if entry.old_mode != entry.new_mode:
         edit = "was modified and its" if entry.old_oid != entry.new_oid else "had its"
@@ -180,25 +196,44 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
         # Deleting a badly named file is a clean-up; every other change to one is a violation.
         hostile = locked_paths.hostile_chars(e.path) if e.status != "D" else []
         if hostile:
-            out.append(Violation(ROW, f"{disp} {change}, and its name contains {', '.join(hostile)}; such names "
-                                      "exist to mislead reviewers and tools; rename it using printable UTF-8 only",
-                                 disp))
+            out.append(
+                Violation(
+                    ROW,
+                    f"{disp} {change}, and its name contains {', '.join(hostile)}; such names "
+                    "exist to mislead reviewers and tools; rename it using printable UTF-8 only",
+                    disp,
+                )
+            )
             continue
         alias = locked_paths.git_dir_alias(e.path) if e.status != "D" else None
         if alias is not None:
-            out.append(Violation(ROW, f"{disp} {change}, and its folder {display_path(alias)} is the repository's own "
-                                      "`.git` on some file systems (it could plant hooks or config); rename it",
-                                 disp))
+            out.append(
+                Violation(
+                    ROW,
+                    f"{disp} {change}, and its folder {display_path(alias)} is the repository's own "
+                    "`.git` on some file systems (it could plant hooks or config); rename it",
+                    disp,
+                )
+            )
             continue
         if e.new_mode == SYMLINK:
             raw = targets.get(e.new_oid) or b""
             target = raw.decode("utf-8", "surrogateescape")
             bad_target = locked_paths.hostile_chars(target)
             if bad_target or locked_paths.symlink_escapes(e.path, target):
-                where = (f"whose target contains {', '.join(bad_target)}" if bad_target else
-                         "which leaves the repository (or enters .git)")
-                out.append(Violation(ROW, f"{disp} {change}: a symlink to {display_path(target)}, {where}; commit a "
-                                          "regular file, or a link that stays inside the repository", disp))
+                where = (
+                    f"whose target contains {', '.join(bad_target)}"
+                    if bad_target
+                    else "which leaves the repository (or enters .git)"
+                )
+                out.append(
+                    Violation(
+                        ROW,
+                        f"{disp} {change}: a symlink to {display_path(target)}, {where}; commit a "
+                        "regular file, or a link that stays inside the repository",
+                        disp,
+                    )
+                )
                 continue
         norm = posixpath.normpath(e.path)
         # `src/../fixtures/x` (an entry named `..`) is caught above; it must not dodge the lookup either.
@@ -209,6 +244,7 @@ def _path_violations(repo: Repo, diff: list[DiffEntry], locked: LockedSet) -> li
 
 
 # ---- .gitattributes ---------------------------------------------------------------------------------------------
+
 
 def _is_attributes(path: str) -> bool:
     return fold(posixpath.basename(path)) == ".gitattributes"
@@ -247,14 +283,19 @@ class _LockedFiles:
 
 def _attr_lines(repo: Repo, entries: list[DiffEntry]) -> dict[str, bytes]:
     """Blob contents of both sides; a symlinked or gitlinked `.gitattributes` is not read by git, so it is empty."""
-    wanted = {oid for e in entries for oid, mode in ((e.old_oid, e.old_mode), (e.new_oid, e.new_mode))
-              if oid != NULL_OID and mode not in {SYMLINK, GITLINK}}
+    wanted = {
+        oid
+        for e in entries
+        for oid, mode in ((e.old_oid, e.old_mode), (e.new_oid, e.new_mode))
+        if oid != NULL_OID and mode not in {SYMLINK, GITLINK}
+    }
     got = repo.read_blobs(sorted(wanted)) if wanted else {}
     return {oid: data for oid, data in got.items() if data is not None}
 
 
-def _meta_violations(repo: Repo, baseline: str, diff: list[DiffEntry], locked: LockedSet,
-                     flagged: set[str]) -> list[Violation]:
+def _meta_violations(
+    repo: Repo, baseline: str, diff: list[DiffEntry], locked: LockedSet, flagged: set[str]
+) -> list[Violation]:
     entries = [e for e in diff if _is_attributes(e.path) and display_path(e.path) not in flagged]
     if not entries:
         return []
@@ -269,9 +310,15 @@ def _meta_violations(repo: Repo, baseline: str, diff: list[DiffEntry], locked: L
         old = locked_paths.parse_attributes(blobs.get(e.old_oid, b""))
         new = locked_paths.parse_attributes(blobs.get(e.new_oid, b""))
         if len(new) > MAX_ATTR_LINES:
-            out.append(Violation(ROW, f"has {len(new)} attribute lines, more than the {MAX_ATTR_LINES} the gate "
-                                      f"matches against locked paths such as {display_path(candidates[0])}; "
-                                      f"{FIX_LOCKED}", display_path(e.path)))
+            out.append(
+                Violation(
+                    ROW,
+                    f"has {len(new)} attribute lines, more than the {MAX_ATTR_LINES} the gate "
+                    f"matches against locked paths such as {display_path(candidates[0])}; "
+                    f"{FIX_LOCKED}",
+                    display_path(e.path),
+                )
+            )
             continue
         hits: dict[tuple[str, tuple[str, ...], bool], list[str]] = {}
         before = _relevant(old, attr_dir, candidates, hits)
@@ -284,30 +331,43 @@ def _meta_violations(repo: Repo, baseline: str, diff: list[DiffEntry], locked: L
             for line in after[b0:b1]:
                 out.append(Violation(ROW, _attr_message("sets", line, hits[line.key]), disp, line.line))
             for line in before[a0:a1]:
-                out.append(Violation(ROW, _attr_message(f"drops (baseline line {line.line})", line, hits[line.key]),
-                                     disp, None))
+                out.append(
+                    Violation(
+                        ROW, _attr_message(f"drops (baseline line {line.line})", line, hits[line.key]), disp, None
+                    )
+                )
     return out
 
 
-def _relevant(lines: Iterable[locked_paths.AttrLine], attr_dir: str, candidates: list[str],
-              hits: dict[tuple[str, tuple[str, ...], bool], list[str]]) -> list[locked_paths.AttrLine]:
+def _relevant(
+    lines: Iterable[locked_paths.AttrLine],
+    attr_dir: str,
+    candidates: list[str],
+    hits: dict[tuple[str, tuple[str, ...], bool], list[str]],
+) -> list[locked_paths.AttrLine]:
     """The lines that apply to at least one locked path (a macro applies wherever it is used); fills `hits`."""
     kept = []
     for line in lines:
         if line.key not in hits:
-            hits[line.key] = candidates if line.macro else \
-                locked_paths.first_matching(attr_dir, line.pattern, candidates)
+            hits[line.key] = (
+                candidates if line.macro else locked_paths.first_matching(attr_dir, line.pattern, candidates)
+            )
         if hits[line.key]:
             kept.append(line)
     return kept
 
 
 def _attr_message(verb: str, line: locked_paths.AttrLine, paths: list[str]) -> str:
-    what = f"`[attr]{line.pattern} {' '.join(line.tokens)}`" if line.macro else \
-        f"`{' '.join(line.tokens)}` for `{line.pattern}`"
+    what = (
+        f"`[attr]{line.pattern} {' '.join(line.tokens)}`"
+        if line.macro
+        else f"`{' '.join(line.tokens)}` for `{line.pattern}`"
+    )
     more = f" (and {len(paths) - 1} more locked paths)" if len(paths) > 1 else ""
-    return (f"{verb} {what}, which changes how locked {display_path(paths[0])}{more} checks out; attribute changes "
-            f"for locked paths may only land in a human-reviewed PR to the base branch")
+    return (
+        f"{verb} {what}, which changes how locked {display_path(paths[0])}{more} checks out; attribute changes "
+        f"for locked paths may only land in a human-reviewed PR to the base branch"
+    )
 
 
 def _trees(repo: Repo, baseline: str, head: str, globs: tuple[str, ...]) -> dict[str, dict[str, str | None]]:
@@ -316,14 +376,17 @@ def _trees(repo: Repo, baseline: str, head: str, globs: tuple[str, ...]) -> dict
     return {f: {"baseline": ids[f"{baseline}:{f}"], "head": ids[f"{head}:{f}"]} for f in folders}
 
 
-def check(repo: Repo, baseline: str, head: str, config: Config, specs: tuple[PropertySpec, ...],
-          diff: list[DiffEntry]) -> LaneResult:
+def check(
+    repo: Repo, baseline: str, head: str, config: Config, specs: tuple[PropertySpec, ...], diff: list[DiffEntry]
+) -> LaneResult:
     """Every touch of locked evidence between baseline and head; the receipt lists the locked set (files, globs,
     folder trees, imports, watched paths)."""
     locked = locked_set(repo, baseline, config, specs)
     # First: entries git refuses to check out (`..`, `a/b`, duplicates) make every path below them meaningless.
-    violations = [Violation(ROW, f"is a tree entry git refuses to check out: {bad.problem}; {tree_entries.FIX}",
-                            bad.path()) for bad in tree_entries.refused_entries(repo, baseline, head)]
+    violations = [
+        Violation(ROW, f"is a tree entry git refuses to check out: {bad.problem}; {tree_entries.FIX}", bad.path())
+        for bad in tree_entries.refused_entries(repo, baseline, head)
+    ]
     violations += _path_violations(repo, diff, locked)
     flagged = {v.path for v in violations if v.path is not None}
     violations += _meta_violations(repo, baseline, diff, locked, flagged)
@@ -331,13 +394,22 @@ def check(repo: Repo, baseline: str, head: str, config: Config, specs: tuple[Pro
     for folder, ids in trees.items():
         # Fail closed: a locked folder whose tree id moved must have shown up in the diff.
         if ids["baseline"] != ids["head"] and not any(
-                v.path is not None and (v.path == folder or v.path.startswith(folder + "/")) for v in violations):
-            violations.append(Violation(ROW, f"the tree of locked {folder}/ changed ({ids['baseline']} → "
-                                             f"{ids['head']}) but the diff did not show how; {FIX_LOCKED}", folder))
+            v.path is not None and (v.path == folder or v.path.startswith(folder + "/")) for v in violations
+        ):
+            violations.append(
+                Violation(
+                    ROW,
+                    f"the tree of locked {folder}/ changed ({ids['baseline']} → "
+                    f"{ids['head']}) but the diff did not show how; {FIX_LOCKED}",
+                    folder,
+                )
+            )
     if len(violations) > MAX_VIOLATIONS:
         rest = len(violations) - MAX_VIOLATIONS
-        violations = [*violations[:MAX_VIOLATIONS],
-                      Violation(ROW, f"and {rest} more locked paths were touched; {FIX_LOCKED}")]
+        violations = [
+            *violations[:MAX_VIOLATIONS],
+            Violation(ROW, f"and {rest} more locked paths were touched; {FIX_LOCKED}"),
+        ]
     receipt: dict[str, Any] = {
         "files": sorted(locked.existing),
         "globs": list(locked.globs),

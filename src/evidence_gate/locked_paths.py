@@ -21,8 +21,20 @@ from functools import cache, lru_cache
 HOSTILE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # Default-ignorable code points outside Cf that render as nothing (Hangul fillers, variation selectors, the
 # combining grapheme joiner, Khmer inherent vowels).
-INVISIBLE = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810),
-                       *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+INVISIBLE = frozenset(
+    {
+        0x034F,
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x3164,
+        0xFFA0,
+        *range(0x180B, 0x1810),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    }
+)
 FIX_LOCKED = "locked evidence may only change in a human-reviewed PR to the base branch"
 
 
@@ -32,7 +44,8 @@ def _describe_char(ch: str) -> str:
         return f"byte 0x{code - 0xDC00:02X} that is not valid UTF-8"
     name = unicodedata.name(ch, "")
     kind = {"Cc": "control", "Cf": "invisible format", "Cs": "surrogate", "Zl": "separator", "Zp": "separator"}.get(
-        unicodedata.category(ch), "invisible")
+        unicodedata.category(ch), "invisible"
+    )
     return f"U+{code:04X} {name} ({kind} character)".replace("  ", " ")
 
 
@@ -108,7 +121,7 @@ def _segment_regex(seg: str) -> str:
             if end < 0:
                 pieces[-1].append(re.escape(ch))
             else:
-                body = seg[i + 1:end]
+                body = seg[i + 1 : end]
                 negate = body[:1] in {"!", "^"}
                 body = body[1:] if negate else body
                 pieces[-1].append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
@@ -234,8 +247,8 @@ def _unquote(text: str) -> tuple[str, str]:
     while i < len(text) and text[i] != '"':
         ch = text[i]
         if ch == "\\" and i + 1 < len(text):
-            if re.match(r"[0-7]{3}", text[i + 1:i + 4]):
-                raw.append(int(text[i + 1:i + 4], 8))
+            if re.match(r"[0-7]{3}", text[i + 1 : i + 4]):
+                raw.append(int(text[i + 1 : i + 4], 8))
                 i += 4
                 continue
             raw += escapes.get(text[i + 1], text[i + 1]).encode("utf-8", "surrogateescape")
@@ -243,7 +256,7 @@ def _unquote(text: str) -> tuple[str, str]:
             continue
         raw += ch.encode("utf-8", "surrogateescape")
         i += 1
-    return raw.decode("utf-8", "surrogateescape"), text[i + 1:]
+    return raw.decode("utf-8", "surrogateescape"), text[i + 1 :]
 
 
 def parse_attributes(data: bytes) -> list[AttrLine]:

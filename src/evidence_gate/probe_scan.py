@@ -15,42 +15,145 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-HARNESS = frozenset({"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals", "pluggy",
-                     "evidence_gate", "__main__"})
+HARNESS = frozenset(
+    {
+        "pytest",
+        "_pytest",
+        "hypothesis",
+        "_hypothesis_pytestplugin",
+        "_hypothesis_globals",
+        "pluggy",
+        "evidence_gate",
+        "__main__",
+    }
+)
 ENV_PREFIXES = ("PYTEST_", "HYPOTHESIS_", "EVIDENCE_GATE_")
 # Per module: (attributes that reach, or None for "every attribute but the harmless ones", the harmless ones).
-_SYS = frozenset({"_getframe", "_getframemodulename", "_current_frames", "_current_exceptions", "settrace",
-                  "setprofile", "gettrace", "getprofile", "monitoring", "addaudithook", "modules", "meta_path",
-                  "path_hooks", "path_importer_cache", "path", "__dict__", "_clear_type_cache", "argv", "orig_argv",
-                  "exc_info", "last_traceback", "last_exc"})
-_GC_HARMLESS = frozenset({"collect", "enable", "disable", "isenabled", "get_count", "get_threshold", "set_threshold",
-                          "get_stats", "is_tracked", "is_finalized", "freeze", "unfreeze", "get_freeze_count",
-                          "DEBUG_STATS", "DEBUG_COLLECTABLE", "DEBUG_UNCOLLECTABLE", "DEBUG_SAVEALL", "DEBUG_LEAK"})
-_INSPECT = frozenset({"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo",
-                      "getgeneratorlocals", "getcoroutinelocals", "getasyncgenlocals", "getclosurevars", "__dict__"})
+_SYS = frozenset(
+    {
+        "_getframe",
+        "_getframemodulename",
+        "_current_frames",
+        "_current_exceptions",
+        "settrace",
+        "setprofile",
+        "gettrace",
+        "getprofile",
+        "monitoring",
+        "addaudithook",
+        "modules",
+        "meta_path",
+        "path_hooks",
+        "path_importer_cache",
+        "path",
+        "__dict__",
+        "_clear_type_cache",
+        "argv",
+        "orig_argv",
+        "exc_info",
+        "last_traceback",
+        "last_exc",
+    }
+)
+_GC_HARMLESS = frozenset(
+    {
+        "collect",
+        "enable",
+        "disable",
+        "isenabled",
+        "get_count",
+        "get_threshold",
+        "set_threshold",
+        "get_stats",
+        "is_tracked",
+        "is_finalized",
+        "freeze",
+        "unfreeze",
+        "get_freeze_count",
+        "DEBUG_STATS",
+        "DEBUG_COLLECTABLE",
+        "DEBUG_UNCOLLECTABLE",
+        "DEBUG_SAVEALL",
+        "DEBUG_LEAK",
+    }
+)
+_INSPECT = frozenset(
+    {
+        "currentframe",
+        "stack",
+        "trace",
+        "getouterframes",
+        "getinnerframes",
+        "getframeinfo",
+        "getgeneratorlocals",
+        "getcoroutinelocals",
+        "getasyncgenlocals",
+        "getclosurevars",
+        "__dict__",
+    }
+)
 _TRACEBACK = frozenset({"walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack"})
 _THREADING = frozenset({"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"})
 _PKGUTIL = frozenset({"walk_packages", "get_loader", "find_loader", "iter_importers", "resolve_name"})
 _IMPORTLIB_HARMLESS = frozenset({"metadata", "resources"})  # package data and versions: no code is imported
-DENY: dict[str, frozenset[str]] = {"sys": _SYS, "inspect": _INSPECT, "traceback": _TRACEBACK,
-                                   "threading": _THREADING, "pkgutil": _PKGUTIL}
-ALLOW_ONLY: dict[str, frozenset[str]] = {"gc": _GC_HARMLESS, "importlib": _IMPORTLIB_HARMLESS,
-                                         "ctypes": frozenset(), "_ctypes": frozenset(), "cffi": frozenset(),
-                                         "runpy": frozenset(), "imp": frozenset(), "zipimport": frozenset(),
-                                         "_imp": frozenset(), "marshal": frozenset()}
+DENY: dict[str, frozenset[str]] = {
+    "sys": _SYS,
+    "inspect": _INSPECT,
+    "traceback": _TRACEBACK,
+    "threading": _THREADING,
+    "pkgutil": _PKGUTIL,
+}
+ALLOW_ONLY: dict[str, frozenset[str]] = {
+    "gc": _GC_HARMLESS,
+    "importlib": _IMPORTLIB_HARMLESS,
+    "ctypes": frozenset(),
+    "_ctypes": frozenset(),
+    "cffi": frozenset(),
+    "runpy": frozenset(),
+    "imp": frozenset(),
+    "zipimport": frozenset(),
+    "_imp": frozenset(),
+    "marshal": frozenset(),
+}
 # Importing these at all is the probe (no harmless use in code under test).
 WHOLE = frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS
 # Used as a value (aliased, passed to vars/getattr/dir) these hand over everything they hold.
 VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | WHOLE
 # Attribute names that reach other frames, objects or the import system whichever object they are read from.
-REACH_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "f_trace", "tb_frame", "gi_frame",
-                         "cr_frame", "ag_frame", "_getframe", "_current_frames", "settrace", "setprofile",
-                         "addaudithook", "get_objects", "get_referrers", "get_referents", "currentframe",
-                         "getouterframes", "getinnerframes", "meta_path", "path_hooks", "path_importer_cache",
-                         "__subclasses__", "walk_stack", "__builtins__"})
+REACH_ATTRS = frozenset(
+    {
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "f_trace",
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "_getframe",
+        "_current_frames",
+        "settrace",
+        "setprofile",
+        "addaudithook",
+        "get_objects",
+        "get_referrers",
+        "get_referents",
+        "currentframe",
+        "getouterframes",
+        "getinnerframes",
+        "meta_path",
+        "path_hooks",
+        "path_importer_cache",
+        "__subclasses__",
+        "walk_stack",
+        "__builtins__",
+    }
+)
 # Attributes that rebind what a function runs or sees, when written.
-WRITE_ATTRS = frozenset({"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__",
-                         "cell_contents", "__builtins__"})
+WRITE_ATTRS = frozenset(
+    {"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "cell_contents", "__builtins__"}
+)
 DYNAMIC = frozenset({"exec", "eval", "compile"})
 # Rebuilding a code object runs bytecode (or claims a file) the scan never sees.
 CODE_FIELDS = frozenset({"co_code", "co_names", "co_consts", "co_filename", "co_varnames"})
@@ -199,8 +302,9 @@ class _Scanner(ast.NodeVisitor):
                 self.add(node, "unittest.mock", _WHY["mock"])
             if top in WHOLE:
                 self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
-            elif top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in \
-                    _IMPORTLIB_HARMLESS:
+            elif (
+                top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in _IMPORTLIB_HARMLESS
+            ):
                 self.add(node, alias.name, _WHY["importlib"])
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -228,8 +332,11 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         module = self.aliases.get(node.id)
         if module is not None and module.split(".", 1)[0] in VALUE_REACH:
-            self.add(node, f"{module} (as a value)", "hands a module that reaches other frames or objects to code "
-                                                      "the scan cannot follow")
+            self.add(
+                node,
+                f"{module} (as a value)",
+                "hands a module that reaches other frames or objects to code the scan cannot follow",
+            )
         elif node.id == "__builtins__":
             self.add(node, "__builtins__", "reaches every builtin")
         elif node.id in DYNAMIC or node.id == "__import__":
@@ -256,8 +363,11 @@ class _Scanner(ast.NodeVisitor):
         elif store and node.attr in WRITE_ATTRS:
             self.add(node, f"{node.attr} (write)", "rebinds what a function runs or sees")
         elif node.attr in VALUE_REACH and node.attr != "__main__":
-            self.add(node, f"{node.attr} (reached as an attribute)", "reaches the test harness or a module that "
-                                                                      "reaches other frames, through another object")
+            self.add(
+                node,
+                f"{node.attr} (reached as an attribute)",
+                "reaches the test harness or a module that reaches other frames, through another object",
+            )
         self.generic_visit(node)
 
     def _visit_base(self, node: ast.AST) -> None:
@@ -280,25 +390,43 @@ class _Scanner(ast.NodeVisitor):
             return
         for keyword in node.keywords:
             if keyword.arg in CODE_FIELDS:
-                self.add(node, f"{keyword.arg}= (code object rebuilt)", "runs bytecode or claims a file the scan "
-                                                                        "never sees")
-        if isinstance(func, ast.Attribute) and func.attr in {"loads", "load"} and node.args and \
-                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bytes):
-            self.add(node, f"{func.attr}(literal bytes)", "unpickles a payload the scan cannot read (it may call "
-                                                          "anything)")
-        if name in {"vars", "dir"} and node.args and isinstance(node.args[0], ast.Name) and \
-                node.args[0].id in self.stdlib:
+                self.add(
+                    node, f"{keyword.arg}= (code object rebuilt)", "runs bytecode or claims a file the scan never sees"
+                )
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in {"loads", "load"}
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, bytes)
+        ):
+            self.add(
+                node, f"{func.attr}(literal bytes)", "unpickles a payload the scan cannot read (it may call anything)"
+            )
+        if (
+            name in {"vars", "dir"}
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in self.stdlib
+        ):
             self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
         if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
             module = self.module_of(node.args[0])
             attr = fold(node.args[1])
-            if module is None and attr is None and isinstance(node.args[0], ast.Name) and \
-                    node.args[0].id in self.stdlib:
+            if (
+                module is None
+                and attr is None
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in self.stdlib
+            ):
                 self.add(node, f"{name}({self.stdlib[node.args[0].id]}, non-literal)", _WHY["lookup"])
             if module is not None:
                 if attr is None:
-                    self.add(node, f"{name}({module}, non-literal)", "looks up a computed name on a module that "
-                                                                     "reaches other frames or objects")
+                    self.add(
+                        node,
+                        f"{name}({module}, non-literal)",
+                        "looks up a computed name on a module that reaches other frames or objects",
+                    )
                 else:
                     self.attribute(node, module, attr, store=name not in {"getattr", "hasattr"})
                 self._visit_base(node.args[0])
@@ -307,27 +435,38 @@ class _Scanner(ast.NodeVisitor):
                 return
             if name == "setattr" and attr in WRITE_ATTRS:
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
-            elif name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and \
-                    node.args[0].id in self.stdlib:
+            elif (
+                name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and node.args[0].id in self.stdlib
+            ):
                 self.add(node, f"{self.stdlib[node.args[0].id]}.{attr or '(non-literal)'} (write)", _WHY["patch"])
         self.generic_visit(node)
 
     def _dynamic(self, node: ast.Call, name: str) -> None:
         first = node.args[0] if node.args else None
-        if name != "compile" and isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and \
-                first.func.id == "compile":
+        if (
+            name != "compile"
+            and isinstance(first, ast.Call)
+            and isinstance(first.func, ast.Name)
+            and first.func.id == "compile"
+        ):
             self.visit(first)  # `exec(compile(...))`: the compile call is judged (and its literal scanned) itself
             for arg in [*node.args[1:], *node.keywords]:
                 self.visit(arg)
             return
         code = fold(first) if first is not None else None
         if name == "compile":
-            given = node.args[1] if len(node.args) > 1 else next(
-                (k.value for k in node.keywords if k.arg == "filename"), None)
+            given = (
+                node.args[1]
+                if len(node.args) > 1
+                else next((k.value for k in node.keywords if k.arg == "filename"), None)
+            )
             filename = fold(given) if given is not None else "<none>"
             if filename is None or not filename.startswith("<"):
-                self.add(node, "compile(filename)", "compiles code that claims to come from a file (a locked test's "
-                                                    "name would pass for it)")
+                self.add(
+                    node,
+                    "compile(filename)",
+                    "compiles code that claims to come from a file (a locked test's name would pass for it)",
+                )
         if code is None or self.depth >= _MAX_DEPTH:
             self.add(node, f"{name}(non-literal)", "runs code the scan cannot read")
             if first is not None:
@@ -340,11 +479,11 @@ class _Scanner(ast.NodeVisitor):
             if tree is None:
                 self.add(node, f"{name}(unparsable literal)", "runs code the scan cannot read")
             else:
-                inner = _Scanner(self.aliases | _aliases(tree), getattr(node, "lineno", 1) - 1 + self.offset,
-                                 self.depth + 1)
+                inner = _Scanner(
+                    self.aliases | _aliases(tree), getattr(node, "lineno", 1) - 1 + self.offset, self.depth + 1
+                )
                 inner.scan(tree)
-                self.found += [Reference(r.name, getattr(node, "lineno", 1) + self.offset, r.why)
-                               for r in inner.found]
+                self.found += [Reference(r.name, getattr(node, "lineno", 1) + self.offset, r.why) for r in inner.found]
         for arg in [*node.args[1:], *node.keywords]:
             self.visit(arg)
 
@@ -361,7 +500,8 @@ class _Scanner(ast.NodeVisitor):
                 text = fold(child)
                 if text is not None:
                     lookup = (isinstance(node, ast.Subscript) and child is node.slice) or (
-                        isinstance(node, ast.Call) and child in node.args)
+                        isinstance(node, ast.Call) and child in node.args
+                    )
                     hit = _string_probe(text, lookup)
                     if hit is not None:
                         self.add(child, *hit)
@@ -378,8 +518,11 @@ class _Scanner(ast.NodeVisitor):
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if node.name in _CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
             value = body[0].value
-            if isinstance(value, ast.Constant) and bool(value.value) is _CONSTANT_COMPARE[node.name] and \
-                    value.value is not NotImplemented:
+            if (
+                isinstance(value, ast.Constant)
+                and bool(value.value) is _CONSTANT_COMPARE[node.name]
+                and value.value is not NotImplemented
+            ):
                 self.add(node, f"{node.name} returns {_CONSTANT_COMPARE[node.name]}", _WHY["weak"])
         self.generic_visit(node)
 
@@ -387,8 +530,12 @@ class _Scanner(ast.NodeVisitor):
         value = node.value
         for target in node.targets:
             name = target.id if isinstance(target, ast.Name) else None
-            if name in _CONSTANT_COMPARE and isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
-                    and bool(value.body.value) is _CONSTANT_COMPARE[name]:
+            if (
+                name in _CONSTANT_COMPARE
+                and isinstance(value, ast.Lambda)
+                and isinstance(value.body, ast.Constant)
+                and bool(value.body.value) is _CONSTANT_COMPARE[name]
+            ):
                 self.add(node, f"{name} returns {_CONSTANT_COMPARE[name]}", _WHY["weak"])
         self.generic_visit(node)
 
@@ -399,8 +546,9 @@ class _Scanner(ast.NodeVisitor):
 
 
 _STDLIB = frozenset(sys.stdlib_module_names)
-_SUBMODULES = frozenset({"importlib.util", "importlib.machinery", "importlib.abc", "importlib._bootstrap",
-                         "importlib._bootstrap_external"})
+_SUBMODULES = frozenset(
+    {"importlib.util", "importlib.machinery", "importlib.abc", "importlib._bootstrap", "importlib._bootstrap_external"}
+)
 _CONSTANT_COMPARE: dict[str, bool] = {"__eq__": True, "__ne__": False}
 _WHY = {
     "sys": "introspection that reaches other frames, modules or the import system",
@@ -444,8 +592,9 @@ def _stdlib_aliases(tree: ast.AST) -> dict[str, str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".", 1)[0] in _STDLIB:
-                    out[alias.asname or alias.name.split(".", 1)[0]] = alias.name if alias.asname else \
-                        alias.name.split(".", 1)[0]
+                    out[alias.asname or alias.name.split(".", 1)[0]] = (
+                        alias.name if alias.asname else alias.name.split(".", 1)[0]
+                    )
     return out
 
 

@@ -81,7 +81,7 @@ def plan_slice(seeds: tuple[int, ...], shard: tuple[int, int] | None) -> list[in
     if shard is None:
         return list(seeds)
     k, n = shard
-    return list(seeds)[k - 1::n]
+    return list(seeds)[k - 1 :: n]
 
 
 def draw_fresh(count: int, avoid: Iterable[int]) -> list[int]:
@@ -162,27 +162,33 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
     if result.timed_out:
         problems.append(f"timed out after {timeout_s}s; the process group was killed")
     # The real cause first: a test module or conftest that failed to import, named with its module and line.
-    causes = [f"collecting {e.get('node') or 'the tests'} failed: {e.get('message')}" for e in result.events
-              if e.get("ev") == "collect-error"]
+    causes = [
+        f"collecting {e.get('node') or 'the tests'} failed: {e.get('message')}"
+        for e in result.events
+        if e.get("ev") == "collect-error"
+    ]
     problems += causes
     finished = result.finished
     if finished is None:
         if not causes:
-            problems.append(f"the session did not complete (exit code {result.exit_code}, no session-finished "
-                            "marker)")
+            problems.append(f"the session did not complete (exit code {result.exit_code}, no session-finished marker)")
     elif finished.get("exitstatus") == 5:
         problems.append("pytest collected nothing (exit 5)")
     elif result.exit_code not in (0, None) and not result.timed_out and not causes:
         problems.append(f"pytest exited with code {result.exit_code}")
     hooks = sorted({str(h) for e in result.events if e.get("ev") == "foreign-hooks" for h in e.get("hooks") or ()})
     if hooks:
-        problems.append(f"pytest hooks defined in code under test ({', '.join(hooks[:5])}): a hook sees and can "
-                        f"rewrite every result; lock that module (`locked:` in {CONFIG_PATH}) or move the hook into "
-                        "a locked conftest")
+        problems.append(
+            f"pytest hooks defined in code under test ({', '.join(hooks[:5])}): a hook sees and can "
+            f"rewrite every result; lock that module (`locked:` in {CONFIG_PATH}) or move the hook into "
+            "a locked conftest"
+        )
     for event in result.events:
         if event.get("tampered"):
-            problems.append(f"code that is not a locked test (only a locked test may change the harness, through "
-                            f"pytest's monkeypatch) replaced {', '.join(map(str, event['tampered'][:5]))}")
+            problems.append(
+                f"code that is not a locked test (only a locked test may change the harness, through "
+                f"pytest's monkeypatch) replaced {', '.join(map(str, event['tampered'][:5]))}"
+            )
             break
     return list(dict.fromkeys(problems))
 
@@ -206,8 +212,10 @@ def _run_issue(result: dict[str, Any], trials: int) -> str | None:
     seed = result.get("seed")
     if outcome in {"skipped", "xfailed", "xpassed"}:
         # A skipped or expected-to-fail test is no evidence; a whole-file entry includes the tests that skip here.
-        return (f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
-                + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)")
+        return (
+            f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
+            + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)"
+        )
     if outcome == "error":
         return f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
     if outcome not in {"passed", "failed"}:
@@ -216,13 +224,17 @@ def _run_issue(result: dict[str, Any], trials: int) -> str | None:
         return None
     examples, stop = result.get("examples"), result.get("stop")
     if not isinstance(examples, int):
-        return (f"Hypothesis reported no statistics for seed {seed}, so its examples cannot be counted (its "
-                "statistics hook did not run: was a Hypothesis internal replaced?)")
+        return (
+            f"Hypothesis reported no statistics for seed {seed}, so its examples cannot be counted (its "
+            "statistics hook did not run: was a Hypothesis internal replaced?)"
+        )
     if stop == "finished":
         return None  # the search space was exhausted: every distinct example ran, however few
     if stop == "max_iterations":
-        return (f"Hypothesis stopped on seed {seed} after {examples} valid examples: almost every generated example "
-                "was discarded by the property's own assume()/filter(); loosen them or draw valid values directly")
+        return (
+            f"Hypothesis stopped on seed {seed} after {examples} valid examples: almost every generated example "
+            "was discarded by the property's own assume()/filter(); loosen them or draw valid values directly"
+        )
     if examples < trials:
         why = f" (Hypothesis stopped because: {result.get('stopped_because')})" if result.get("stopped_because") else ""
         return f"ran {examples} examples on seed {seed}, fewer than the {trials} declared{why}"
@@ -233,35 +245,72 @@ def run(req: DynamicRequest) -> LaneResult:
     """Run everything sealed and return ledgers, replays, digests and violations."""
     missing = runtime_missing()
     if missing:
-        return _not_run(req, Violation("run-integrity", f"the gate's interpreter lacks {missing}, so no property can "
-                                                        f"run sealed; install the runner with `{INSTALL_HINT}`"))
+        return _not_run(
+            req,
+            Violation(
+                "run-integrity",
+                f"the gate's interpreter lacks {missing}, so no property can "
+                f"run sealed; install the runner with `{INSTALL_HINT}`",
+            ),
+        )
     ws = Workspace()
     try:
         lacking = confinement.missing()
         if lacking:
             # In every mode: without them the code under test could read the checkout's token or dial out.
-            return _not_run(req, Violation("run-integrity", f"no property ran: {lacking}. Run the gate on a "
-                                                            "kernel that has it (or in its container action)"))
+            return _not_run(
+                req,
+                Violation(
+                    "run-integrity",
+                    f"no property ran: {lacking}. Run the gate on a kernel that has it (or in its container action)",
+                ),
+            )
         try:
             ws.runner  # noqa: B018 - built here, so that an incomplete harness is a finding, not a crash
         except RunnerError as exc:
-            return _not_run(req, Violation("run-integrity", f"the sealed run's runner environment could not be built: "
-                                                            f"{exc}; reinstall the runner with `{INSTALL_HINT}`"))
+            return _not_run(
+                req,
+                Violation(
+                    "run-integrity",
+                    f"the sealed run's runner environment could not be built: "
+                    f"{exc}; reinstall the runner with `{INSTALL_HINT}`",
+                ),
+            )
         return _run(req, ws)
     finally:
         ws.close()
 
 
-def _not_run(req: DynamicRequest, why: Violation | list[Violation], receipt: dict[str, Any] | None = None
-             ) -> LaneResult:
+def _not_run(
+    req: DynamicRequest, why: Violation | list[Violation], receipt: dict[str, Any] | None = None
+) -> LaneResult:
     """Nothing could run: the reason(s), plus every removal and expired entry left unverified."""
     file = req.config.freeze.file
     reasons = why if isinstance(why, list) else [why]
-    return LaneResult((*reasons, *[Violation("freeze-removal-unverified", f"entry {e.id!r} was removed but its test "
-                                             "could not be replayed (no sealed runner)", file, e.line)
-                                   for e in req.removed],
-                       *[Violation("freeze-expired", f"entry {e.id!r} expired on {e.expires} and its test could not "
-                                   "be run (no sealed runner)", file, e.line) for e in req.expired]), receipt or {})
+    return LaneResult(
+        (
+            *reasons,
+            *[
+                Violation(
+                    "freeze-removal-unverified",
+                    f"entry {e.id!r} was removed but its test could not be replayed (no sealed runner)",
+                    file,
+                    e.line,
+                )
+                for e in req.removed
+            ],
+            *[
+                Violation(
+                    "freeze-expired",
+                    f"entry {e.id!r} expired on {e.expires} and its test could not be run (no sealed runner)",
+                    file,
+                    e.line,
+                )
+                for e in req.expired
+            ],
+        ),
+        receipt or {},
+    )
 
 
 def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
@@ -274,16 +323,24 @@ def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
     every = bool(confined) and len(confined) == len(workers)
     notes = sorted({str(e["network_note"]) for e in confined if e.get("network_note")})
     networks = {e.get("network") for e in confined}
-    network = ("isolated" if networks == {"isolated"} else
-               "filtered" if every and networks <= {"isolated", "filtered"} else "shared")
+    network = (
+        "isolated"
+        if networks == {"isolated"}
+        else "filtered"
+        if every and networks <= {"isolated", "filtered"}
+        else "shared"
+    )
     reads = "confined" if every and all(e.get("reads") is True for e in confined) else "user"
-    return {"landlock": min((int(e.get("landlock") or 0) for e in confined), default=0),
-            "landlock_network": every and all(e.get("landlock_network") is True for e in confined),
-            "scoped": every and all(e.get("scoped") is True for e in confined),
-            "network": network, "reads": reads,
-            "seccomp": "sockets-denied" if every and all(e.get("seccomp") == "none" for e in confined) else "off",
-            "tasks": sorted({str(e["tasks"]) for e in confined if e.get("tasks")}),
-            **({"network_note": "; ".join(notes)} if notes else {})}
+    return {
+        "landlock": min((int(e.get("landlock") or 0) for e in confined), default=0),
+        "landlock_network": every and all(e.get("landlock_network") is True for e in confined),
+        "scoped": every and all(e.get("scoped") is True for e in confined),
+        "network": network,
+        "reads": reads,
+        "seccomp": "sockets-denied" if every and all(e.get("seccomp") == "none" for e in confined) else "off",
+        "tasks": sorted({str(e["tasks"]) for e in confined if e.get("tasks")}),
+        **({"network_note": "; ".join(notes)} if notes else {}),
+    }
 
 
 def _printable_tail(text: str, limit: int = 600) -> str:
@@ -292,28 +349,44 @@ def _printable_tail(text: str, limit: int = 600) -> str:
     return "".join(c if c.isprintable() else ("\\n" if c == "\n" else f"\\x{ord(c):02x}") for c in tail).strip()
 
 
-def _install(req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: dict[str, int],
-             runs: list[dict[str, Any]]) -> tuple[Path, Violation | None]:
+def _install(
+    req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: dict[str, int], runs: list[dict[str, Any]]
+) -> tuple[Path, Violation | None]:
     """Run `properties.install` for one sealed tree into a fresh site folder; a violation when it did not succeed."""
     props = req.config.properties
     site = ws.site(f"site-{label}")
     result = run_install(ws, f"install-{label}", props.install, tree, site, limit, props.timeout_s)
-    runs.append({"tree": label, "exit_code": result.exit_code, "timed_out": result.timed_out,
-                 "seconds": round(result.seconds, 3), "files": count_files(site)})
+    runs.append(
+        {
+            "tree": label,
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "seconds": round(result.seconds, 3),
+            "files": count_files(site),
+        }
+    )
     unconfined = confinement.shortfall(_first_confined(result), install=True)
     if result.exit_code == 0 and not result.timed_out and not unconfined:
         return site, None
     if unconfined:
-        return site, Violation("run-integrity", f"properties.install on the {label} tree did not run confined: "
-                                                f"{unconfined}", CONFIG_PATH)
-    what = (f"timed out after {props.timeout_s}s (the process group was killed)" if result.timed_out
-            else f"exited with code {result.exit_code}")
+        return site, Violation(
+            "run-integrity", f"properties.install on the {label} tree did not run confined: {unconfined}", CONFIG_PATH
+        )
+    what = (
+        f"timed out after {props.timeout_s}s (the process group was killed)"
+        if result.timed_out
+        else f"exited with code {result.exit_code}"
+    )
     tail = _printable_tail(result.log_tail)
-    return site, Violation("run-integrity", f"properties.install {what} on the {label} tree, so no property ran"
-                                            f"{'; output ends: ' + tail if tail else ''}. Fix: run the command "
-                                            "locally in a clean checkout with EVIDENCE_GATE_SITE set to an empty "
-                                            "folder and EVIDENCE_GATE_PYTHON to the gate's interpreter, and correct "
-                                            f"it (or the requirements it installs) in {CONFIG_PATH}", CONFIG_PATH)
+    return site, Violation(
+        "run-integrity",
+        f"properties.install {what} on the {label} tree, so no property ran"
+        f"{'; output ends: ' + tail if tail else ''}. Fix: run the command "
+        "locally in a clean checkout with EVIDENCE_GATE_SITE set to an empty "
+        "folder and EVIDENCE_GATE_PYTHON to the gate's interpreter, and correct "
+        f"it (or the requirements it installs) in {CONFIG_PATH}",
+        CONFIG_PATH,
+    )
 
 
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
@@ -325,14 +398,20 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     head_tree = ws.root / "head"
     # Every locked module (tests, and the helpers they import) keeps its import name: a repository module of the same
     # top-level name is left out, or the by-name import would find the patch's copy first.
-    test_files = [s.file for s in req.specs] + [s.counterexample.split("::", 1)[0] for s in req.specs
-                                                 if s.counterexample] + sorted(p for p in locked if p.endswith(".py"))
+    test_files = (
+        [s.file for s in req.specs]
+        + [s.counterexample.split("::", 1)[0] for s in req.specs if s.counterexample]
+        + sorted(p for p in locked if p.endswith(".py"))
+    )
     owner = ws.runner.owner
     neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files, owner)
     unloadable_code = unloadable(req.config, head_tree, ws.runner)
     if unloadable_code:
-        return _not_run(req, unloadable_code, {"sealed": {"runner": ws.runner.to_json(),
-                                                     "neutralised": [n.to_json() for n in neutralised]}})
+        return _not_run(
+            req,
+            unloadable_code,
+            {"sealed": {"runner": ws.runner.to_json(), "neutralised": [n.to_json() for n in neutralised]}},
+        )
     needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
     base_tree = ws.root / "base"
     if needs_base:
@@ -342,8 +421,15 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if first_shard and (req.removed or req.expired):
         # Removal and expiry replays: the head's code with the baseline's copy of each frozen test and its helpers.
         replay_tree, replay_locked = ws.root / "replay", replay_locked_set(req, locked)
-        sealed_tree.build(req.repo, req.head, req.baseline, replay_locked, replay_tree,
-                          [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))], owner)
+        sealed_tree.build(
+            req.repo,
+            req.head,
+            req.baseline,
+            replay_locked,
+            replay_tree,
+            [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))],
+            owner,
+        )
 
     jobs_n = props.jobs or (os.cpu_count() or 1)
     seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
@@ -389,18 +475,30 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         return _paths(tree, req.config) + ([str(sites[str(tree)])] if str(tree) in sites else [])
 
     def launch(job: Job) -> WorkerResult:
-        body = {"mode": "pytest", "tree": job.tree, "paths": paths(Path(job.tree)), "trials": props.trials,
-                "runs": job.runs, "args": sorted({n.split("[", 1)[0] for n in job.runs}), "limits": limit,
-                "shrink_reruns": 2, "trusted_files": sorted(str(Path(job.tree) / p) for p in locked
-                                                            if p.endswith(".py")),
-                "code_under_test": code_under_test(req.config, Path(job.tree))}
+        body = {
+            "mode": "pytest",
+            "tree": job.tree,
+            "paths": paths(Path(job.tree)),
+            "trials": props.trials,
+            "runs": job.runs,
+            "args": sorted({n.split("[", 1)[0] for n in job.runs}),
+            "limits": limit,
+            "shrink_reruns": 2,
+            "trusted_files": sorted(str(Path(job.tree) / p) for p in locked if p.endswith(".py")),
+            "code_under_test": code_under_test(req.config, Path(job.tree)),
+        }
         return run_worker(ws, job.name, body, props.timeout_s, order)
 
     def launch_digests() -> WorkerResult:
-        body = {"mode": "digest", "tree": str(head_tree), "paths": paths(head_tree), "limits": limit,
-                "code_under_test": code_under_test(req.config, head_tree),
-                "producer": req.config.fixtures.producer,
-                "records": [{"id": r["id"], "input": r["input"]} for r in records]}
+        body = {
+            "mode": "digest",
+            "tree": str(head_tree),
+            "paths": paths(head_tree),
+            "limits": limit,
+            "code_under_test": code_under_test(req.config, head_tree),
+            "producer": req.config.fixtures.producer,
+            "records": [{"id": r["id"], "input": r["input"]} for r in records],
+        }
         return run_worker(ws, "digests", body, props.timeout_s, order)
 
     # The baseline replays run first and alone: once the patch's code has run, it may have rewritten any tree the
@@ -420,8 +518,11 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         sites[str(replay_tree)] = sites[str(head_tree)]  # the replay tree runs the head's code and requirements
     install_receipt = {"command": props.install, "runs": install_runs} if props.install else None
     if failed:
-        return _not_run(req, failed, {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
-                                                 "install": install_receipt}})
+        return _not_run(
+            req,
+            failed,
+            {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit, "install": install_receipt}},
+        )
     with ThreadPoolExecutor(max_workers=max(1, jobs_n)) as pool:
         futures = [pool.submit(launch, job) for job in jobs if job.name not in first]
         digest_future = pool.submit(launch_digests) if records else None
@@ -434,12 +535,23 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     fixture_dir = req.config.fixtures.dir.strip("/") + "/"
     for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(locked), head_tree):
         if path.startswith(fixture_dir):
-            violations.append(Violation("fixture-digest-mismatch", f"{path} changed on disk during the sealed run; "
-                                        "fixtures are read-only evidence", path))
+            violations.append(
+                Violation(
+                    "fixture-digest-mismatch",
+                    f"{path} changed on disk during the sealed run; fixtures are read-only evidence",
+                    path,
+                )
+            )
         else:
-            violations.append(Violation("run-integrity", f"locked {path} changed on disk during the sealed run, so "
-                                        "what the properties read was not the baseline's evidence; find the code "
-                                        "under test that writes to it", path))
+            violations.append(
+                Violation(
+                    "run-integrity",
+                    f"locked {path} changed on disk during the sealed run, so "
+                    "what the properties read was not the baseline's evidence; find the code "
+                    "under test that writes to it",
+                    path,
+                )
+            )
     by_job = dict(zip([j.name for j in jobs], workers, strict=True))
     origins = _provenance([*workers, *([digest_worker] if digest_worker else [])], head_tree, violations)
     ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
@@ -448,23 +560,41 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     digests = _digests(records, digest_worker, req, violations)
 
     receipt: dict[str, Any] = {
-        "properties": {"ledgers": ledgers, "counts": seed_ledger.counts(ledgers), "plan": list(props.seeds),
-                       "shard": list(req.shard) if req.shard else None, "fresh_seeds": fresh,
-                       "trials": props.trials},
-        "sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit,
-                   **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
-                   "neutralised": [n.to_json() for n in neutralised], "runner": ws.runner.to_json(),
-                   "provenance": origins,
-                   "workers": [{"name": w.name, "exit_code": w.exit_code, "timed_out": w.timed_out,
-                                "seconds": round(w.seconds, 3), "problems": _worker_problems(w, props.timeout_s)}
-                               for w in [*workers, *([digest_worker] if digest_worker else [])]]},
+        "properties": {
+            "ledgers": ledgers,
+            "counts": seed_ledger.counts(ledgers),
+            "plan": list(props.seeds),
+            "shard": list(req.shard) if req.shard else None,
+            "fresh_seeds": fresh,
+            "trials": props.trials,
+        },
+        "sealed": {
+            "user": ws.sandbox.user,
+            "note": ws.sandbox.note,
+            "limits": limit,
+            **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
+            "neutralised": [n.to_json() for n in neutralised],
+            "runner": ws.runner.to_json(),
+            "provenance": origins,
+            "workers": [
+                {
+                    "name": w.name,
+                    "exit_code": w.exit_code,
+                    "timed_out": w.timed_out,
+                    "seconds": round(w.seconds, 3),
+                    "problems": _worker_problems(w, props.timeout_s),
+                }
+                for w in [*workers, *([digest_worker] if digest_worker else [])]
+            ],
+        },
     }
     if install_receipt:
         receipt["sealed"]["install"] = install_receipt
     if first_shard:
-        receipt["freeze"] = {"replays": replays,
-                             "replayed_from_baseline": sorted(p for p in replay_locked - locked
-                                                             if (replay_tree / p).is_file())}
+        receipt["freeze"] = {
+            "replays": replays,
+            "replayed_from_baseline": sorted(p for p in replay_locked - locked if (replay_tree / p).is_file()),
+        }
     if digests is not None:
         receipt["fixtures"] = {"digests": digests}
     return LaneResult(tuple(violations), receipt)
@@ -478,15 +608,21 @@ def code_under_test(config: Config, tree: Path) -> dict[str, str]:
 
 # pytest and Hypothesis are built on these; any other harness distribution is one a pytest or Hypothesis release needs.
 HARNESS_CORE = ("pytest ", "hypothesis ", "pluggy ")
-CORE_WAY_OUT = ("a harness built on pytest and Hypothesis cannot judge its own parts; leave this package out of "
-                "properties.pythonpath and SCORE_PROPERTIES and test it in its own CI (README: names the harness "
-                "cannot judge)")
-HARNESS_WAY_OUT = ("run the gate on a pytest and Hypothesis whose releases do not require {name!r} (for attr/attrs: "
-                   "Hypothesis 6.150 or later, as in the published image and `pip install 'evidence-gate[run]'`), "
-                   "or leave this package out of properties.pythonpath and SCORE_PROPERTIES (README: names the "
-                   "harness cannot judge)")
-STDLIB_WAY_OUT = ("a package named like a standard module is shadowed by it in every Python; rename the package "
-                  "(README: names the harness cannot judge)")
+CORE_WAY_OUT = (
+    "a harness built on pytest and Hypothesis cannot judge its own parts; leave this package out of "
+    "properties.pythonpath and SCORE_PROPERTIES and test it in its own CI (README: names the harness "
+    "cannot judge)"
+)
+HARNESS_WAY_OUT = (
+    "run the gate on a pytest and Hypothesis whose releases do not require {name!r} (for attr/attrs: "
+    "Hypothesis 6.150 or later, as in the published image and `pip install 'evidence-gate[run]'`), "
+    "or leave this package out of properties.pythonpath and SCORE_PROPERTIES (README: names the "
+    "harness cannot judge)"
+)
+STDLIB_WAY_OUT = (
+    "a package named like a standard module is shadowed by it in every Python; rename the package "
+    "(README: names the harness cannot judge)"
+)
 
 
 def _way_out(name: str, owner: str) -> str:
@@ -506,10 +642,16 @@ def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
             continue
         path = os.path.relpath(where, tree)
         way_out = _way_out(name, owner)
-        found.append(Violation("run-integrity", f"the code under test {path} is the package {name!r}, but {owner} "
-                                                f"already provides {name!r} in the sealed run, so the pull "
-                                                f"request's copy could not be loaded and no property ran. Fix: "
-                                                f"{way_out}", path))
+        found.append(
+            Violation(
+                "run-integrity",
+                f"the code under test {path} is the package {name!r}, but {owner} "
+                f"already provides {name!r} in the sealed run, so the pull "
+                f"request's copy could not be loaded and no property ran. Fix: "
+                f"{way_out}",
+                path,
+            )
+        )
     return found
 
 
@@ -522,9 +664,14 @@ def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[V
         events = [e for e in worker.events if e.get("ev") == "provenance"]
         finals = [e for e in events if e.get("final")]
         if worker.finished is not None and not finals:
-            violations.append(Violation("run-integrity", f"worker {worker.name} finished without reporting where "
-                                                         "the code under test was loaded from, so the run cannot "
-                                                         "show it judged the pull request's code"))
+            violations.append(
+                Violation(
+                    "run-integrity",
+                    f"worker {worker.name} finished without reporting where "
+                    "the code under test was loaded from, so the run cannot "
+                    "show it judged the pull request's code",
+                )
+            )
         for event in events:
             for item in event.get("mismatches") or []:
                 if isinstance(item, dict):
@@ -534,14 +681,21 @@ def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[V
                     loaded.setdefault(str(name), str(file))
     for module, item in sorted(wrong.items()):
         expected = _shown(item.get("expected", ""), head_tree)
-        violations.append(Violation("run-integrity", f"{module} was loaded from {item.get('file')}, not from the "
-                                                     f"sealed tree's {expected}, so the run judged other code than "
-                                                     "the pull request's. Fix: make sure nothing the tests import "
-                                                     "puts another copy first on sys.path",
-                                    None if Path(expected).is_absolute() else expected))
+        violations.append(
+            Violation(
+                "run-integrity",
+                f"{module} was loaded from {item.get('file')}, not from the "
+                f"sealed tree's {expected}, so the run judged other code than "
+                "the pull request's. Fix: make sure nothing the tests import "
+                "puts another copy first on sys.path",
+                None if Path(expected).is_absolute() else expected,
+            )
+        )
     tops = {m.partition(".")[0] for m in wrong}
-    return [{"package": name, "loaded_from": _shown(file, head_tree), "from_tree": name not in tops}
-            for name, file in sorted(loaded.items())]
+    return [
+        {"package": name, "loaded_from": _shown(file, head_tree), "from_tree": name not in tops}
+        for name, file in sorted(loaded.items())
+    ]
 
 
 def _shown(path: str, tree: Path) -> str:
@@ -561,8 +715,11 @@ def static_tests(source: bytes, file: str, spec: str) -> list[str]:
         return []
 
     def is_test(node: ast.stmt) -> bool:
-        return (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
-                and not any("fixture" in ast.unparse(d) for d in node.decorator_list))
+        return (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name.startswith("test")
+            and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
+        )
 
     found = [f"{file}::{n.name}" for n in tree.body if is_test(n)]  # type: ignore[attr-defined]
     for cls in tree.body:
@@ -571,9 +728,16 @@ def static_tests(source: bytes, file: str, spec: str) -> list[str]:
     return [n for n in found if n == spec or matches_spec(n, spec) or "::" not in spec]
 
 
-def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[Job],
-             by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
-             violations: list[Violation]) -> list[dict[str, Any]]:
+def _ledgers(
+    req: DynamicRequest,
+    plan: list[int],
+    fresh: list[int],
+    jobs: list[Job],
+    by_job: dict[str, WorkerResult],
+    order: _Order,
+    fixture_hash: str | None,
+    violations: list[Violation],
+) -> list[dict[str, Any]]:
     props = req.config.properties
     head_jobs = [j for j in jobs if j.name.startswith("head-")]
     workers = [by_job[j.name] for j in head_jobs]
@@ -586,22 +750,39 @@ def _ledgers(req: DynamicRequest, plan: list[int], fresh: list[int], jobs: list[
         if not nodes:
             causes = [p for w in workers for p in _worker_problems(w, props.timeout_s) if p.startswith("collecting ")]
             why = f": {causes[0]}" if causes else ""
-            violations.append(Violation("run-integrity", f"{spec.node} was not collected in the sealed run{why}",
-                                        props.list, spec.line))
+            violations.append(
+                Violation(
+                    "run-integrity", f"{spec.node} was not collected in the sealed run{why}", props.list, spec.line
+                )
+            )
             nodes = [spec.node]
         source = sources[f"{req.baseline}:{spec.file}"] or b""
         for expected in static_tests(source, spec.file, spec.node):
             if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
-                violations.append(Violation("run-integrity", f"{expected} is defined in the locked file but was not "
-                                            "collected in the sealed run", spec.file))
+                violations.append(
+                    Violation(
+                        "run-integrity",
+                        f"{expected} is defined in the locked file but was not collected in the sealed run",
+                        spec.file,
+                    )
+                )
         for node in nodes:
             ledgers.append(_ledger(req, spec, node, plan, fresh, head_jobs, by_job, order, fixture_hash, violations))
     return ledgers
 
 
-def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int], fresh: list[int],
-            head_jobs: list[Job], by_job: dict[str, WorkerResult], order: _Order, fixture_hash: str | None,
-            violations: list[Violation]) -> dict[str, Any]:
+def _ledger(
+    req: DynamicRequest,
+    spec: PropertySpec,
+    node: str,
+    plan: list[int],
+    fresh: list[int],
+    head_jobs: list[Job],
+    by_job: dict[str, WorkerResult],
+    order: _Order,
+    fixture_hash: str | None,
+    violations: list[Violation],
+) -> dict[str, Any]:
     props = req.config.properties
     ledger = seed_ledger.new(req.patch_id, node, plan, spec.oracle, fixture_hash, fixtures=fixture_hash is not None)
     ledger["fresh_seeds"] = list(fresh)
@@ -644,8 +825,11 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
         ledger["failure"] = _failure(first.get("failure"))
         reruns = [e for e in results if e.get("seed") == seed and str(e.get("kind", "")).startswith("shrink")]
         ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
-        ledger["shrink_stable"] = (len(reruns) >= 2 and all(r.get("outcome") == "failed" for r in reruns[:2])
-                                   and _minimal(reruns[0]) == _minimal(reruns[1]))
+        ledger["shrink_stable"] = (
+            len(reruns) >= 2
+            and all(r.get("outcome") == "failed" for r in reruns[:2])
+            and _minimal(reruns[0]) == _minimal(reruns[1])
+        )
         entry = next((e for e in req.active if e.test in {node, spec.node}), None)
         if entry is not None and all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
             excused_by = entry.id
@@ -655,8 +839,14 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
     for issue in _grouped(issues):
         violations.append(Violation("run-integrity", f"{node}: {issue}", spec.file))
     if ledger["status"] in seed_ledger.OPEN:
-        violations.append(Violation("seed-ledger-open", f"{node}: seed ledger did not close ({ledger['status']}): "
-                                    f"planned {plan}, attempted {ledger['attempted_seeds']}", spec.file))
+        violations.append(
+            Violation(
+                "seed-ledger-open",
+                f"{node}: seed ledger did not close ({ledger['status']}): "
+                f"planned {plan}, attempted {ledger['attempted_seeds']}",
+                spec.file,
+            )
+        )
     if first is not None and excused_by is None:
         planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
         detail = _failure_detail(first)
@@ -664,11 +854,23 @@ def _ledger(req: DynamicRequest, spec: PropertySpec, node: str, plan: list[int],
         # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
         path, line = str(record.get("path") or spec.file), record.get("line")
         if planned_fail:
-            violations.append(Violation("property-failed", f"{node} failed on planned seed(s) "
-                                        f"{', '.join(map(str, planned_fail))}{detail}", path, line))
+            violations.append(
+                Violation(
+                    "property-failed",
+                    f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}",
+                    path,
+                    line,
+                )
+            )
         else:
-            violations.append(Violation("property-failed-fresh-seed", f"{node} passed the plan but failed on fresh "
-                                        f"seed {first['seed']}{detail}", path, line))
+            violations.append(
+                Violation(
+                    "property-failed-fresh-seed",
+                    f"{node} passed the plan but failed on fresh seed {first['seed']}{detail}",
+                    path,
+                    line,
+                )
+            )
     return ledger
 
 
@@ -677,12 +879,14 @@ def _grouped(issues: list[str]) -> list[str]:
     seeds: dict[str, list[str]] = {}
     for issue in issues:
         found = re.search(r" on seed (\d+)", issue)
-        key = issue[:found.start()] + " on seed {}" + issue[found.end():] if found else issue
+        key = issue[: found.start()] + " on seed {}" + issue[found.end() :] if found else issue
         seeds.setdefault(key, [])
         if found and found.group(1) not in seeds[key]:
             seeds[key].append(found.group(1))
-    return [key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
-            for key, s in seeds.items()]
+    return [
+        key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
+        for key, s in seeds.items()
+    ]
 
 
 def _failure(record: Any) -> dict[str, Any] | None:
@@ -691,8 +895,12 @@ def _failure(record: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(record.get("line"), int) or isinstance(record["line"], bool) or record["line"] < 1:
         return None
-    return {"path": record["path"], "line": record["line"], "statement": str(record.get("statement") or "")[:200],
-            "exception": str(record.get("exception") or "")[:500]}
+    return {
+        "path": record["path"],
+        "line": record["line"],
+        "statement": str(record.get("statement") or "")[:200],
+        "exception": str(record.get("exception") or "")[:500],
+    }
 
 
 def _minimal(event: dict[str, Any]) -> Any:
@@ -717,11 +925,12 @@ def _one_line(example: str, limit: int = 200) -> str:
     """Hypothesis' multi-line example (`test_x(\\n    x=1,\\n)`) as one line: `test_x(x=1)`, cut at `limit`."""
     text = " ".join(line.strip() for line in example.splitlines() if line.strip())
     text = text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str, timeout_s: int
-                  ) -> tuple[int, list[str], list[str]]:
+def _outcomes_for(
+    jobs: list[Job], by_job: dict[str, WorkerResult], node: str, kind: str, timeout_s: int
+) -> tuple[int, list[str], list[str]]:
     """How many `kind` runs of `node` were scheduled, their outcomes, and the problems of the workers that ran them."""
     expected = sum(1 for j in jobs for _s, k in j.runs.get(node, []) if k == kind)
     got: list[str] = []
@@ -730,64 +939,101 @@ def _outcomes_for(jobs: list[Job], by_job: dict[str, WorkerResult], node: str, k
         if not any(k == kind for _s, k in job.runs.get(node, [])):
             continue
         worker = by_job[job.name]
-        got += [str(e.get("outcome")) for e in _results([worker]) if e.get("kind") == kind
-                and matches_spec(str(e.get("node")), node)]
+        got += [
+            str(e.get("outcome"))
+            for e in _results([worker])
+            if e.get("kind") == kind and matches_spec(str(e.get("node")), node)
+        ]
         problems += _worker_problems(worker, timeout_s)
     return expected, got, problems
 
 
-def _replays(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult],
-             violations: list[Violation]) -> list[dict[str, Any]]:
+def _replays(
+    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult], violations: list[Violation]
+) -> list[dict[str, Any]]:
     replays: list[dict[str, Any]] = []
     freeze_file = req.config.freeze.file
     timeout_s = req.config.properties.timeout_s
     for entry in req.removed:
-        record: dict[str, Any] = {"id": entry.id, "test": entry.test, "kind": "removed",
-                                  "runs": req.config.freeze.removal_runs}
+        record: dict[str, Any] = {
+            "id": entry.id,
+            "test": entry.test,
+            "kind": "removed",
+            "runs": req.config.freeze.removal_runs,
+        }
         bad = []
         for tree, kind in (("baseline", "freeze-base"), ("head", "freeze-head")):
             expected, got, problems = _outcomes_for(jobs, by_job, entry.test, kind, timeout_s)
             record[tree] = got
             if len(got) < expected or not got or any(o != "passed" for o in got):
-                bad.append(f"on the {tree} tree: {', '.join(got) or 'not run'}"
-                           + (f" ({'; '.join(dict.fromkeys(problems))})" if problems and len(got) < expected else ""))
+                bad.append(
+                    f"on the {tree} tree: {', '.join(got) or 'not run'}"
+                    + (f" ({'; '.join(dict.fromkeys(problems))})" if problems and len(got) < expected else "")
+                )
         record["ok"] = not bad
         replays.append(record)
         if bad:
-            violations.append(Violation("freeze-removed-still-failing", f"removed entry {entry.id!r}: {entry.test} "
-                                        f"did not pass {req.config.freeze.removal_runs} times "
-                                        f"{' and '.join(bad)}", freeze_file, entry.line))
+            violations.append(
+                Violation(
+                    "freeze-removed-still-failing",
+                    f"removed entry {entry.id!r}: {entry.test} "
+                    f"did not pass {req.config.freeze.removal_runs} times "
+                    f"{' and '.join(bad)}",
+                    freeze_file,
+                    entry.line,
+                )
+            )
     for entry in req.expired:
         expected, got, problems = _outcomes_for(jobs, by_job, entry.test, "freeze-expired", timeout_s)
         ok = bool(got) and len(got) >= expected and all(o == "passed" for o in got)
         replays.append({"id": entry.id, "test": entry.test, "kind": "expired", "head": got, "ok": ok})
         if not ok:
-            violations.append(Violation("freeze-expired", f"entry {entry.id!r} expired on {entry.expires} and "
-                                        f"{entry.test} still {'fails' if got else 'could not be run'} "
-                                        f"({', '.join(got) or '; '.join(problems) or 'not collected'})",
-                                        freeze_file, entry.line))
+            violations.append(
+                Violation(
+                    "freeze-expired",
+                    f"entry {entry.id!r} expired on {entry.expires} and "
+                    f"{entry.test} still {'fails' if got else 'could not be run'} "
+                    f"({', '.join(got) or '; '.join(problems) or 'not collected'})",
+                    freeze_file,
+                    entry.line,
+                )
+            )
     return replays
 
 
-def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult],
-                 violations: list[Violation]) -> None:
+def _tautologies(
+    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult], violations: list[Violation]
+) -> None:
     for spec in req.specs:
         if not spec.counterexample or not any(j.name == "base" for j in jobs):
             continue
-        _expected, got, problems = _outcomes_for(jobs, by_job, spec.counterexample, "counterexample",
-                                                  req.config.properties.timeout_s)
+        _expected, got, problems = _outcomes_for(
+            jobs, by_job, spec.counterexample, "counterexample", req.config.properties.timeout_s
+        )
         if got and all(o == "passed" for o in got):
-            violations.append(Violation("property-tautology", f"{spec.node} accepted its documented counterexample "
-                                        f"{spec.counterexample} on the baseline tree", req.config.properties.list,
-                                        spec.line))
+            violations.append(
+                Violation(
+                    "property-tautology",
+                    f"{spec.node} accepted its documented counterexample {spec.counterexample} on the baseline tree",
+                    req.config.properties.list,
+                    spec.line,
+                )
+            )
         elif not got or any(o not in {"passed", "failed"} for o in got):
-            violations.append(Violation("run-integrity", f"counterexample {spec.counterexample} did not run cleanly "
-                                        f"on the baseline tree ({', '.join(got) or '; '.join(problems) or 'missing'})",
-                                        req.config.properties.list, spec.line))
+            violations.append(
+                Violation(
+                    "run-integrity",
+                    f"counterexample {spec.counterexample} did not run cleanly "
+                    f"on the baseline tree ({', '.join(got) or '; '.join(problems) or 'missing'})",
+                    req.config.properties.list,
+                    spec.line,
+                )
+            )
 
 
-def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest,
-             violations: list[Violation]) -> list[dict[str, Any]] | None:
+def _digests(
+    records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest, violations: list[Violation]
+) -> list[dict[str, Any]] | None:
     if not records:
         return None
     path = req.config.fixtures.digests
@@ -799,11 +1045,26 @@ def _digests(records: list[dict[str, Any]], worker: WorkerResult | None, req: Dy
         event = produced.get(record["id"])
         actual = event.get("sha256") if event else None
         status = "match" if actual == record["output_sha256"] else "mismatch"
-        out.append({"id": record["id"], "input_sha256": record["input_sha256"],
-                    "output_sha256": record["output_sha256"], "produced_sha256": actual, "status": status})
+        out.append(
+            {
+                "id": record["id"],
+                "input_sha256": record["input_sha256"],
+                "output_sha256": record["output_sha256"],
+                "produced_sha256": actual,
+                "status": status,
+            }
+        )
         if status == "mismatch":
-            why = (f"the producer returned sha256 {actual}" if actual else
-                   (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run")
-            violations.append(Violation("fixture-digest-mismatch", f"digest record {record['id']!r}: expected sha256 "
-                                        f"{record['output_sha256'][:16]}…, {why}", path))
+            why = (
+                f"the producer returned sha256 {actual}"
+                if actual
+                else (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run"
+            )
+            violations.append(
+                Violation(
+                    "fixture-digest-mismatch",
+                    f"digest record {record['id']!r}: expected sha256 {record['output_sha256'][:16]}…, {why}",
+                    path,
+                )
+            )
     return out

@@ -34,8 +34,7 @@ def _seeds(values: Any, limit: int = 12) -> str:
 def failing(receipt: dict[str, Any]) -> list[dict[str, Any]]:
     """Ledgers of properties that failed and were not excused by a freeze entry."""
     ledgers = (receipt.get("properties") or {}).get("ledgers") or []
-    return [x for x in ledgers if isinstance(x, dict) and x.get("failing_seed") is not None
-            and not x.get("excused_by")]
+    return [x for x in ledgers if isinstance(x, dict) and x.get("failing_seed") is not None and not x.get("excused_by")]
 
 
 def failure_of(ledger: dict[str, Any]) -> dict[str, Any] | None:
@@ -53,7 +52,7 @@ def minimal_example(ledger: dict[str, Any]) -> str | None:
         return None
     for prefix in _PREFIXES:
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     return text.strip()
 
 
@@ -71,30 +70,44 @@ def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: An
 
     `line_link(path, line)` renders a location (a link when the blob URL is known)."""
     planned = [s for s in ledger.get("planned_seeds") or [] if isinstance(s, int)]
-    stable = ("reproduced, same minimal example twice" if ledger.get("shrink_stable") is True
-              else "the re-runs did not give the same minimal example" if ledger.get("reproduced")
-              else "did not reproduce on a re-run")
+    stable = (
+        "reproduced, same minimal example twice"
+        if ledger.get("shrink_stable") is True
+        else "the re-runs did not give the same minimal example"
+        if ledger.get("reproduced")
+        else "did not reproduce on a re-run"
+    )
     out = [f"**{gfm.code(ledger.get('property_id'), 300)}** failed on {where_failed(ledger, planned)}; {stable}.", ""]
     failure = failure_of(ledger)
     if failure is not None:
-        out += [f"**Failing line:** {line_link(failure['path'], failure['line'])} "
-                f"{gfm.code(failure.get('statement') or '', 200)}", ""]
+        out += [
+            f"**Failing line:** {line_link(failure['path'], failure['line'])} "
+            f"{gfm.code(failure.get('statement') or '', 200)}",
+            "",
+        ]
         exception = str(failure.get("exception") or "").strip()
         if exception and "\n" not in exception:
             out += [f"**Error:** {gfm.code(exception, 500)}", ""]
         elif exception:
             out += ["**Error:**", "", gfm.block(exception[:500], "text"), ""]
     elif ledger.get("assertion_hash"):
-        out += [f"**Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded no "
-                "line for this failure)", ""]
+        out += [
+            f"**Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded no "
+            "line for this failure)",
+            "",
+        ]
     example = minimal_example(ledger)
     if example:
         out += ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
     seed = int(ledger["failing_seed"])
     trials = (receipt.get("properties") or {}).get("trials")
     runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
-    out += [f"**Reproduce seed {seed} locally** ({runs}the gate's settings), from the repository root:", "",
-            gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"), ""]
+    out += [
+        f"**Reproduce seed {seed} locally** ({runs}the gate's settings), from the repository root:",
+        "",
+        gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"),
+        "",
+    ]
     return out
 
 
@@ -109,11 +122,16 @@ def ledger_line(ledger: dict[str, Any]) -> str:
     counts = sorted({n for n in examples.values() if isinstance(n, int)}) if isinstance(examples, dict) else []
     per_seed = ""
     if counts:
-        per_seed = (f" · {counts[0]} examples per seed" if len(counts) == 1
-                    else f" · {counts[0]}–{counts[-1]} examples per seed")
+        per_seed = (
+            f" · {counts[0]} examples per seed"
+            if len(counts) == 1
+            else f" · {counts[0]}–{counts[-1]} examples per seed"
+        )
     fresh = ledger.get("fresh_seeds") or []
     seeds = f"seeds {_seeds(planned)}" + (f" + fresh {_seeds(fresh)}" if fresh else "")
     failing_seed = ledger.get("failing_seed")
     fail = f" · first failing seed {failing_seed}" if failing_seed is not None else ""
-    return (f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · "
-            f"oracle {gfm.code(ledger.get('oracle_source'), 40)} · status {gfm.code(status, 40)}")
+    return (
+        f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · "
+        f"oracle {gfm.code(ledger.get('oracle_source'), 40)} · status {gfm.code(status, 40)}"
+    )

@@ -41,8 +41,7 @@ def code_under_test(roots: list[str]) -> dict[str, str]:
 def regular(names: dict[str, str]) -> dict[str, str]:
     """The names a plain import would take from the tree first: modules, extensions and packages with `__init__.py`
     (a namespace folder yields to a module of the same name anywhere else on sys.path)."""
-    return {n: p for n, p in names.items()
-            if not os.path.isdir(p) or os.path.isfile(os.path.join(p, "__init__.py"))}  # noqa: PTH112, PTH113, PTH118
+    return {n: p for n, p in names.items() if not os.path.isdir(p) or os.path.isfile(os.path.join(p, "__init__.py"))}  # noqa: PTH112, PTH113, PTH118
 
 
 def _inside(file: str, where: str) -> bool:
@@ -74,8 +73,9 @@ def check(expected: dict[str, str], modules: dict[str, Any] | None = None) -> di
         if name == top:
             loaded[top] = files[0] if files else "(built in)"
         if not ok and len(mismatches) < MAX_MISMATCHES:
-            mismatches.append({"module": name, "file": files[0] if files else "(no file: built in or frozen)",
-                               "expected": where})
+            mismatches.append(
+                {"module": name, "file": files[0] if files else "(no file: built in or frozen)", "expected": where}
+            )
     return {"loaded": loaded, "mismatches": mismatches}
 
 
@@ -93,8 +93,9 @@ class ProvenancePlugin:
         fresh = [m for m in found["mismatches"] if m["module"] not in self.reported]
         self.reported.update(m["module"] for m in fresh)
         if final or fresh:
-            self.emit({"ev": "provenance", "final": final, "loaded": found["loaded"] if final else {},
-                       "mismatches": fresh})
+            self.emit(
+                {"ev": "provenance", "final": final, "loaded": found["loaded"] if final else {}, "mismatches": fresh}
+            )
 
     def pytest_runtest_teardown(self) -> None:
         """After each item: a module swapped in and out of sys.modules during one test is still seen."""

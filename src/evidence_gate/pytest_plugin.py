@@ -37,7 +37,7 @@ def snapshot() -> harness_guard.Snapshot:
 
 def _text(value: object, limit: int = MAX_TEXT) -> str:
     text = str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def matches_spec(nodeid: str, spec: str) -> bool:
@@ -83,8 +83,10 @@ class StopReasons:
     def __init__(self) -> None:
         from hypothesis.internal.conjecture.engine import ExitReason  # noqa: PLC0415 - version-stable enum
 
-        self.patterns = [(m.name, re.compile(re.escape(str(m.value)).replace(re.escape("{s.max_examples}"), r"\d+")))
-                         for m in sorted(ExitReason, key=lambda m: -len(str(m.value)))]
+        self.patterns = [
+            (m.name, re.compile(re.escape(str(m.value)).replace(re.escape("{s.max_examples}"), r"\d+")))
+            for m in sorted(ExitReason, key=lambda m: -len(str(m.value)))
+        ]
 
     def name(self, text: str | None) -> str | None:
         """The ExitReason member's name for a `stopped-because` text, or None."""
@@ -98,12 +100,16 @@ class SealedPlugin:
     """Runs the job's seeds per item and reports every start and result through `emit`."""
 
     # Harness attributes the plugin replaces itself, before any repository code runs.
-    OWN_HOOKS = ("hypothesis.internal.conjecture.data:ConjectureData.conclude_test",
-                 "_pytest.monkeypatch:MonkeyPatch.setattr", "_pytest.monkeypatch:MonkeyPatch.delattr",
-                 "_pytest.runner:_update_current_test_var")
+    OWN_HOOKS = (
+        "hypothesis.internal.conjecture.data:ConjectureData.conclude_test",
+        "_pytest.monkeypatch:MonkeyPatch.setattr",
+        "_pytest.monkeypatch:MonkeyPatch.delattr",
+        "_pytest.runner:_update_current_test_var",
+    )
 
-    def __init__(self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None],
-                 baseline_snapshot: harness_guard.Snapshot) -> None:
+    def __init__(
+        self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None], baseline_snapshot: harness_guard.Snapshot
+    ) -> None:
         self.job = job
         self.emit = emit
         self.trials = int(job["trials"])
@@ -202,7 +208,7 @@ class SealedPlugin:
             self.culprits.append(f"{self._rel(culprit)} discarded an example")
 
     def _rel(self, path: str) -> str:
-        return path[len(self.tree) + 1:] if self.tree and path.startswith(self.tree + os.sep) else path
+        return path[len(self.tree) + 1 :] if self.tree and path.startswith(self.tree + os.sep) else path
 
     def _tampered(self) -> list[str]:
         self.identity.extend()
@@ -214,8 +220,9 @@ class SealedPlugin:
         self.emit({"ev": "configured", "plugins": sorted(str(n) for n, _ in config.pluginmanager.list_name_plugin())})
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_load_initial_conftests(self, early_config: pytest.Config, parser: Any, args: list[str]
-                                      ) -> Generator[None, Any, Any]:
+    def pytest_load_initial_conftests(
+        self, early_config: pytest.Config, parser: Any, args: list[str]
+    ) -> Generator[None, Any, Any]:
         """A conftest that fails to import stops pytest before any session: say which file and why."""
         try:
             return (yield)
@@ -250,8 +257,9 @@ class SealedPlugin:
         return found
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         """Keep only the job's items: pytest then hands each the right next item, so scopes end where they should."""
         self.collected = [item.nodeid for item in items]
         keep = [item for item in items if self._specs_for(item.nodeid)]
@@ -275,8 +283,12 @@ class SealedPlugin:
                 for impl in caller.get_hookimpls():
                     code = getattr(impl.function, "__code__", None)
                     filename = str(getattr(code, "co_filename", "") or "")
-                    if impl.plugin is plugin and filename and not self.origins.transparent(filename) \
-                            and filename not in self.trusted_files:
+                    if (
+                        impl.plugin is plugin
+                        and filename
+                        and not self.origins.transparent(filename)
+                        and filename not in self.trusted_files
+                    ):
                         found.append(f"{caller.name} in {self._rel(filename)}")
         if found:
             self.emit({"ev": "foreign-hooks", "hooks": sorted(set(found))[:20]})
@@ -292,8 +304,9 @@ class SealedPlugin:
         identity): the item's own function-scoped fixtures end, its class, module and session scopes stay. The
         last run tears down towards pytest's real next item. A failure is re-run twice from scratch.
         """
-        queue = [(spec, int(seed), str(kind)) for spec in self._specs_for(item.nodeid)
-                 for seed, kind in self.runs[spec]]
+        queue = [
+            (spec, int(seed), str(kind)) for spec in self._specs_for(item.nodeid) for seed, kind in self.runs[spec]
+        ]
         sibling = copy.copy(item)
         # The harness is checked once per item (and at the session's end): any change fails the whole worker.
         changed = self._tampered()
@@ -304,8 +317,9 @@ class SealedPlugin:
                 queue[0:0] = [(spec, seed, f"shrink{n + 1}") for n in range(self.reruns)]
         return True
 
-    def _run_once(self, item: pytest.Item, spec: str, seed: int, kind: str,
-                  nextitem: pytest.Item | None, changed: list[str]) -> dict[str, Any]:
+    def _run_once(
+        self, item: pytest.Item, spec: str, seed: int, kind: str, nextitem: pytest.Item | None, changed: list[str]
+    ) -> dict[str, Any]:
         self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
@@ -335,15 +349,32 @@ class SealedPlugin:
         if foreign is not None:
             outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
         elif self.culprits and outcome == "passed":
-            outcome, message = "error", (f"the code under test steered Hypothesis: "
-                                         f"{'; '.join(list(dict.fromkeys(self.culprits))[:3])} (only the property, "
-                                         "its locked helpers and their strategies may discard examples)")
-        result = {"ev": "result", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind, "outcome": outcome,
-                  "message": message, "hypothesis": is_hypothesis, "examples": stats.get("examples"),
-                  "stopped_because": stats.get("stopped_because"), "stop": stats.get("stop"),
-                  "assertion_hash": self.last_failure.get("hash"), "falsifying": self.last_failure.get("example"),
-                  "failure": self.last_failure.get("failure"), "assertion_bound": self.last_failure.get("bound"),
-                  "tampered": changed[:20]}
+            outcome, message = (
+                "error",
+                (
+                    f"the code under test steered Hypothesis: "
+                    f"{'; '.join(list(dict.fromkeys(self.culprits))[:3])} (only the property, "
+                    "its locked helpers and their strategies may discard examples)"
+                ),
+            )
+        result = {
+            "ev": "result",
+            "node": item.nodeid,
+            "spec": spec,
+            "seed": seed,
+            "kind": kind,
+            "outcome": outcome,
+            "message": message,
+            "hypothesis": is_hypothesis,
+            "examples": stats.get("examples"),
+            "stopped_because": stats.get("stopped_because"),
+            "stop": stats.get("stop"),
+            "assertion_hash": self.last_failure.get("hash"),
+            "falsifying": self.last_failure.get("example"),
+            "failure": self.last_failure.get("failure"),
+            "assertion_bound": self.last_failure.get("bound"),
+            "tampered": changed[:20],
+        }
         self.emit(result)
         return result
 
@@ -397,11 +428,16 @@ class SealedPlugin:
         current = getattr(cls, "settings", None)
         if cls is None or not isinstance(current, settings):
             return (lambda: None), False
-        cls.settings = settings(current, max_examples=max(self.trials, current.max_examples), derandomize=False,
-                                database=None, deadline=None, backend="hypothesis",
-                                phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
-                                stateful_step_count=max(current.stateful_step_count,
-                                                        self.trusted_settings.stateful_step_count))
+        cls.settings = settings(
+            current,
+            max_examples=max(self.trials, current.max_examples),
+            derandomize=False,
+            database=None,
+            deadline=None,
+            backend="hypothesis",
+            phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+            stateful_step_count=max(current.stateful_step_count, self.trusted_settings.stateful_step_count),
+        )
 
         def restore() -> None:
             cls.settings = current
@@ -428,7 +464,11 @@ class SealedPlugin:
 
         saved = (target._hypothesis_internal_use_settings, target._hypothesis_internal_use_seed)
         target._hypothesis_internal_use_settings = settings(
-            saved[0], max_examples=self.trials, derandomize=False, database=None, deadline=None,
+            saved[0],
+            max_examples=self.trials,
+            derandomize=False,
+            database=None,
+            deadline=None,
             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
             # Hypothesis' own backend: a provider the code under test registered must not choose the inputs.
             backend="hypothesis",
@@ -459,12 +499,19 @@ class SealedPlugin:
             culprit = self.origins.culprit(harness_guard.stack(caller)) or caller.f_code.co_filename
             self.culprits.append(f"{self._rel(culprit)} reported Hypothesis statistics itself")
             return
-        cases = [case for phase in ("reuse-phase", "generate-phase")
-                 for case in (stats.get(phase) or {}).get("test-cases", ())]
+        cases = [
+            case
+            for phase in ("reuse-phase", "generate-phase")
+            for case in (stats.get(phase) or {}).get("test-cases", ())
+        ]
         text = stats.get("stopped-because")
-        self.stats.append({"examples": sum(1 for c in cases if c.get("status") in {"valid", "interesting"}),
-                           "stopped_because": str(text) if text is not None else None,
-                           "stop": self.stop_reasons.name(str(text) if text is not None else None)})
+        self.stats.append(
+            {
+                "examples": sum(1 for c in cases if c.get("status") in {"valid", "interesting"}),
+                "stopped_because": str(text) if text is not None else None,
+                "stop": self.stop_reasons.name(str(text) if text is not None else None),
+            }
+        )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
@@ -476,13 +523,17 @@ class SealedPlugin:
         exc = call.excinfo.value
         if call.when == "call":
             # Hypothesis notes the example on the exception, or on each leaf of the group of distinct failures.
-            notes = [str(n) for e in (exc, _leaf(exc)) for n in getattr(e, "__notes__", ())
-                     if str(n).startswith(FALSIFYING)][:1]
+            notes = [
+                str(n) for e in (exc, _leaf(exc)) for n in getattr(e, "__notes__", ()) if str(n).startswith(FALSIFYING)
+            ][:1]
             own = str(getattr(item, "path", "")) or None
             failure = self._failure_record(exc)
-            self.last_failure = {"hash": exception_hash(exc, own_file=own), "failure": failure,
-                                 "example": _text("\n".join(notes)) if notes else None,
-                                 "bound": bound_failures(exc, own_file=own)[:20]}
+            self.last_failure = {
+                "hash": exception_hash(exc, own_file=own),
+                "failure": failure,
+                "example": _text("\n".join(notes)) if notes else None,
+                "bound": bound_failures(exc, own_file=own)[:20],
+            }
             where = (failure["path"], failure["line"]) if failure else self._innermost(_leaf(exc))
             report._gate_message = describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
         else:
@@ -497,8 +548,12 @@ class SealedPlugin:
             return None
         absolute = os.path.join(self.tree, where[0])  # noqa: PTH118 - an absolute where[0] stays as it is
         statement = linecache.getline(absolute, where[1]).strip()
-        return {"path": where[0], "line": where[1], "statement": _text(statement, MAX_STATEMENT),
-                "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION)}
+        return {
+            "path": where[0],
+            "line": where[1],
+            "statement": _text(statement, MAX_STATEMENT),
+            "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION),
+        }
 
     def _fixture_message(self, when: str, exc: BaseException) -> str:
         """Setup or teardown failed: which fixture, where, and why."""

@@ -28,8 +28,11 @@ def empty_receipt() -> dict[str, Any]:
         "violations": [],
         "freeze": {"file": "freeze.yaml", "added": [], "removed": [], "file_sha256": None},
         "fixtures": {"tree": None, "digests": []},
-        "properties": {"list_sha256": None, "ledgers": [],
-                       "counts": {"open": 0, "closed_failures": 0, "budget_passes": 0}},
+        "properties": {
+            "list_sha256": None,
+            "ledgers": [],
+            "counts": {"open": 0, "closed_failures": 0, "budget_passes": 0},
+        },
         "errors": [],
     }
 
@@ -39,8 +42,14 @@ def _scrub_text(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
-                       f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+        return "".join(
+            f"\\x{ord(c) - 0xDC00:02x}"
+            if 0xDC80 <= ord(c) <= 0xDCFF
+            else f"\\u{ord(c):04x}"
+            if 0xD800 <= ord(c) <= 0xDFFF
+            else c
+            for c in text
+        )
     return text
 
 

@@ -30,8 +30,11 @@ def render_text(receipt: dict[str, Any]) -> str:
         lines.append(f"properties: not run ({properties['skipped']})")
     counts = properties.get("counts")
     if counts and properties.get("ledgers"):
-        lines.append("seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes"
-                     .format(**counts))
+        lines.append(
+            "seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes".format(
+                **counts
+            )
+        )
     lines.append(f"{verdict}: {d['title']} [{d['row']}]")
     # Messages quote test output, paths and ledger text: a newline could forge a `PASS:` line and an ESC could
     # drive the terminal, so every control, format or surrogate character is spelled out.

@@ -42,9 +42,11 @@ def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: 
         env += [f"PROPERTY_SEED={int(seed)}", f"PROPERTY_TRIALS={int(trials)}"]
         return " ".join([*env, "python -m pytest", shlex.quote(node), "-p no:cacheprovider"])
     # hypothesis is imported before pytest starts, so pytest's assertion-rewrite warning about it is noise
-    lines = [" ".join([*env, "python -", shlex.quote(node)]),
-             f"  -p no:cacheprovider --hypothesis-profile={PROFILE} --hypothesis-seed={int(seed)}",
-             f"  -W ignore::pytest.PytestAssertRewriteWarning <<'{_END}'"]
+    lines = [
+        " ".join([*env, "python -", shlex.quote(node)]),
+        f"  -p no:cacheprovider --hypothesis-profile={PROFILE} --hypothesis-seed={int(seed)}",
+        f"  -W ignore::pytest.PytestAssertRewriteWarning <<'{_END}'",
+    ]
     return " \\\n".join(lines) + "\n" + _RUNNER.format(profile=PROFILE, trials=int(trials)) + f"\n{_END}"
 
 
@@ -54,5 +56,10 @@ def for_ledger(receipt: dict[str, Any], ledger: dict[str, Any], seed: int) -> st
     effective = ((receipt.get("config") or {}).get("effective") or {}).get("properties") or {}
     trials = properties.get("trials", effective.get("trials", 200))
     pythonpath = effective.get("pythonpath") or []
-    return command(str(ledger.get("property_id")), seed, int(trials), hypothesis=is_hypothesis(ledger),
-                   pythonpath=[str(p) for p in pythonpath if isinstance(p, str)])
+    return command(
+        str(ledger.get("property_id")),
+        seed,
+        int(trials),
+        hypothesis=is_hypothesis(ledger),
+        pythonpath=[str(p) for p in pythonpath if isinstance(p, str)],
+    )

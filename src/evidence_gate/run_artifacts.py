@@ -27,30 +27,43 @@ class RestError(Exception):
 class Rest:
     """A few GET calls against GITHUB_API_URL with retries on 5xx, 429 and network errors."""
 
-    def __init__(self, api_url: str, token: str, *, sleep: Callable[[float], None] = time.sleep,
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self, api_url: str, token: str, *, sleep: Callable[[float], None] = time.sleep, timeout: float = 30.0
+    ) -> None:
         self._api = api_url.rstrip("/")
         self._token = token
         self._sleep = sleep
         self._timeout = timeout
         self._session = requests.Session()
 
-    def _get(self, what: str, url: str, *, params: dict[str, str] | None = None, auth: bool = True,
-             redirects: bool = True, limit: int | None = None) -> tuple[requests.Response, bytes]:
-        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
-                   "User-Agent": "evidence-gate"}
+    def _get(
+        self,
+        what: str,
+        url: str,
+        *,
+        params: dict[str, str] | None = None,
+        auth: bool = True,
+        redirects: bool = True,
+        limit: int | None = None,
+    ) -> tuple[requests.Response, bytes]:
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "evidence-gate",
+        }
         if auth and self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                with self._session.get(url, params=params, headers=headers, timeout=self._timeout,
-                                       allow_redirects=redirects, stream=True) as response:
-                    body = response.raw.read(limit + 1, decode_content=True) if limit is not None else \
-                        response.content
+                with self._session.get(
+                    url, params=params, headers=headers, timeout=self._timeout, allow_redirects=redirects, stream=True
+                ) as response:
+                    body = response.raw.read(limit + 1, decode_content=True) if limit is not None else response.content
                     if response.status_code < 500 and response.status_code != 429:
                         if response.status_code >= 400:
-                            raise RestError(f"{what}: HTTP {response.status_code}: {body[:200]!r}",
-                                            response.status_code)
+                            raise RestError(
+                                f"{what}: HTTP {response.status_code}: {body[:200]!r}", response.status_code
+                            )
                         return response, body
                     if attempt == MAX_ATTEMPTS:
                         raise RestError(f"{what}: HTTP {response.status_code}", response.status_code)
@@ -69,23 +82,34 @@ class Rest:
 
     def run_artifacts(self, repository: str, run_id: int, name: str) -> list[dict[str, Any]]:
         """The unexpired artifacts named `name` of workflow run `run_id`, newest first."""
-        data = self._json("list the run's artifacts", f"/repos/{repository}/actions/runs/{run_id}/artifacts",
-                          {"name": name, "per_page": "100"})
+        data = self._json(
+            "list the run's artifacts",
+            f"/repos/{repository}/actions/runs/{run_id}/artifacts",
+            {"name": name, "per_page": "100"},
+        )
         found = data.get("artifacts") if isinstance(data, dict) else None
         if not isinstance(found, list):
             raise RestError("list the run's artifacts: the answer has no artifact list")
-        named = [a for a in found if isinstance(a, dict) and a.get("name") == name and not a.get("expired")
-                 and isinstance(a.get("id"), int)]
+        named = [
+            a
+            for a in found
+            if isinstance(a, dict) and a.get("name") == name and not a.get("expired") and isinstance(a.get("id"), int)
+        ]
         return sorted(named, key=lambda a: -int(a["id"]))
 
     def artifact_zip(self, repository: str, artifact_id: int, limit: int) -> bytes:
         """The artifact's zip, through the redirect, at most `limit` bytes (RestError when it is larger)."""
-        response, _ = self._get("download the artifact", f"{self._api}/repos/{repository}/actions/artifacts/"
-                                f"{artifact_id}/zip", redirects=False)
+        response, _ = self._get(
+            "download the artifact",
+            f"{self._api}/repos/{repository}/actions/artifacts/{artifact_id}/zip",
+            redirects=False,
+        )
         location = response.headers.get("Location", "")
         if response.status_code not in (301, 302, 303, 307, 308) or not location.startswith(("https://", "http://")):
-            raise RestError(f"download the artifact: expected a redirect to blob storage, got HTTP "
-                            f"{response.status_code}", response.status_code)
+            raise RestError(
+                f"download the artifact: expected a redirect to blob storage, got HTTP {response.status_code}",
+                response.status_code,
+            )
         _, body = self._get("download the artifact's blob", location, auth=False, limit=limit)
         if len(body) > limit:
             raise RestError(f"the artifact's zip is larger than the {limit}-byte cap")
@@ -100,6 +124,9 @@ class Rest:
 
     def pulls_with_head(self, repository: str, owner: str, branch: str) -> list[dict[str, Any]]:
         """Open pull requests whose head is `owner:branch` (how a fork's PR is found: its run names none)."""
-        data = self._json("list pull requests", f"/repos/{repository}/pulls",
-                          {"head": f"{owner}:{branch}", "state": "open", "per_page": "100"})
+        data = self._json(
+            "list pull requests",
+            f"/repos/{repository}/pulls",
+            {"head": f"{owner}:{branch}", "state": "open", "per_page": "100"},
+        )
         return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []

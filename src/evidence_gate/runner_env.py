@@ -34,8 +34,10 @@ PIP_FOLDER = "install-tools"
 # The workers' HYPOTHESIS_STORAGE_DIRECTORY: only the Unicode tables, read-only to the sandbox user.
 STORAGE_FOLDER = "hypothesis-storage"
 # `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, no environment, an explicit sys.path.
-BOOTSTRAP = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-             f"from {PRIVATE_PACKAGE}.sealed_worker import main; sys.exit(main(sys.argv[2:]))")
+BOOTSTRAP = (
+    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+    f"from {PRIVATE_PACKAGE}.sealed_worker import main; sys.exit(main(sys.argv[2:]))"
+)
 
 
 class RunnerError(RuntimeError):
@@ -75,13 +77,16 @@ class Runner:
 
     def to_json(self) -> dict[str, object]:
         """The receipt's form."""
-        return {"python": sys.version.split()[0],
-                "distributions": [f"{n} {v}" for n, v in self.distributions], "sys_path": self.sys_path,
-                "hypothesis_tables": self.tables.to_json()}
+        return {
+            "python": sys.version.split()[0],
+            "distributions": [f"{n} {v}" for n, v in self.distributions],
+            "sys_path": self.sys_path,
+            "hypothesis_tables": self.tables.to_json(),
+        }
 
 
 def stdlib_owner(name: str, stdlib_path: tuple[str, ...]) -> str | None:
-    """"the standard library" when `name` is a standard module of this interpreter (or of Python at large)."""
+    """ "the standard library" when `name` is a standard module of this interpreter (or of Python at large)."""
     if name in sys.stdlib_module_names or name in sys.builtin_module_names:
         return "the standard library"
     if importlib.machinery.FrozenImporter.find_spec(name) is not None:
@@ -94,8 +99,13 @@ def stdlib_owner(name: str, stdlib_path: tuple[str, ...]) -> str | None:
 @cache
 def stdlib_path() -> tuple[str, ...]:
     """The sys.path of this interpreter started with `-I -S`: the standard library only."""
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys, json; print(json.dumps(sys.path))"],
-                          capture_output=True, check=True, timeout=60, env={"PATH": os.environ.get("PATH", "")})
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", "import sys, json; print(json.dumps(sys.path))"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+        env={"PATH": os.environ.get("PATH", "")},
+    )
     return tuple(str(p) for p in json.loads(proc.stdout) if p)
 
 
@@ -152,8 +162,11 @@ def module_paths(dist: importlib.metadata.Distribution) -> dict[str, Path]:
     root = Path(str(dist.locate_file("")))
     out: dict[str, Path] = {}
     for name in _top_level_names(dist):
-        candidates = [root / name, root / f"{name}.py",
-                      *(root / f"{name}{s}" for s in importlib.machinery.EXTENSION_SUFFIXES)]
+        candidates = [
+            root / name,
+            root / f"{name}.py",
+            *(root / f"{name}{s}" for s in importlib.machinery.EXTENSION_SUFFIXES),
+        ]
         hit = next((c for c in candidates if c.is_dir() or c.is_file()), None)
         if hit is not None:
             out[name] = hit
@@ -177,9 +190,11 @@ def worker_modules() -> list[str]:
                 absolute = node.module if isinstance(node, ast.ImportFrom) and node.level == 0 else None
                 named = [a.name for a in node.names] if isinstance(node, ast.Import) else [absolute or ""]
                 if any(n.split(".")[0] == "evidence_gate" for n in named):
-                    raise RunnerError(f"{name}.py imports evidence_gate by name; worker-side modules import each "
-                                      "other relatively (`from . import x`), or the sealed run would load the "
-                                      "code under test's copy")
+                    raise RunnerError(
+                        f"{name}.py imports evidence_gate by name; worker-side modules import each "
+                        "other relatively (`from . import x`), or the sealed run would load the "
+                        "code under test's copy"
+                    )
             if isinstance(node, ast.ImportFrom) and node.level == 1:
                 todo += [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
     return sorted(seen)
@@ -200,8 +215,9 @@ def build(dest: Path) -> Runner:
     private = dest / PRIVATE_PACKAGE
     private.mkdir(mode=0o755)
     private.chmod(0o755)
-    (private / "__init__.py").write_text('"""The gate\'s worker-side modules, under a private name."""\n',
-                                         encoding="utf-8")
+    (private / "__init__.py").write_text(
+        '"""The gate\'s worker-side modules, under a private name."""\n', encoding="utf-8"
+    )
     (private / "__init__.py").chmod(0o644)
     for name in worker_modules():
         (private / f"{name}.py").symlink_to(GATE_DIR / f"{name}.py")
@@ -223,8 +239,9 @@ def install_python(runner: Runner) -> Path:
         (tools / "pip").symlink_to(next(iter(spec.submodule_search_locations)))
     script = tools / "python"
     pythonpath = os.pathsep.join([str(runner.folder), str(tools)])
-    script.write_text(f"#!/bin/sh\nPYTHONPATH={_quote(pythonpath)} exec {_quote(sys.executable)} -S \"$@\"\n",
-                      encoding="utf-8")
+    script.write_text(
+        f'#!/bin/sh\nPYTHONPATH={_quote(pythonpath)} exec {_quote(sys.executable)} -S "$@"\n', encoding="utf-8"
+    )
     script.chmod(0o755)
     return script
 

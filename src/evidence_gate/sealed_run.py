@@ -69,15 +69,28 @@ def sandbox() -> Sandbox:
     except KeyError:
         return Sandbox(None, None, me, "no `nobody` user on this machine: the sealed run stays root")
     try:
-        probe = subprocess.run([sys.executable, "-I", "-B", "-c", "import pytest, hypothesis, evidence_gate"],
-                               user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], capture_output=True,
-                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/", check=False, timeout=60)
+        probe = subprocess.run(
+            [sys.executable, "-I", "-B", "-c", "import pytest, hypothesis, evidence_gate"],
+            user=nobody.pw_uid,
+            group=nobody.pw_gid,
+            extra_groups=[],
+            capture_output=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            cwd="/",
+            check=False,
+            timeout=60,
+        )
         works = probe.returncode == 0
     except (OSError, subprocess.SubprocessError):
         works = False
     if not works:
-        return Sandbox(None, None, me, f"`nobody` cannot run {sys.executable} with the gate's packages "
-                                       "(install the gate in a world-readable location); the sealed run stays root")
+        return Sandbox(
+            None,
+            None,
+            me,
+            f"`nobody` cannot run {sys.executable} with the gate's packages "
+            "(install the gate in a world-readable location); the sealed run stays root",
+        )
     return Sandbox(nobody.pw_uid, nobody.pw_gid, "nobody")
 
 
@@ -222,10 +235,18 @@ class Workspace:
         """The test process's whole environment."""
         env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-        env.update({"HOME": str(self.root / "home"), "TMPDIR": str(self.root / "tmp"), "TZ": "UTC",
-                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HYPOTHESIS_NO_PLUGINS": "1", "LANG": "C.UTF-8",
-                    # Hypothesis reads its Unicode tables there instead of rebuilding them; it cannot write there.
-                    "HYPOTHESIS_STORAGE_DIRECTORY": str(self.runner.storage)})
+        env.update(
+            {
+                "HOME": str(self.root / "home"),
+                "TMPDIR": str(self.root / "tmp"),
+                "TZ": "UTC",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                "HYPOTHESIS_NO_PLUGINS": "1",
+                "LANG": "C.UTF-8",
+                # Hypothesis reads its Unicode tables there instead of rebuilding them; it cannot write there.
+                "HYPOTHESIS_STORAGE_DIRECTORY": str(self.runner.storage),
+            }
+        )
         return env
 
 
@@ -292,18 +313,24 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
     on_event(event)
 
 
-def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
-               on_event: Callable[[dict[str, Any]], None]) -> WorkerResult:
+def run_worker(
+    ws: Workspace, name: str, job: dict[str, Any], timeout_s: float, on_event: Callable[[dict[str, Any]], None]
+) -> WorkerResult:
     """Run one sealed worker to completion or timeout; the whole process group is killed at the end."""
     job_path = ws.root / "jobs" / f"{name}.json"
     ini_path = ws.root / "jobs" / f"{name}.ini"
     ini_path.write_text(INI, encoding="utf-8")
     # The worker starts as the gate's user and drops to the sandbox user itself, after it has left the network
     # (that needs the privilege it is about to give up); `properties.install` keeps the network for pip.
-    job = {"isolate_network": True, **job, "ini": str(ini_path),
-           "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
-           "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])],
-           "runner_links": ws.runner.links(), "hypothesis_storage": str(ws.runner.storage)}
+    job = {
+        "isolate_network": True,
+        **job,
+        "ini": str(ini_path),
+        "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
+        "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])],
+        "runner_links": ws.runner.links(),
+        "hypothesis_storage": str(ws.runner.storage),
+    }
     job_path.write_text(json.dumps(job), encoding="utf-8")
     for path in (job_path, ini_path):
         path.chmod(0o644)
@@ -316,10 +343,24 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
         try:
             with _SPAWN_LOCK:
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-B", "-c", runner_env.BOOTSTRAP, json.dumps(ws.runner.sys_path),
-                     str(job_path), str(write_fd)],
-                    cwd=job["tree"], env=ws.env(), stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                    pass_fds=(write_fd,), start_new_session=True,
+                    [
+                        sys.executable,
+                        "-I",
+                        "-S",
+                        "-B",
+                        "-c",
+                        runner_env.BOOTSTRAP,
+                        json.dumps(ws.runner.sys_path),
+                        str(job_path),
+                        str(write_fd),
+                    ],
+                    cwd=job["tree"],
+                    env=ws.env(),
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(write_fd,),
+                    start_new_session=True,
                 )
                 _LIVE.add(proc.pid)
         finally:
@@ -351,15 +392,23 @@ def run_worker(ws: Workspace, name: str, job: dict[str, Any], timeout_s: float,
     return result
 
 
-def run_install(ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: dict[str, int],
-                timeout_s: float) -> WorkerResult:
+def run_install(
+    ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: dict[str, int], timeout_s: float
+) -> WorkerResult:
     """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`.
 
     `$EVIDENCE_GATE_PYTHON` is the gate's interpreter on the runner's sys.path (plus pip), not on the gate's own.
     """
     python = runner_env.install_python(ws.runner)
-    job = {"mode": "install", "tree": str(tree), "command": command, "limits": limit, "writable": [str(site)],
-           "isolate_network": False, "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": str(python)}}
+    job = {
+        "mode": "install",
+        "tree": str(tree),
+        "command": command,
+        "limits": limit,
+        "writable": [str(site)],
+        "isolate_network": False,
+        "env": {"EVIDENCE_GATE_SITE": str(site), "EVIDENCE_GATE_PYTHON": str(python)},
+    }
     return run_worker(ws, name, job, timeout_s, lambda _event: None)
 
 

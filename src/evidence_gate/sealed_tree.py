@@ -19,8 +19,9 @@ from pathlib import Path
 
 from evidence_gate.git import Repo, TreeEntry
 
-PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
-                            "pyproject.toml"})
+PYTEST_CONFIGS = frozenset(
+    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg", "pyproject.toml"}
+)
 # Standard-library names that are also common folder names for tests: a patch may add them.
 _STDLIB_ALLOWED = frozenset({"test", "this", "antigravity", "idlelib", "turtledemo"})
 _STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
@@ -80,8 +81,9 @@ def startup_reason(path: str, package_dirs: frozenset[str]) -> str | None:
     return None
 
 
-def shadow_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(),
-                  owner: Owner = stdlib_only) -> str | None:
+def shadow_reason(
+    path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(), owner: Owner = stdlib_only
+) -> str | None:
     """Why `path`, were the patch to add it, would shadow a module the run relies on, or None.
 
     A module or package reachable by its top-level name (in no package) named like something `owner` knows (the
@@ -99,21 +101,25 @@ def shadow_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[s
         is_file = depth == len(parts) - 1
         if is_file and (part == name + ".py" or part.endswith((".so", ".pyd"))):
             return f"{name!r} would shadow {what}"
-        if not is_file and part == name and "/".join(parts[:depth + 1]) in package_dirs:
+        if not is_file and part == name and "/".join(parts[: depth + 1]) in package_dirs:
             return f"package {name!r} would shadow {what}"
     return None
 
 
-def neutralise_reason(path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(),
-                      owner: Owner = stdlib_only) -> str | None:
+def neutralise_reason(
+    path: str, package_dirs: frozenset[str], reserved: frozenset[str] = frozenset(), owner: Owner = stdlib_only
+) -> str | None:
     """Why `path`, added by the patch, must not take effect in a sealed run, or None when it may."""
-    return (hook_reason(path) or startup_reason(path, package_dirs)
-            or shadow_reason(path, package_dirs, reserved, owner))
+    return hook_reason(path) or startup_reason(path, package_dirs) or shadow_reason(path, package_dirs, reserved, owner)
 
 
-def plan_tree(head: list[TreeEntry], baseline: list[TreeEntry], locked: Iterable[str],
-              reserved: frozenset[str] = frozenset(), owner: Owner = stdlib_only
-              ) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
+def plan_tree(
+    head: list[TreeEntry],
+    baseline: list[TreeEntry],
+    locked: Iterable[str],
+    reserved: frozenset[str] = frozenset(),
+    owner: Owner = stdlib_only,
+) -> tuple[dict[str, TreeEntry], list[Neutralised]]:
     """The entries of the sealed tree and the neutralised paths of `head`.
 
     Locked paths take the baseline's entry (or are absent when the baseline has none); a conftest outside the
@@ -230,7 +236,7 @@ def materialise(repo: Repo, entries: dict[str, TreeEntry], dest: Path) -> list[N
     folders = _Folders(dest)
     try:
         for start in range(0, len(items), _MAX_BATCH):
-            chunk = items[start:start + _MAX_BATCH]
+            chunk = items[start : start + _MAX_BATCH]
             blobs = repo.read_blobs(e.oid for _, e in chunk)
             for path, entry in chunk:
                 data = blobs.get(entry.oid)
@@ -240,21 +246,34 @@ def materialise(repo: Repo, entries: dict[str, TreeEntry], dest: Path) -> list[N
                 if parts is None:
                     dropped.append(Neutralised(path, "a tree entry git refuses to check out (`.`, `..` or empty)"))
                 elif entry.mode == "120000" and not _inside(path, os.fsdecode(data)):
-                    dropped.append(Neutralised(path, f"symlink leaves the tree ({os.fsdecode(data)!r}), or could "
-                                                     "through another link"))
+                    dropped.append(
+                        Neutralised(
+                            path, f"symlink leaves the tree ({os.fsdecode(data)!r}), or could through another link"
+                        )
+                    )
                 else:
                     try:
                         _write(folders, parts, entry, data)
                     except OSError as exc:
-                        dropped.append(Neutralised(path, f"not written: {exc.strerror} (a link or another entry "
-                                                         "stands in its way)"))
+                        dropped.append(
+                            Neutralised(
+                                path, f"not written: {exc.strerror} (a link or another entry stands in its way)"
+                            )
+                        )
     finally:
         folders.close()
     return dropped
 
 
-def build(repo: Repo, commit: str, baseline: str, locked: Iterable[str], dest: Path,
-          test_files: Iterable[str] = (), owner: Owner = stdlib_only) -> list[Neutralised]:
+def build(
+    repo: Repo,
+    commit: str,
+    baseline: str,
+    locked: Iterable[str],
+    dest: Path,
+    test_files: Iterable[str] = (),
+    owner: Owner = stdlib_only,
+) -> list[Neutralised]:
     """Build the sealed tree of `commit` (locked paths from `baseline`) in `dest`; returns what was neutralised."""
     head_entries = repo.ls_tree(commit, recursive=True)
     base_entries = head_entries if baseline == commit else repo.ls_tree(baseline, recursive=True)

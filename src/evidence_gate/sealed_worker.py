@@ -25,16 +25,46 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - wr
 # What every worker may read besides its trees, folders and the interpreter's paths: system code, CA certificates,
 # the time zone, the world-readable user, group, host and service tables the C library looks names up in, its own
 # /proc entry and the random devices. Not /root, /etc at large, or any checkout.
-SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ssl", "/etc/localtime",
-                   "/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts",
-                   "/etc/services", "/etc/protocols", "/etc/mime.types", "/etc/os-release", "/dev/urandom",
-                   "/dev/random")
+SYSTEM_READABLE = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc/ssl",
+    "/etc/localtime",
+    "/etc/ld.so.cache",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/dev/urandom",
+    "/dev/random",
+)
 # What `properties.install` (pip, a shell) reads on top: name resolution, CA bundles, pip's configuration and the
 # distribution's name and version (pip's user agent).
-INSTALL_READABLE = ("/etc/resolv.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/ca-certificates", "/etc/pki",
-                    "/etc/pip.conf", "/etc/xdg/pip", "/etc/python3",
-                    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}", "/etc/debian_version",
-                    "/etc/lsb-release", "/etc/alpine-release", "/etc/redhat-release", "/etc/system-release")
+INSTALL_READABLE = (
+    "/etc/resolv.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/pip.conf",
+    "/etc/xdg/pip",
+    "/etc/python3",
+    f"/etc/python{sys.version_info.major}.{sys.version_info.minor}",
+    "/etc/debian_version",
+    "/etc/lsb-release",
+    "/etc/alpine-release",
+    "/etc/redhat-release",
+    "/etc/system-release",
+)
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
@@ -114,14 +144,28 @@ def readable(job: dict[str, Any]) -> list[str]:
     any checkout."""
     import sysconfig  # noqa: PLC0415
 
-    interpreter = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                   *sysconfig.get_paths().values(), *(p for p in sys.path if p)}
+    interpreter = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        *sysconfig.get_paths().values(),
+        *(p for p in sys.path if p),
+    }
     # The runner folder holds links; a rule on a link applies to its target (the harness, the worker modules).
     # Hypothesis' storage holds only the Unicode tables the trusted side produced: read, never written.
     storage = [job["hypothesis_storage"]] if job.get("hypothesis_storage") else []
-    return [job["tree"], *job.get("paths", []), job["ini"], *job.get("runner_links", []), *storage,
-            *sorted(interpreter),
-            *SYSTEM_READABLE, *(INSTALL_READABLE if job["mode"] == "install" else ()), f"/proc/{os.getpid()}"]
+    return [
+        job["tree"],
+        *job.get("paths", []),
+        job["ini"],
+        *job.get("runner_links", []),
+        *storage,
+        *sorted(interpreter),
+        *SYSTEM_READABLE,
+        *(INSTALL_READABLE if job["mode"] == "install" else ()),
+        f"/proc/{os.getpid()}",
+    ]
 
 
 class Emitter:
@@ -134,7 +178,7 @@ class Emitter:
     def __call__(self, event: dict[str, Any]) -> None:
         data = (_ENCODE({**event, "tok": self.token}) + "\n").encode()
         while data:
-            data = data[_WRITE(self.fd, data):]
+            data = data[_WRITE(self.fd, data) :]
 
 
 def canonical_output(value: Any) -> bytes:
@@ -186,8 +230,9 @@ def main(argv: list[str]) -> int:
     # Before any repository code, in every mode: tasks bounded, writes only to the worker's own folders, reads only
     # from an allow-list (the checkout's .git/config may hold a token), no socket but the result channel.
     try:
-        applied: dict[str, Any] = confinement.apply(job["mode"], [*job.get("writable", []), *DEVICES],
-                                                    readable(job), job["limits"]["nproc"])
+        applied: dict[str, Any] = confinement.apply(
+            job["mode"], [*job.get("writable", []), *DEVICES], readable(job), job["limits"]["nproc"]
+        )
     except confinement.Unconfined as exc:
         applied = {"error": str(exc)}
         print(f"evidence-gate sealed worker: {exc}", file=sys.stderr)
@@ -225,9 +270,26 @@ def main(argv: list[str]) -> int:
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before)
     origin = provenance.ProvenancePlugin(expected, emit)
-    args = ["-c", job["ini"], "--rootdir", job["tree"], "--confcutdir", job["tree"], "-p", "no:cacheprovider",
-            "-p", "no:stepwise", "-p", "_hypothesis_pytestplugin", "--import-mode=append", "-q", "--no-header",
-            "-o", "console_output_style=classic", *job["args"]]
+    args = [
+        "-c",
+        job["ini"],
+        "--rootdir",
+        job["tree"],
+        "--confcutdir",
+        job["tree"],
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:stepwise",
+        "-p",
+        "_hypothesis_pytestplugin",
+        "--import-mode=append",
+        "-q",
+        "--no-header",
+        "-o",
+        "console_output_style=classic",
+        *job["args"],
+    ]
     code = pytest.main(args, plugins=[plugin, origin])
     origin.report(final=True)
     return int(code)

@@ -56,23 +56,61 @@ class Arch:
 
 _COMMON = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438}
 ARCHES = {
-    "x86_64": Arch("x86_64", 0xC000003E, {
-        **_COMMON, "seccomp": 317, "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50,
-        "socketpair": 53, "accept4": 288, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
-        "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
-        "open_by_handle_at": 304}),
-    "aarch64": Arch("aarch64", 0xC00000B7, {
-        **_COMMON, "seccomp": 277, "socket": 198, "socketpair": 199, "bind": 200, "listen": 201, "accept": 202,
-        "connect": 203, "accept4": 242, "setregid": 143, "setgid": 144, "setreuid": 145, "setuid": 146,
-        "setresuid": 147, "setresgid": 149, "setfsuid": 151, "setfsgid": 152, "setgroups": 159,
-        "open_by_handle_at": 265}),
+    "x86_64": Arch(
+        "x86_64",
+        0xC000003E,
+        {
+            **_COMMON,
+            "seccomp": 317,
+            "socket": 41,
+            "connect": 42,
+            "accept": 43,
+            "bind": 49,
+            "listen": 50,
+            "socketpair": 53,
+            "accept4": 288,
+            "setuid": 105,
+            "setgid": 106,
+            "setreuid": 113,
+            "setregid": 114,
+            "setgroups": 116,
+            "setresuid": 117,
+            "setresgid": 119,
+            "setfsuid": 122,
+            "setfsgid": 123,
+            "open_by_handle_at": 304,
+        },
+    ),
+    "aarch64": Arch(
+        "aarch64",
+        0xC00000B7,
+        {
+            **_COMMON,
+            "seccomp": 277,
+            "socket": 198,
+            "socketpair": 199,
+            "bind": 200,
+            "listen": 201,
+            "accept": 202,
+            "connect": 203,
+            "accept4": 242,
+            "setregid": 143,
+            "setgid": 144,
+            "setreuid": 145,
+            "setuid": 146,
+            "setresuid": 147,
+            "setresgid": 149,
+            "setfsuid": 151,
+            "setfsgid": 152,
+            "setgroups": 159,
+            "open_by_handle_at": 265,
+        },
+    ),
 }
 ARCHES["arm64"] = ARCHES["aarch64"]
 ARCHES["amd64"] = ARCHES["x86_64"]
-ID_CALLS = ("setuid", "setgid", "setreuid", "setregid", "setgroups", "setresuid", "setresgid", "setfsuid",
-            "setfsgid")
-ALWAYS_DENIED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "pidfd_getfd", "open_by_handle_at",
-                 *ID_CALLS)
+ID_CALLS = ("setuid", "setgid", "setreuid", "setregid", "setgroups", "setresuid", "setresgid", "setfsuid", "setfsgid")
+ALWAYS_DENIED = ("io_uring_setup", "io_uring_enter", "io_uring_register", "pidfd_getfd", "open_by_handle_at", *ID_CALLS)
 SOCKET_CALLS = ("connect", "bind", "listen", "accept", "accept4")
 MODES = ("none", "inet")
 
@@ -171,8 +209,10 @@ def missing() -> str | None:
         code = ctypes.get_errno()
         if code == errno.EINVAL:
             return "this kernel's seccomp lacks SECCOMP_RET_KILL_PROCESS (Linux 4.14+)"
-        return f"seccomp filters are unavailable here ({errno.errorcode.get(code, code)}: CONFIG_SECCOMP_FILTER, " \
-               "or a container profile that refuses the seccomp syscall)"
+        return (
+            f"seccomp filters are unavailable here ({errno.errorcode.get(code, code)}: CONFIG_SECCOMP_FILTER, "
+            "or a container profile that refuses the seccomp syscall)"
+        )
     return None
 
 
@@ -189,8 +229,14 @@ def install(mode: str) -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     if int(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
         raise Unavailable(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed, so no seccomp filter can be installed")
-    if int(libc.syscall(arch.numbers["seccomp"], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
-                        ctypes.byref(prog))) != 0:
+    if (
+        int(
+            libc.syscall(
+                arch.numbers["seccomp"], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, ctypes.byref(prog)
+            )
+        )
+        != 0
+    ):
         code_ = ctypes.get_errno()
         raise Unavailable(code_, f"installing the seccomp filter failed: {errno.errorcode.get(code_, code_)}")
     return arch.name

@@ -6,12 +6,31 @@ from collections import Counter
 from typing import Any
 
 # SPEC's closing statuses, checked in this order.
-STATUSES = ("incomplete_fields", "empty_plan", "early_stop_incomplete", "seed_gap", "budget_pass_no_freeze",
-            "seed_mismatch", "oracle_unreviewed", "shrink_unstable", "fixture_unbound", "freeze_eligible")
+STATUSES = (
+    "incomplete_fields",
+    "empty_plan",
+    "early_stop_incomplete",
+    "seed_gap",
+    "budget_pass_no_freeze",
+    "seed_mismatch",
+    "oracle_unreviewed",
+    "shrink_unstable",
+    "fixture_unbound",
+    "freeze_eligible",
+)
 # A ledger in one of these did not close: the run does not show what the plan promised.
 OPEN = frozenset({"incomplete_fields", "empty_plan", "early_stop_incomplete", "seed_gap", "seed_mismatch"})
-REQUIRED = ("patch_id", "property_id", "planned_seeds", "attempted_seeds", "failing_seed", "stopped_early",
-            "shrink_stable", "oracle_source", "fixture_hash")
+REQUIRED = (
+    "patch_id",
+    "property_id",
+    "planned_seeds",
+    "attempted_seeds",
+    "failing_seed",
+    "stopped_early",
+    "shrink_stable",
+    "oracle_source",
+    "fixture_hash",
+)
 
 
 def _is_seed_list(value: Any) -> bool:
@@ -20,9 +39,15 @@ def _is_seed_list(value: Any) -> bool:
 
 def close(ledger: dict[str, Any]) -> str:
     """The closing status of one ledger (the first that applies in SPEC's order)."""
-    if (any(key not in ledger for key in REQUIRED) or not ledger["patch_id"] or not ledger["property_id"]
-            or not _is_seed_list(ledger["planned_seeds"]) or not _is_seed_list(ledger["attempted_seeds"])
-            or not isinstance(ledger["stopped_early"], bool) or not ledger["oracle_source"]):
+    if (
+        any(key not in ledger for key in REQUIRED)
+        or not ledger["patch_id"]
+        or not ledger["property_id"]
+        or not _is_seed_list(ledger["planned_seeds"])
+        or not _is_seed_list(ledger["attempted_seeds"])
+        or not isinstance(ledger["stopped_early"], bool)
+        or not ledger["oracle_source"]
+    ):
         return "incomplete_fields"
     planned: list[int] = ledger["planned_seeds"]
     attempted: list[int] = ledger["attempted_seeds"]
@@ -59,14 +84,30 @@ def counts(ledgers: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def new(patch_id: str, property_id: str, planned: list[int], oracle: str, fixture_hash: str | None,
-        fixtures: bool = True) -> dict[str, Any]:
+def new(
+    patch_id: str, property_id: str, planned: list[int], oracle: str, fixture_hash: str | None, fixtures: bool = True
+) -> dict[str, Any]:
     """An empty ledger for a property about to run (`fixtures`: whether the repository has fixture evidence)."""
-    return {"patch_id": patch_id, "property_id": property_id, "planned_seeds": list(planned), "attempted_seeds": [],
-            "fresh_seeds": [], "failing_seed": None, "failing_seeds": [], "stopped_early": False,
-            "shrink_stable": None, "reproduced": None, "oracle_source": oracle, "fixture_hash": fixture_hash,
-            "fixtures": fixtures, "examples": {}, "stopped_because": {}, "exhausted_seeds": [], "failure": None,
-            "status": "incomplete_fields"}
+    return {
+        "patch_id": patch_id,
+        "property_id": property_id,
+        "planned_seeds": list(planned),
+        "attempted_seeds": [],
+        "fresh_seeds": [],
+        "failing_seed": None,
+        "failing_seeds": [],
+        "stopped_early": False,
+        "shrink_stable": None,
+        "reproduced": None,
+        "oracle_source": oracle,
+        "fixture_hash": fixture_hash,
+        "fixtures": fixtures,
+        "examples": {},
+        "stopped_because": {},
+        "exhausted_seeds": [],
+        "failure": None,
+        "status": "incomplete_fields",
+    }
 
 
 # What each status means, in a maintainer's words.
@@ -88,6 +129,8 @@ def reason(ledger: dict[str, Any], blocked_by: str = "") -> str:
     """The ledger's status in words, plus what blocked the run when something did (a worker's problem)."""
     text = REASONS.get(str(ledger.get("status")), str(ledger.get("status")))
     if ledger.get("status") == "budget_pass_no_freeze" and ledger.get("exhausted_seeds"):
-        text += (f" (on seed(s) {', '.join(map(str, ledger['exhausted_seeds']))} Hypothesis ran every distinct "
-                 "example the strategies allow, fewer than the trials declared)")
+        text += (
+            f" (on seed(s) {', '.join(map(str, ledger['exhausted_seeds']))} Hypothesis ran every distinct "
+            "example the strategies allow, fewer than the trials declared)"
+        )
     return f"{text}: {blocked_by}" if blocked_by and ledger.get("status") in OPEN else text

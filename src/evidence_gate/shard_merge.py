@@ -26,26 +26,39 @@ def _load(path: Path) -> dict[str, Any]:
         with path.open("rb") as handle:
             data = handle.read(MAX_RECEIPT + 1)  # bounded: a huge or endless file (a FIFO, /dev/zero) is refused
         if len(data) > MAX_RECEIPT:
-            raise GateError(f"shard receipt {path} is over the {MAX_RECEIPT}-byte cap",
-                            fix="pass the receipt.json each --shard run wrote", usage=True)
+            raise GateError(
+                f"shard receipt {path} is over the {MAX_RECEIPT}-byte cap",
+                fix="pass the receipt.json each --shard run wrote",
+                usage=True,
+            )
         value = load_json(data)
     except (OSError, ParseError) as exc:
-        raise GateError(f"cannot read shard receipt {path}: {exc}", fix="pass the receipt.json of each --shard run",
-                        usage=True) from exc
+        raise GateError(
+            f"cannot read shard receipt {path}: {exc}", fix="pass the receipt.json of each --shard run", usage=True
+        ) from exc
     if not isinstance(value, dict) or value.get("state") != "final":
-        raise GateError(f"{path} is not a final receipt", fix="merge only receipts of completed --shard runs",
-                        usage=True)
+        raise GateError(
+            f"{path} is not a final receipt", fix="merge only receipts of completed --shard runs", usage=True
+        )
     problems = validate(value)
     if problems:
-        raise GateError(f"{path} breaks the receipt schema: {problems[0]}",
-                        fix="pass the receipt.json each --shard run wrote, unedited", usage=True)
+        raise GateError(
+            f"{path} breaks the receipt schema: {problems[0]}",
+            fix="pass the receipt.json each --shard run wrote, unedited",
+            usage=True,
+        )
     return value
 
 
 def _identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
     props = receipt.get("properties", {})
-    return (receipt.get("git", {}).get("baseline"), receipt.get("git", {}).get("head"),
-            receipt.get("config", {}).get("blob"), props.get("list_sha256"), tuple(props.get("plan") or ()))
+    return (
+        receipt.get("git", {}).get("baseline"),
+        receipt.get("git", {}).get("head"),
+        receipt.get("config", {}).get("blob"),
+        props.get("list_sha256"),
+        tuple(props.get("plan") or ()),
+    )
 
 
 def _merge_ledgers(parts: list[dict[str, Any]], plan: list[int]) -> dict[str, Any]:
@@ -83,15 +96,20 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """The merged receipt of shard receipts (pure)."""
     shards = [r.get("mode", {}).get("shard") for r in receipts]
     if any(not (isinstance(s, list) and len(s) == 2) for s in shards):
-        raise GateError("every receipt must come from a `check --shard K/N` run", fix="re-run with --shard",
-                        usage=True)
+        raise GateError("every receipt must come from a `check --shard K/N` run", fix="re-run with --shard", usage=True)
     total = {s[1] for s in shards}
     if len(total) != 1 or sorted(s[0] for s in shards) != list(range(1, next(iter(total)) + 1)):
-        raise GateError(f"the receipts cover shards {_shard_gaps(shards, total)}, not 1..N exactly once",
-                        fix="pass one receipt per shard of the same matrix", usage=True)
+        raise GateError(
+            f"the receipts cover shards {_shard_gaps(shards, total)}, not 1..N exactly once",
+            fix="pass one receipt per shard of the same matrix",
+            usage=True,
+        )
     if len({_identity(r) for r in receipts}) != 1:
-        raise GateError("the shard receipts judge different commits, configurations or property lists",
-                        fix="merge only the shards of one workflow run", usage=True)
+        raise GateError(
+            "the shard receipts judge different commits, configurations or property lists",
+            fix="merge only the shards of one workflow run",
+            usage=True,
+        )
     ordered = [r for _, r in sorted(zip([s[0] for s in shards], receipts, strict=True), key=lambda p: p[0])]
     out = copy.deepcopy(ordered[0])
     plan = list(out["properties"].get("plan") or [])
@@ -110,9 +128,14 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
                 violations.append(v)
     for ledger in ledgers:
         if ledger["status"] in seed_ledger.OPEN:
-            violations.append(Violation("seed-ledger-open", f"{ledger['property_id']}: seed ledger did not close over "
-                                        f"the shards ({ledger['status']}): planned {plan}, attempted "
-                                        f"{ledger['attempted_seeds']}"))
+            violations.append(
+                Violation(
+                    "seed-ledger-open",
+                    f"{ledger['property_id']}: seed ledger did not close over "
+                    f"the shards ({ledger['status']}): planned {plan}, attempted "
+                    f"{ledger['attempted_seeds']}",
+                )
+            )
     facts: set[str] = set()
     if any(not r.get("mode", {}).get("scored", True) for r in ordered):
         facts.add(decision.FACT_HUMAN)
@@ -125,8 +148,10 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     out["properties"]["shard"] = None
     out["properties"]["fresh_seeds"] = [s for r in ordered for s in r["properties"].get("fresh_seeds", [])]
     out["mode"]["shard"] = None
-    out["merged_from"] = [{"receipt": n, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
-                          for n, r in zip(names, receipts, strict=True)]
+    out["merged_from"] = [
+        {"receipt": n, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
+        for n, r in zip(names, receipts, strict=True)
+    ]
     out["violations"] = [v.to_json() for v in violations]
     out["decision"] = result.to_json()
     out["ok"] = result.ok

@@ -47,8 +47,9 @@ class _StrictLoader(yaml.SafeLoader):
             raise ParseError(f"YAML anchors are not allowed (&{anchor})", line)
         tag = getattr(event, "tag", None)
         implicit = getattr(event, "implicit", True)
-        explicit = tag is not None and tag != "!" and not (implicit is True or
-                                                          (isinstance(implicit, tuple) and implicit[0]))
+        explicit = (
+            tag is not None and tag != "!" and not (implicit is True or (isinstance(implicit, tuple) and implicit[0]))
+        )
         if explicit:
             raise ParseError(f"YAML tags are not allowed ({tag})", line)
         self._depth = getattr(self, "_depth", 0) + 1
@@ -165,8 +166,9 @@ def load_json(data: bytes) -> Any:
     """One JSON value, strictly; raises ParseError with the line where json reports one."""
     text = _check_size(data)
     try:
-        value = json.loads(text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant,
-                           parse_float=_finite_float)
+        value = json.loads(
+            text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except json.JSONDecodeError as exc:
         raise ParseError(f"not valid JSON: {exc.msg}", exc.lineno) from exc
     except ParseError as exc:
@@ -255,4 +257,3 @@ def json_lines(data: bytes) -> dict[NodePath, int]:
 
     value(0, (), None)
     return out
-

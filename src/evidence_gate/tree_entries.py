@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from evidence_gate.git import Repo, decode_path
 from evidence_gate.locked_paths import display_path
 
-FIX = ("rebuild the commit from a normal checkout (`git add` never records such entries); git refuses to check it "
-       "out and tools disagree on what it contains")
+FIX = (
+    "rebuild the commit from a normal checkout (`git add` never records such entries); git refuses to check it "
+    "out and tools disagree on what it contains"
+)
 TREE_MODE = b"40000"
 
 
@@ -58,7 +60,7 @@ def parse_tree(raw: bytes, oid_len: int = 20) -> list[tuple[bytes, bytes, bytes]
         nul = raw.find(b"\0", space + 1) if space >= 0 else -1
         if nul < 0 or nul + 1 + oid_len > len(raw):
             return None
-        entries.append((raw[pos:space], raw[space + 1:nul], raw[nul + 1:nul + 1 + oid_len]))
+        entries.append((raw[pos:space], raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_len]))
         pos = nul + 1 + oid_len
     return entries
 

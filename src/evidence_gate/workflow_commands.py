@@ -34,8 +34,9 @@ def command(name: str, message: str, properties: Mapping[str, str | int | None] 
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def annotation(level: str, message: str, *, path: str | None = None, line: int | None = None,
-               title: str | None = None) -> str:
+def annotation(
+    level: str, message: str, *, path: str | None = None, line: int | None = None, title: str | None = None
+) -> str:
     """An `::error`/`::warning`/`::notice` annotation command."""
     if level not in ("error", "warning", "notice"):
         raise ValueError(f"not an annotation level: {level!r}")
