@@ -23,8 +23,19 @@ from typing import Any
 # The gate's worker-side package by the name it has here: `_evidence_gate_runner` inside the sealed run (see
 # runner_env), where `evidence_gate` may be the code under test (this repository's own self-test).
 GATE = (__package__ or "evidence_gate").split(".", 1)[0]
-# Top-level names whose every module is the harness.
-HARNESS = ("hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals", "_pytest", "pytest", "pluggy", GATE)
+# Top-level names whose every module is the harness: every top-level module of pytest, Hypothesis and pluggy
+# (tests/test_watched_modules.py fails when a release adds one), and the gate's worker side.
+HARNESS = (
+    "hypothesis",
+    "_hypothesis_pytestplugin",
+    "_hypothesis_globals",
+    "_hypothesis_ftz_detector",
+    "_pytest",
+    "pytest",
+    "py",  # pytest's shim for the retired `py` library
+    "pluggy",
+    GATE,
+)
 # Standard-library modules whose functions the result channel and imports rely on: their callables are watched.
 STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
 # Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
@@ -165,16 +176,13 @@ class Origins:
     def __init__(self, trusted_files: Iterable[str]) -> None:
         paths = sysconfig.get_paths()
         self.stdlib = _dirs(os.path.join(paths["stdlib"], "x"), os.path.join(paths["platstdlib"], "x"))  # noqa: PTH118
-        packages = []
-        for name in ("hypothesis", "_pytest", "pytest", "pluggy", GATE):
-            module = MODULES.get(name)
-            file = getattr(module, "__file__", None)
-            if file:
-                packages.append(file)
-        self.harness = _dirs(*packages) + tuple(
-            os.path.abspath(getattr(MODULES.get(n), "__file__", "") or "")  # noqa: PTH100
-            for n in ("_hypothesis_pytestplugin", "_hypothesis_globals")
-            if MODULES.get(n) is not None
+        # The names watched are the names judged: a package's whole folder, a single-file module's file.
+        loaded = [m for m in (MODULES.get(n) for n in HARNESS) if getattr(m, "__file__", None)]
+        files = [(str(m.__file__), hasattr(m, "__path__")) for m in loaded if m is not None]
+        self.harness = _dirs(*(f for f, package in files if package)) + tuple(
+            os.path.abspath(f)  # noqa: PTH100
+            for f, package in files
+            if not package
         )
         self.trusted = frozenset(trusted_files)
         # Hypothesis compiles the wrappers of @given tests in temporary modules under the test file's name.
