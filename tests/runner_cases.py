@@ -3,7 +3,7 @@ a property that looks for the gate's own dependencies from inside the sealed run
 
 from __future__ import annotations
 
-from evidence_gate import runner_env
+from evidence_gate.sealed import runner_env
 from property_repo import base_files
 from repo_builder import GitRepo
 
@@ -26,7 +26,7 @@ def test_double(x):
     assert sys.flags.no_site == 1
     assert not [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))], sys.path
     assert "evidence_gate" not in sys.modules
-    assert "{private}.pytest_plugin" in sys.modules
+    assert "{private}.plugin" in sys.modules
 """
 
 NAMED_PROPERTY = """\

@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
-from evidence_gate import confinement, property_lane, sealed_run, seccomp
-from evidence_gate.sealed_run import WorkerResult
+from evidence_gate import property_lane
+from evidence_gate.sealed import confinement, seccomp
+from evidence_gate.sealed import run as sealed_run
+from evidence_gate.sealed.run import WorkerResult
 from property_repo import config as gate_config
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo
@@ -206,7 +208,7 @@ def test_a_kernel_without_seccomp_runs_nothing(
 def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
     """As root the bound moves the worker to a uid of its own with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH only."""
     code = (
-        "import os, resource\nfrom evidence_gate import confinement\n"
+        "import os, resource\nfrom evidence_gate.sealed import confinement\n"
         "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
         "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
         "print(len(os.listdir('/root')) > 0)\n"
@@ -224,7 +226,7 @@ def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
 # the kernel refuses the worker's own layer, so the worker's confinement really fails and it must run nothing.
 STACKED_GATE = """
 import sys
-from evidence_gate import landlock
+from evidence_gate.sealed import landlock
 for _ in range(16):
     landlock.confine(["/"])
 from evidence_gate.cli import main

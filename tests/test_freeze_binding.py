@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate.assertion_hash import exception_hash, matches, statement_hash
+from evidence_gate.sealed.assertion_hash import exception_hash, matches, statement_hash
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
 

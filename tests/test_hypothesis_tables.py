@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import hypothesis_tables, runner_env, sealed_run
+from evidence_gate.sealed import hypothesis_tables, runner_env
+from evidence_gate.sealed import run as sealed_run
 from property_repo import base_files, judge
 from repo_builder import GitRepo
 

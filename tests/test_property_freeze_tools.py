@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from evidence_gate import cli
-from evidence_gate.assertion_hash import statement_hash
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.freeze_tools import failing_hash, propose
 from evidence_gate.git import Repo
+from evidence_gate.sealed.assertion_hash import statement_hash
 from property_repo import PROPERTY, judge, red_repo
 from repo_builder import GitRepo
 

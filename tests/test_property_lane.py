@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import property_lane, sealed_run
-from evidence_gate.assertion_hash import statement_hash
+from evidence_gate import property_lane
+from evidence_gate.sealed import run as sealed_run
+from evidence_gate.sealed.assertion_hash import statement_hash
 from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 

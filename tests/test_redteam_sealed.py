@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock, runner_env, sealed_tree
-from evidence_gate.assertion_hash import statement_hash
+from evidence_gate.sealed import landlock, runner_env
+from evidence_gate.sealed import tree as sealed_tree
+from evidence_gate.sealed.assertion_hash import statement_hash
 from property_repo import base_files, judge, red_repo, rows, sealed_only
 from repo_builder import GitRepo
 
@@ -79,7 +80,7 @@ def test_head_code_cannot_rewrite_the_baseline_replay_tree(git_repo: GitRepo, tm
 READ_PARENT = "import os; print(b'canary-secret-7' in open(f'/proc/{os.getppid()}/environ', 'rb').read())"
 GUARDED_GATE = f"""
 import ctypes, os, subprocess, sys
-from evidence_gate.sealed_run import Workspace
+from evidence_gate.sealed.run import Workspace
 ws = Workspace()
 ws.close()
 dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)

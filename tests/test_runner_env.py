@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import provenance, receipt, runner_env
+from evidence_gate import receipt
 from evidence_gate.errors import GateError
 from evidence_gate.freeze_tools import failing_hash
 from evidence_gate.git import Repo
+from evidence_gate.sealed import provenance, runner_env
 from property_repo import base_files, judge, rows
 from repo_builder import GitRepo
 from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, harness_needs, named_repo, out_of_reach_repo
@@ -168,7 +169,7 @@ def test_worker_side_modules_import_only_stdlib_the_harness_and_each_other() -> 
     """The trust boundary: what runs inside the sealed interpreter imports the standard library, pytest,
     Hypothesis and other worker-side modules (relatively), never the gate's other modules or its dependencies."""
     modules = runner_env.worker_modules()
-    assert {"sealed_worker", "pytest_plugin", "landlock", "assertion_hash", "provenance"} <= set(modules)
+    assert {"worker", "plugin", "landlock", "assertion_hash", "provenance"} <= set(modules)
     allowed = set(sys.stdlib_module_names) | {"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin"}
     for name in modules:
         tree = ast.parse((runner_env.GATE_DIR / f"{name}.py").read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import landlock
+from evidence_gate.sealed import landlock
 from property_repo import judge, red_repo
 from repo_builder import GitRepo
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from evidence_gate.sealed_run import MAX_LINE, WorkerResult, _reader
+from evidence_gate.sealed.run import MAX_LINE, WorkerResult, _reader
 
 
 def _read(payload: bytes, token: str = "") -> WorkerResult:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import runner_env
-from evidence_gate.assertion_hash import matches, statement_hash
 from evidence_gate.git import Repo, TreeEntry
-from evidence_gate.runner_env import Runner
-from evidence_gate.sealed_tree import changed_files, neutralise_reason, plan_tree
+from evidence_gate.sealed import runner_env
+from evidence_gate.sealed.assertion_hash import matches, statement_hash
+from evidence_gate.sealed.runner_env import Runner
+from evidence_gate.sealed.tree import changed_files, neutralise_reason, plan_tree
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import sealed_tree
 from evidence_gate.git import Repo, TreeEntry
+from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.tree_entries import check_tree, name_problem
 from property_repo import judge, red_repo, rows
 from repo_builder import GitRepo

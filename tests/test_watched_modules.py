@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import harness_guard, runner_env
+from evidence_gate.sealed import harness_guard, runner_env
 
 # The distributions whose code is the harness itself (pluggy calls pytest's hooks); what they require besides
 # (iniconfig, packaging, Pygments, sortedcontainers, ...) are libraries the harness uses, not the harness.

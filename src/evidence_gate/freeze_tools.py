@@ -14,13 +14,14 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import confinement, sealed_tree
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
 from evidence_gate.property_lane import code_under_test, unloadable
-from evidence_gate.pytest_plugin import matches_spec
-from evidence_gate.sealed_run import Workspace, limits, run_install, run_worker
+from evidence_gate.sealed import confinement
+from evidence_gate.sealed import tree as sealed_tree
+from evidence_gate.sealed.plugin import matches_spec
+from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
 
 DEFAULT_TTL_DAYS = 14

@@ -20,15 +20,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import confinement, fixtures, import_scan, provenance, sealed_tree, seed_ledger
-from evidence_gate.assertion_hash import matches
+from evidence_gate import fixtures, import_scan, seed_ledger
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
-from evidence_gate.pytest_plugin import matches_spec
-from evidence_gate.runner_env import Runner, RunnerError
 from evidence_gate.score_properties import PropertySpec
-from evidence_gate.sealed_run import (
+from evidence_gate.sealed import confinement, provenance
+from evidence_gate.sealed import tree as sealed_tree
+from evidence_gate.sealed.assertion_hash import matches
+from evidence_gate.sealed.plugin import matches_spec
+from evidence_gate.sealed.run import (
     WorkerResult,
     Workspace,
     count_files,
@@ -37,6 +38,7 @@ from evidence_gate.sealed_run import (
     run_worker,
     runtime_missing,
 )
+from evidence_gate.sealed.runner_env import Runner, RunnerError
 
 INSTALL_HINT = "pip install 'evidence-gate[run]'"
 PLAN_KINDS = ("plan", "fresh")

@@ -191,8 +191,8 @@ def provide(sys_path: list[str], hypothesis_version: str, dest: Path) -> Tables:
 
 
 def prebuild(root: Path = SYSTEM_ROOT) -> int:
-    """Build the image's entry (`python3 -m evidence_gate.hypothesis_tables`): 0, or 1 with the reason."""
-    from evidence_gate import runner_env  # noqa: PLC0415 - only this entry point needs the runner
+    """Build the image's entry (`python3 -m evidence_gate.sealed.hypothesis_tables`): 0, or 1 with the reason."""
+    from evidence_gate.sealed import runner_env  # noqa: PLC0415 - only this entry point needs the runner
 
     with tempfile.TemporaryDirectory() as tmp:
         runner = runner_env.build(Path(tmp) / "runner")

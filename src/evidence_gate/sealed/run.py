@@ -27,7 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import redact, runner_env
+from evidence_gate import redact
+from evidence_gate.sealed import runner_env
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_LINE = 64 * 1024

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from evidence_gate import hypothesis_tables
+from evidence_gate.sealed import hypothesis_tables
 
 HARNESS = ("pytest", "hypothesis")
 # The top-level name the gate's worker-side modules take inside the sealed run; never a name a project uses.
 PRIVATE_PACKAGE = "_evidence_gate_runner"
 # Where the worker-side modules start; everything they import relatively (`from . import x`) comes along.
-WORKER_ENTRIES = ("sealed_worker", "pytest_plugin")
+WORKER_ENTRIES = ("worker", "plugin")
+# The sealed package's folder, where the worker-side modules live (linked from here into the runner folder).
 GATE_DIR = Path(__file__).resolve().parent
 PIP_FOLDER = "install-tools"
 # The workers' HYPOTHESIS_STORAGE_DIRECTORY: only the Unicode tables, read-only to the sandbox user.
@@ -36,7 +37,7 @@ STORAGE_FOLDER = "hypothesis-storage"
 # `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, no environment, an explicit sys.path.
 BOOTSTRAP = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-    f"from {PRIVATE_PACKAGE}.sealed_worker import main; sys.exit(main(sys.argv[2:]))"
+    f"from {PRIVATE_PACKAGE}.worker import main; sys.exit(main(sys.argv[2:]))"
 )
 
 
@@ -195,6 +196,11 @@ def worker_modules() -> list[str]:
                         "other relatively (`from . import x`), or the sealed run would load the "
                         "code under test's copy"
                     )
+            if isinstance(node, ast.ImportFrom) and node.level > 1:
+                raise RunnerError(
+                    f"{name}.py imports from outside the sealed package (`{ast.unparse(node)}`); worker-side "
+                    "modules import only the standard library, pytest, Hypothesis and each other"
+                )
             if isinstance(node, ast.ImportFrom) and node.level == 1:
                 todo += [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
     return sorted(seen)

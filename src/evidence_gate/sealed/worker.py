@@ -264,7 +264,7 @@ def main(argv: list[str]) -> int:
     import hypothesis.strategies  # noqa: F401, PLC0415
     import pytest  # noqa: PLC0415
 
-    from . import pytest_plugin  # noqa: PLC0415
+    from . import plugin as pytest_plugin  # noqa: PLC0415
 
     before = pytest_plugin.snapshot()
     sys.path.extend(job["paths"])
