@@ -47,10 +47,13 @@ def test_lines_without_the_run_token_are_problems() -> None:
         (b'["ev"]\n', "not an event object"),
         (b'{"ev": "x", "pad": "' + b"a" * (MAX_LINE + 10) + b'"}\n', "exceeded"),
         (b'{"ev": "finished"', "ended mid-line"),
+        (b'{"ev": "finish", "exitstatus": 0}\n', "names an event the gate does not know"),
+        (b'{"ev": "Finished", "exitstatus": 0}\n', "names an event the gate does not know"),
     ],
 )
 def test_hostile_streams_are_problems(payload: bytes, problem: str) -> None:
-    """NaN, duplicate keys, deep nesting, non-objects, huge lines and torn lines are recorded as problems."""
+    """NaN, duplicate keys, deep nesting, non-objects, huge lines, torn lines and event names that are not in the
+    protocol are recorded as problems."""
     result = _read(payload)
     assert any(problem in p for p in result.problems), result.problems
     assert result.finished is None

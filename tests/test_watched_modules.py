@@ -7,16 +7,18 @@ import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evidence_gate import sealed
 from evidence_gate.sealed import harness_guard, runner_env
 
 # The distributions whose code is the harness itself (pluggy calls pytest's hooks); what they require besides
 # (iniconfig, packaging, Pygments, sortedcontainers, ...) are libraries the harness uses, not the harness.
 HARNESS_DISTRIBUTIONS = ("pytest", "hypothesis", "pluggy")
-# What the sealed worker imports before any repository path is on sys.path (see sealed_worker.main).
+# What the sealed worker imports before any repository path is on sys.path (see worker.main).
 WORKER_IMPORTS = ("_hypothesis_pytestplugin", "hypothesis", "hypothesis.strategies", "pytest")
 
 # Runs in the sealed interpreter (`python -I -S -B`, the runner's sys.path only) and prints what it found as JSON.
@@ -139,3 +141,76 @@ def test_every_loaded_harness_module_is_transparent(runner: runner_env.Runner) -
     the list it judges frames by is the list harness_guard watches."""
     found = _sealed(runner, extra=tuple(sorted(_harness_modules())))
     assert found["opaque"] == []
+
+
+# What a worker-side module may import by absolute name: the standard library and the harness.
+HARNESS_IMPORTS = frozenset({"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin"})
+
+
+def boundary_problems(name: str, source: str, worker_side: frozenset[str]) -> list[str]:
+    """The imports of a worker-side module that leave the trust boundary: an absolute import of anything but the
+    standard library and the harness, a relative one of a module that is not worker-side, or one from above the
+    package."""
+    allowed = set(sys.stdlib_module_names) | HARNESS_IMPORTS
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            bad = [a.name for a in node.names if a.name.split(".")[0] not in allowed]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            bad = [str(node.module)] if str(node.module).split(".")[0] not in allowed else []
+        elif isinstance(node, ast.ImportFrom):
+            targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            bad = [ast.unparse(node)] if node.level != 1 else [t for t in targets if t not in worker_side]
+        else:
+            continue
+        problems += [f"{name}.py:{node.lineno}: {b}" for b in bad]
+    return problems
+
+
+def _package_modules() -> set[str]:
+    folder = Path(sealed.__file__).parent
+    return {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
+
+
+def test_every_module_of_the_sealed_package_is_gate_side_or_worker_side() -> None:
+    """The package docstring's two lists cover the folder exactly, and no module is on both sides."""
+    assert set(sealed.GATE_SIDE) | set(sealed.WORKER_SIDE) == _package_modules()
+    assert not set(sealed.GATE_SIDE) & set(sealed.WORKER_SIDE)
+
+
+def test_the_worker_side_is_what_the_runner_links() -> None:
+    """The modules declared worker-side are exactly those the runner links (its import walk from the entries)."""
+    assert set(sealed.WORKER_SIDE) == set(runner_env.worker_modules())
+    assert set(runner_env.WORKER_ENTRIES) <= set(sealed.WORKER_SIDE)
+
+
+def test_worker_side_modules_import_only_the_standard_library_the_harness_and_each_other() -> None:
+    """The trust boundary, over the package's sources: no worker-side module imports the gate's other modules, its
+    dependencies or anything else the sealed interpreter does not have."""
+    folder = Path(sealed.__file__).parent
+    worker_side = frozenset(sealed.WORKER_SIDE)
+    problems = [
+        p
+        for name in sorted(worker_side)
+        for p in boundary_problems(name, (folder / f"{name}.py").read_text(encoding="utf-8"), worker_side)
+    ]
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import yaml\n",
+        "from evidence_gate import redact\n",
+        "from evidence_gate.sealed import protocol\n",
+        "def f():\n    import jsonschema\n",
+        "from .. import redact\n",
+        "from . import run\n",
+        "from .tree import build\n",
+        "import packaging.version\n",
+    ],
+)
+def test_the_boundary_check_catches_each_way_out(source: str) -> None:
+    """Each way out of the boundary is found: a dependency, the gate by name, a gate-side module relatively, an
+    import from above the package, a harness dependency that is not the harness (even inside a function)."""
+    assert boundary_problems("planted", source, frozenset(sealed.WORKER_SIDE)) != []

@@ -21,6 +21,7 @@ from evidence_gate.property_lane import code_under_test, unloadable
 from evidence_gate.sealed import confinement
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.plugin import matches_spec
+from evidence_gate.sealed.protocol import EV, Event, Job, Kind, Mode
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
 
@@ -69,13 +70,13 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                     row="run-integrity",
                 )
             paths.append(str(site))
-        job = {
-            "mode": "pytest",
+        job: Job = {
+            "mode": Mode.PYTEST,
             "tree": str(tree),
             "trials": props.trials,
             "shrink_reruns": 0,
             "paths": paths,
-            "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]},
+            "runs": {node: [[s, Kind.HASH] for s in props.seeds or (0,)]},
             "args": [node.split("[", 1)[0]],
             "limits": limit,
             "code_under_test": code_under_test(config, tree),
@@ -84,7 +85,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     finally:
         ws.close()
     unconfined = confinement.shortfall(
-        next((e for e in result.events if e.get("ev") == "confined"), None), install=False
+        next((e for e in result.events if e.get(EV) == Event.CONFINED), None), install=False
     )
     if unconfined:
         raise GateError(
@@ -95,13 +96,13 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     _check_provenance(result.events, node)
     for event in result.events:
         if (
-            event.get("ev") == "result"
+            event.get(EV) == Event.RESULT
             and matches_spec(str(event.get("node")), node)
             and event.get("outcome") == "failed"
             and event.get("assertion_hash")
         ):
             return str(event["assertion_hash"]), event
-    outcomes = [str(e.get("outcome")) for e in result.events if e.get("ev") == "result"]
+    outcomes = [str(e.get("outcome")) for e in result.events if e.get(EV) == Event.RESULT]
     if not outcomes:
         raise GateError(
             f"{node} was not collected on HEAD, so there is no assertion to hash",
@@ -116,7 +117,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
 
 def _check_provenance(events: list[dict[str, Any]], node: str) -> None:
     """A hash of other code than HEAD's is no hash: stop when the code under test was loaded from elsewhere."""
-    wrong = [m for e in events if e.get("ev") == "provenance" for m in e.get("mismatches") or []]
+    wrong = [m for e in events if e.get(EV) == Event.PROVENANCE for m in e.get("mismatches") or []]
     if wrong:
         first = wrong[0]
         raise GateError(

@@ -25,10 +25,11 @@ from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.score_properties import PropertySpec
-from evidence_gate.sealed import confinement, provenance
+from evidence_gate.sealed import confinement, protocol, provenance
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.assertion_hash import matches
 from evidence_gate.sealed.plugin import matches_spec
+from evidence_gate.sealed.protocol import EV, PLAN_KINDS, Event, Kind, Mode, is_shrink
 from evidence_gate.sealed.run import (
     WorkerResult,
     Workspace,
@@ -41,7 +42,6 @@ from evidence_gate.sealed.run import (
 from evidence_gate.sealed.runner_env import Runner, RunnerError
 
 INSTALL_HINT = "pip install 'evidence-gate[run]'"
-PLAN_KINDS = ("plan", "fresh")
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class _Order:
         self.starts: list[dict[str, Any]] = []
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("ev") == "start":
+        if event.get(EV) == Event.START:
             with self.lock:
                 self.starts.append(event)
 
@@ -153,7 +153,7 @@ def _paths(tree: Path, config: Config) -> list[str]:
 
 def _first_confined(result: WorkerResult) -> dict[str, Any] | None:
     """The worker's report of its confinement: the first one, sent before any repository code ran."""
-    return next((e for e in result.events if e.get("ev") == "confined"), None)
+    return next((e for e in result.events if e.get(EV) == Event.CONFINED), None)
 
 
 def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
@@ -167,7 +167,7 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
     causes = [
         f"collecting {e.get('node') or 'the tests'} failed: {e.get('message')}"
         for e in result.events
-        if e.get("ev") == "collect-error"
+        if e.get(EV) == Event.COLLECT_ERROR
     ]
     problems += causes
     finished = result.finished
@@ -178,7 +178,7 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
         problems.append("pytest collected nothing (exit 5)")
     elif result.exit_code not in (0, None) and not result.timed_out and not causes:
         problems.append(f"pytest exited with code {result.exit_code}")
-    hooks = sorted({str(h) for e in result.events if e.get("ev") == "foreign-hooks" for h in e.get("hooks") or ()})
+    hooks = sorted({str(h) for e in result.events if e.get(EV) == Event.FOREIGN_HOOKS for h in e.get("hooks") or ()})
     if hooks:
         problems.append(
             f"pytest hooks defined in code under test ({', '.join(hooks[:5])}): a hook sees and can "
@@ -196,14 +196,14 @@ def _worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
 
 
 def _results(workers: list[WorkerResult]) -> list[dict[str, Any]]:
-    return [e for w in workers for e in w.events if e.get("ev") == "result"]
+    return [e for w in workers for e in w.events if e.get(EV) == Event.RESULT]
 
 
 def _collected(workers: list[WorkerResult]) -> list[str]:
     nodes: list[str] = []
     for w in workers:
         for event in w.events:
-            if event.get("ev") == "collected" and isinstance(event.get("nodes"), list):
+            if event.get(EV) == Event.COLLECTED and isinstance(event.get("nodes"), list):
                 nodes += [str(n) for n in event["nodes"]]
     return list(dict.fromkeys(nodes))
 
@@ -352,7 +352,7 @@ def _printable_tail(text: str, limit: int = 600) -> str:
 
 
 def _install(
-    req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: dict[str, int], runs: list[dict[str, Any]]
+    req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: protocol.Limits, runs: list[dict[str, Any]]
 ) -> tuple[Path, Violation | None]:
     """Run `properties.install` for one sealed tree into a fresh site folder; a violation when it did not succeed."""
     props = req.config.properties
@@ -434,7 +434,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         )
 
     jobs_n = props.jobs or (os.cpu_count() or 1)
-    seed_runs = [(s, "plan") for s in plan] + [(s, "fresh") for s in fresh]
+    seed_runs = [(s, Kind.PLAN) for s in plan] + [(s, Kind.FRESH) for s in fresh]
     n_prop = max(1, min(jobs_n, len(seed_runs)))
     jobs = [Job(f"head-{i}", str(head_tree)) for i in range(n_prop)]
     for i, (seed, kind) in enumerate(seed_runs):
@@ -446,18 +446,18 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         freeze_job = Job("freeze-head", str(replay_tree))
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
-                freeze_job.add(entry.test, replay_seed, "freeze-head")
+                freeze_job.add(entry.test, replay_seed, Kind.FREEZE_HEAD)
         for entry in req.expired:
-            freeze_job.add(entry.test, replay_seed, "freeze-expired")
+            freeze_job.add(entry.test, replay_seed, Kind.FREEZE_EXPIRED)
         jobs.append(freeze_job)
     if needs_base:
         base_job = Job("base", str(base_tree))
         for spec in req.specs:
             if spec.counterexample:
-                base_job.add(spec.counterexample, replay_seed, "counterexample")
+                base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
-                base_job.add(entry.test, replay_seed, "freeze-base")
+                base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
         jobs.append(base_job)
     jobs = [j for j in jobs if j.runs]
 
@@ -477,8 +477,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         return _paths(tree, req.config) + ([str(sites[str(tree)])] if str(tree) in sites else [])
 
     def launch(job: Job) -> WorkerResult:
-        body = {
-            "mode": "pytest",
+        body: protocol.Job = {
+            "mode": Mode.PYTEST,
             "tree": job.tree,
             "paths": paths(Path(job.tree)),
             "trials": props.trials,
@@ -492,8 +492,8 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
         return run_worker(ws, job.name, body, props.timeout_s, order)
 
     def launch_digests() -> WorkerResult:
-        body = {
-            "mode": "digest",
+        body: protocol.Job = {
+            "mode": Mode.DIGEST,
             "tree": str(head_tree),
             "paths": paths(head_tree),
             "limits": limit,
@@ -663,7 +663,7 @@ def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[V
     loaded: dict[str, str] = {}
     wrong: dict[str, dict[str, str]] = {}
     for worker in workers:
-        events = [e for e in worker.events if e.get("ev") == "provenance"]
+        events = [e for e in worker.events if e.get(EV) == Event.PROVENANCE]
         finals = [e for e in events if e.get("final")]
         if worker.finished is not None and not finals:
             violations.append(
@@ -815,7 +815,7 @@ def _ledger(
         if event.get("stop") == "finished" and event.get("outcome") == "passed":
             ledger["exhausted_seeds"].append(int(event["seed"]))
     failing = [e for e in plan_results if e.get("outcome") == "failed"]
-    failing.sort(key=lambda e: (e["kind"] != "plan", plan.index(e["seed"]) if e["seed"] in plan else 0))
+    failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, plan.index(e["seed"]) if e["seed"] in plan else 0))
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
     first = failing[0] if failing else None
     excused_by = None
@@ -825,7 +825,7 @@ def _ledger(
         ledger["assertion_hash"] = first.get("assertion_hash")
         ledger["falsifying"] = first.get("falsifying")
         ledger["failure"] = _failure(first.get("failure"))
-        reruns = [e for e in results if e.get("seed") == seed and str(e.get("kind", "")).startswith("shrink")]
+        reruns = [e for e in results if e.get("seed") == seed and is_shrink(e.get("kind"))]
         ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
         ledger["shrink_stable"] = (
             len(reruns) >= 2
@@ -964,7 +964,7 @@ def _replays(
             "runs": req.config.freeze.removal_runs,
         }
         bad = []
-        for tree, kind in (("baseline", "freeze-base"), ("head", "freeze-head")):
+        for tree, kind in (("baseline", Kind.FREEZE_BASE), ("head", Kind.FREEZE_HEAD)):
             expected, got, problems = _outcomes_for(jobs, by_job, entry.test, kind, timeout_s)
             record[tree] = got
             if len(got) < expected or not got or any(o != "passed" for o in got):
@@ -986,7 +986,7 @@ def _replays(
                 )
             )
     for entry in req.expired:
-        expected, got, problems = _outcomes_for(jobs, by_job, entry.test, "freeze-expired", timeout_s)
+        expected, got, problems = _outcomes_for(jobs, by_job, entry.test, Kind.FREEZE_EXPIRED, timeout_s)
         ok = bool(got) and len(got) >= expected and all(o == "passed" for o in got)
         replays.append({"id": entry.id, "test": entry.test, "kind": "expired", "head": got, "ok": ok})
         if not ok:
@@ -1010,7 +1010,7 @@ def _tautologies(
         if not spec.counterexample or not any(j.name == "base" for j in jobs):
             continue
         _expected, got, problems = _outcomes_for(
-            jobs, by_job, spec.counterexample, "counterexample", req.config.properties.timeout_s
+            jobs, by_job, spec.counterexample, Kind.COUNTEREXAMPLE, req.config.properties.timeout_s
         )
         if got and all(o == "passed" for o in got):
             violations.append(
@@ -1039,8 +1039,8 @@ def _digests(
     if not records:
         return None
     path = req.config.fixtures.digests
-    produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get("ev") == "digest"}
-    failure = next((e for e in (worker.events if worker else []) if e.get("ev") == "producer-missing"), None)
+    produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get(EV) == Event.DIGEST}
+    failure = next((e for e in (worker.events if worker else []) if e.get(EV) == Event.PRODUCER_MISSING), None)
     problems = _worker_problems(worker, req.config.properties.timeout_s) if worker else ["not run"]
     out = []
     for record in records:

@@ -7,11 +7,12 @@ harness and the worker-side modules, linked), `hypothesis_tables` (Hypothesis' U
 harness-only process and handed in read-only).
 
 Worker-side (inside the sealed interpreter, linked from here under the private name `_evidence_gate_runner`):
-`worker` (the entry point), `plugin` (the gate's pytest plugin), `confinement`, `landlock`, `seccomp`,
-`harness_guard`, `provenance`, `assertion_hash`. They import only the standard library, pytest, Hypothesis and each
-other, relatively (`from . import x`); `runner_env.worker_modules()` follows those imports from `worker` and
-`plugin`, and tests/test_watched_modules.py proves both (`WORKER_SIDE` is what the runner must link). The gate side
-imports some of them too (`provenance`, `assertion_hash`, `plugin.matches_spec`, `confinement.shortfall`).
+`worker` (the entry point), `plugin` (the gate's pytest plugin), `protocol` (the event names, job fields and run
+kinds both sides use), `confinement`, `landlock`, `seccomp`, `harness_guard`, `provenance`, `assertion_hash`. They
+import only the standard library, pytest, Hypothesis and each other, relatively (`from . import x`);
+`runner_env.worker_modules()` follows those imports from `worker` and `plugin`, and tests/test_watched_modules.py
+proves both (`WORKER_SIDE` is what the runner must link). The gate side imports some of them too (`protocol`,
+`provenance`, `assertion_hash`, `plugin.matches_spec`, `confinement.shortfall`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ GATE_SIDE = ("run", "tree", "runner_env", "hypothesis_tables")
 WORKER_SIDE = (
     "worker",
     "plugin",
+    "protocol",
     "confinement",
     "landlock",
     "seccomp",

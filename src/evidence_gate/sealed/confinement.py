@@ -24,6 +24,7 @@ import struct
 from typing import Any
 
 from . import landlock, seccomp
+from .protocol import Mode
 
 PR_SET_DUMPABLE = 4
 PR_SET_KEEPCAPS = 8
@@ -61,7 +62,7 @@ def missing() -> str | None:
 
 def apply(mode: str, writable: list[str], readable: list[str], nproc: int) -> dict[str, Any]:
     """Bound tasks, then Landlock, then seccomp, for good; what was applied. `install` mode keeps TCP and UDP."""
-    keeps_network = mode == "install"
+    keeps_network = mode == Mode.INSTALL
     tasks = bound_tasks(nproc)
     version = landlock.abi()
     if version == 0:

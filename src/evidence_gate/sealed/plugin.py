@@ -22,6 +22,7 @@ from _pytest.runner import runtestprotocol
 
 from . import harness_guard
 from .assertion_hash import bound_failures, exception_hash
+from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
 
 MAX_TEXT = 2000
 MAX_STATEMENT = 200
@@ -108,7 +109,7 @@ class SealedPlugin:
     )
 
     def __init__(
-        self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None], baseline_snapshot: harness_guard.Snapshot
+        self, job: Job, emit: Callable[[dict[str, Any]], None], baseline_snapshot: harness_guard.Snapshot
     ) -> None:
         self.job = job
         self.emit = emit
@@ -217,7 +218,7 @@ class SealedPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         """Report the plugins pytest loaded."""
-        self.emit({"ev": "configured", "plugins": sorted(str(n) for n, _ in config.pluginmanager.list_name_plugin())})
+        self.emit({EV: Event.CONFIGURED, "plugins": sorted(str(n) for n, _ in config.pluginmanager.list_name_plugin())})
 
     @pytest.hookimpl(wrapper=True)
     def pytest_load_initial_conftests(
@@ -242,7 +243,7 @@ class SealedPlugin:
             what = f"module {cause.name!r} could not be imported ({what})"
         frame = self._innermost(cause)
         at = f" at {frame[0]}:{frame[1]}" if frame else ""
-        self.emit({"ev": "collect-error", "node": self._rel(where), "message": _text(f"{what}{at}", 600)})
+        self.emit({EV: Event.COLLECT_ERROR, "node": self._rel(where), "message": _text(f"{what}{at}", 600)})
 
     def _innermost(self, exc: BaseException, files: Iterable[str] | None = None) -> tuple[str, int] | None:
         """(repo-relative file, line) of the innermost frame in `files` (default: any frame outside the harness
@@ -270,7 +271,7 @@ class SealedPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Report what was collected, so a missing node is visible, and any hook the code under test implements."""
-        self.emit({"ev": "collected", "nodes": self.collected[:10000]})
+        self.emit({EV: Event.COLLECTED, "nodes": self.collected[:10000]})
         self._report_foreign_hooks(session.config)
 
     def _report_foreign_hooks(self, config: pytest.Config) -> None:
@@ -291,7 +292,7 @@ class SealedPlugin:
                     ):
                         found.append(f"{caller.name} in {self._rel(filename)}")
         if found:
-            self.emit({"ev": "foreign-hooks", "hooks": sorted(set(found))[:20]})
+            self.emit({EV: Event.FOREIGN_HOOKS, "hooks": sorted(set(found))[:20]})
 
     def _specs_for(self, nodeid: str) -> list[str]:
         return [spec for spec in self.runs if matches_spec(nodeid, spec)]
@@ -313,14 +314,14 @@ class SealedPlugin:
         while queue:
             spec, seed, kind = queue.pop(0)
             result = self._run_once(item, spec, seed, kind, sibling if queue else nextitem, changed)
-            if result["outcome"] == "failed" and kind in {"plan", "fresh"}:
-                queue[0:0] = [(spec, seed, f"shrink{n + 1}") for n in range(self.reruns)]
+            if result["outcome"] == "failed" and kind in PLAN_KINDS:
+                queue[0:0] = [(spec, seed, shrink_kind(n + 1)) for n in range(self.reruns)]
         return True
 
     def _run_once(
         self, item: pytest.Item, spec: str, seed: int, kind: str, nextitem: pytest.Item | None, changed: list[str]
     ) -> dict[str, Any]:
-        self.emit({"ev": "start", "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        self.emit({EV: Event.START, "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
         restore, is_hypothesis = self._apply_seed(item, seed)
@@ -358,7 +359,7 @@ class SealedPlugin:
                 ),
             )
         result = {
-            "ev": "result",
+            EV: Event.RESULT,
             "node": item.nodeid,
             "spec": spec,
             "seed": seed,
@@ -575,4 +576,4 @@ class SealedPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """The marker that the session completed (after a last look for hooks registered while tests ran)."""
         self._report_foreign_hooks(session.config)
-        self.emit({"ev": "finished", "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})
+        self.emit({EV: Event.FINISHED, "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})

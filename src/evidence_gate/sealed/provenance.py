@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any
 
+from .protocol import EV, Event
+
 MAX_MISMATCHES = 20
 
 
@@ -94,7 +96,7 @@ class ProvenancePlugin:
         self.reported.update(m["module"] for m in fresh)
         if final or fresh:
             self.emit(
-                {"ev": "provenance", "final": final, "loaded": found["loaded"] if final else {}, "mismatches": fresh}
+                {EV: Event.PROVENANCE, "final": final, "loaded": found["loaded"] if final else {}, "mismatches": fresh}
             )
 
     def pytest_runtest_teardown(self) -> None:

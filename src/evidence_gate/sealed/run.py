@@ -29,6 +29,7 @@ from typing import Any
 
 from evidence_gate import redact
 from evidence_gate.sealed import runner_env
+from evidence_gate.sealed.protocol import EV, TOKEN, Event, Job, Limits, Mode
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_LINE = 64 * 1024
@@ -44,6 +45,7 @@ _LIVE: set[int] = set()
 # Variables the test process may see; everything else (GITHUB_TOKEN, INPUT_*, ACTIONS_*, GITHUB_ENV...) is dropped.
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ")
 INI = "[pytest]\naddopts =\nxfail_strict = false\nfilterwarnings =\n"
+EVENTS = frozenset(Event)
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ class WorkerResult:
     @property
     def finished(self) -> dict[str, Any] | None:
         """The session-finished marker, if the session got that far."""
-        return next((e for e in self.events if e.get("ev") == "finished"), None)
+        return next((e for e in self.events if e.get(EV) == Event.FINISHED), None)
 
 
 def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], token: str = "") -> None:
@@ -303,11 +305,15 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
     except ParseError as exc:
         result.problems.append(f"a result line is not acceptable JSON: {exc.message}")
         return
-    if not isinstance(event, dict) or not isinstance(event.get("ev"), str):
+    if not isinstance(event, dict) or not isinstance(event.get(EV), str):
         result.problems.append("a result line is not an event object")
         return
-    if token and event.pop("tok", None) != token:
+    if token and event.pop(TOKEN, None) != token:
         result.problems.append("a result line without the run's token (written by something other than the plugin)")
+        return
+    if event[EV] not in EVENTS:
+        # Both sides take the names from protocol.Event: an unknown one is a worker of another version, or drift.
+        result.problems.append(f"a result line names an event the gate does not know: {str(event[EV])[:80]!r}")
         return
     event = redact.value(event)  # the one place worker text enters the gate: bounded, secrets masked
     result.events.append(event)
@@ -315,7 +321,7 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
 
 
 def run_worker(
-    ws: Workspace, name: str, job: dict[str, Any], timeout_s: float, on_event: Callable[[dict[str, Any]], None]
+    ws: Workspace, name: str, job: Job, timeout_s: float, on_event: Callable[[dict[str, Any]], None]
 ) -> WorkerResult:
     """Run one sealed worker to completion or timeout; the whole process group is killed at the end."""
     job_path = ws.root / "jobs" / f"{name}.json"
@@ -323,11 +329,12 @@ def run_worker(
     ini_path.write_text(INI, encoding="utf-8")
     # The worker starts as the gate's user and drops to the sandbox user itself, after it has left the network
     # (that needs the privilege it is about to give up); `properties.install` keeps the network for pip.
+    sandbox = ws.sandbox  # sandbox() sets uid and gid together
     job = {
         "isolate_network": True,
         **job,
         "ini": str(ini_path),
-        "drop": [ws.sandbox.uid, ws.sandbox.gid] if ws.sandbox.uid is not None else None,
+        "drop": None if sandbox.uid is None or sandbox.gid is None else [sandbox.uid, sandbox.gid],
         "writable": [str(ws.root / "home"), str(ws.root / "tmp"), *job.get("writable", [])],
         "runner_links": ws.runner.links(),
         "hypothesis_storage": str(ws.runner.storage),
@@ -394,15 +401,15 @@ def run_worker(
 
 
 def run_install(
-    ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: dict[str, int], timeout_s: float
+    ws: Workspace, name: str, command: str, tree: Path, site: Path, limit: Limits, timeout_s: float
 ) -> WorkerResult:
     """Run `properties.install` as `sh -c` in `tree`, sealed like a worker but also allowed to write to `site`.
 
     `$EVIDENCE_GATE_PYTHON` is the gate's interpreter on the runner's sys.path (plus pip), not on the gate's own.
     """
     python = runner_env.install_python(ws.runner)
-    job = {
-        "mode": "install",
+    job: Job = {
+        "mode": Mode.INSTALL,
         "tree": str(tree),
         "command": command,
         "limits": limit,
@@ -423,6 +430,6 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def limits(memory_mb: int, timeout_s: int) -> dict[str, int]:
+def limits(memory_mb: int, timeout_s: int) -> Limits:
     """The resource limits a worker applies to itself."""
     return {"memory_mb": memory_mb, "cpu_s": max(1, timeout_s), "nproc": 512}

@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from . import confinement, provenance
+from .protocol import EV, TOKEN, Event, Job, Limits, Mode
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
@@ -86,7 +87,7 @@ def _limit(which: int, value: int) -> None:
             resource.setrlimit(which, (value, hard))
 
 
-def apply_limits(limits: dict[str, int]) -> None:
+def apply_limits(limits: Limits) -> None:
     """Address space, CPU seconds, tasks, file size and core dumps; lowered for good (hard limits too)."""
     _limit(resource.RLIMIT_AS, limits["memory_mb"] * MB)
     _limit(resource.RLIMIT_CPU, limits["cpu_s"])
@@ -138,7 +139,7 @@ def drop_privileges(uid: int, gid: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 
-def readable(job: dict[str, Any]) -> list[str]:
+def readable(job: Job) -> list[str]:
     """Where a worker may read (in every mode): its tree and paths, the run's ini, the interpreter and system code;
     an install also name resolution and pip's configuration. Never /root, /etc at large, another /proc entry or
     any checkout."""
@@ -163,7 +164,7 @@ def readable(job: dict[str, Any]) -> list[str]:
         *storage,
         *sorted(interpreter),
         *SYSTEM_READABLE,
-        *(INSTALL_READABLE if job["mode"] == "install" else ()),
+        *(INSTALL_READABLE if job["mode"] == Mode.INSTALL else ()),
         f"/proc/{os.getpid()}",
     ]
 
@@ -176,7 +177,7 @@ class Emitter:
         self.token = token
 
     def __call__(self, event: dict[str, Any]) -> None:
-        data = (_ENCODE({**event, "tok": self.token}) + "\n").encode()
+        data = (_ENCODE({**event, TOKEN: self.token}) + "\n").encode()
         while data:
             data = data[_WRITE(self.fd, data) :]
 
@@ -190,7 +191,7 @@ def canonical_output(value: Any) -> bytes:
     return str.encode(_CANONICAL(value), "utf-8")
 
 
-def run_digests(job: dict[str, Any], emit: Emitter) -> int:
+def run_digests(job: Job, emit: Emitter) -> int:
     """Call the configured producer on each record's input and report the sha256 of its output."""
     import importlib  # noqa: PLC0415
 
@@ -198,30 +199,33 @@ def run_digests(job: dict[str, Any], emit: Emitter) -> int:
     try:
         producer = getattr(importlib.import_module(module_name), func_name)
     except Exception as exc:  # noqa: BLE001 - any import failure is reported, never raised
-        emit({"ev": "producer-missing", "message": f"{type(exc).__name__}: {exc}"[:2000]})
-        emit({"ev": "finished", "exitstatus": 0})
+        emit({EV: Event.PRODUCER_MISSING, "message": f"{type(exc).__name__}: {exc}"[:2000]})
+        emit({EV: Event.FINISHED, "exitstatus": 0})
         return 0
     for record in job["records"]:
         try:
             digest = _SHA256(canonical_output(producer(record["input"]))).hexdigest()
-            emit({"ev": "digest", "id": record["id"], "sha256": digest})
+            emit({EV: Event.DIGEST, "id": record["id"], "sha256": digest})
         except Exception as exc:  # noqa: BLE001 - a producer error is a mismatch, reported with its cause
-            emit({"ev": "digest", "id": record["id"], "sha256": None, "message": f"{type(exc).__name__}: {exc}"[:2000]})
-    emit({"ev": "finished", "exitstatus": 0})
+            emit(
+                {EV: Event.DIGEST, "id": record["id"], "sha256": None, "message": f"{type(exc).__name__}: {exc}"[:2000]}
+            )
+    emit({EV: Event.FINISHED, "exitstatus": 0})
     return 0
 
 
 def main(argv: list[str]) -> int:
     """Run one sealed job."""
     with open(argv[0], encoding="utf-8") as handle:  # noqa: PTH123 - keep start-up imports minimal
-        job = json.load(handle)
+        job: Job = json.load(handle)
     # While still privileged: a network namespace of its own, then the sandbox user (when the gate can drop root).
     network, network_note = "shared", ""
     if job.get("isolate_network"):
         network_note = isolate_network()
         network = "shared" if network_note else "isolated"
-    if job.get("drop"):
-        drop_privileges(*job["drop"])
+    drop = job.get("drop")
+    if drop:
+        drop_privileges(*drop)
     if job.get("isolate_network") and network_note:
         # Without the privilege for a plain network namespace, one owned by a user namespace of its own.
         fallback = isolate_network_unprivileged()
@@ -244,17 +248,17 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     emit = Emitter(int(argv[1]), token)
-    emit({"ev": "confined", **applied, "network": network, "network_note": network_note})
+    emit({EV: Event.CONFINED, **applied, "network": network, "network_note": network_note})
     if "error" in applied:
         return 3
     os.chdir(job["tree"])
-    if job["mode"] == "install":
+    if job["mode"] == Mode.INSTALL:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
     _site_builtins()
     expected = dict(job.get("code_under_test", {}))
-    if job["mode"] == "digest":
+    if job["mode"] == Mode.DIGEST:
         sys.path.extend(job["paths"])
         code = run_digests(job, emit)
         provenance.ProvenancePlugin(expected, emit).report(final=True)

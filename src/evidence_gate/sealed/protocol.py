@@ -1,0 +1,101 @@
+"""The strings the trusted process and the sealed worker must agree on: event names, job fields and run kinds.
+
+Worker-side (standard library only): the worker and the plugin import it relatively, the gate as
+`evidence_gate.sealed.protocol`. A job is one JSON file the gate writes and the worker reads (`Job`); events are
+JSON lines the worker writes to the result pipe, each an object whose `EV` names its `Event`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Required, TypedDict
+
+EV = "ev"  # every event's kind
+TOKEN = "tok"  # noqa: S105 - the key of the run's token on every line (the token itself comes on stdin)
+
+
+class Event(enum.StrEnum):
+    """The events a worker sends, in the order they come."""
+
+    CONFINED = "confined"  # first, before any repository code: what confinement applied
+    CONFIGURED = "configured"  # pytest is configured: the plugins it loaded
+    COLLECT_ERROR = "collect-error"  # a module or conftest failed to import
+    COLLECTED = "collected"  # every node pytest collected
+    FOREIGN_HOOKS = "foreign-hooks"  # pytest hooks defined outside the harness and the locked files
+    START = "start"  # a (node, seed, kind) run begins
+    RESULT = "result"  # and how it ended
+    PROVENANCE = "provenance"  # where the code under test was loaded from
+    DIGEST = "digest"  # a fixture record's produced output, hashed
+    PRODUCER_MISSING = "producer-missing"  # the fixture producer could not be imported
+    FINISHED = "finished"  # the session (or the digest run) completed
+
+
+class Mode(enum.StrEnum):
+    """What a worker does."""
+
+    PYTEST = "pytest"  # one pytest session over the job's runs
+    DIGEST = "digest"  # the fixture producer on each record
+    INSTALL = "install"  # `properties.install` as `sh -c`, under the same confinement
+
+
+class Kind(enum.StrEnum):
+    """Why a (node, seed) runs."""
+
+    PLAN = "plan"  # a declared seed of the plan
+    FRESH = "fresh"  # a seed drawn at run time
+    COUNTEREXAMPLE = "counterexample"  # a documented counterexample, on the baseline tree
+    FREEZE_HEAD = "freeze-head"  # a removed ledger entry's test, the baseline's copy on the head's code
+    FREEZE_BASE = "freeze-base"  # the same on the baseline
+    FREEZE_EXPIRED = "freeze-expired"  # an expired entry's test
+    HASH = "hash"  # `freeze hash`: the failing assertion's hash
+
+
+# A failure of these is run again from scratch (`shrink1`, `shrink2`, ...) to judge whether its shrink is stable.
+PLAN_KINDS = (Kind.PLAN, Kind.FRESH)
+SHRINK = "shrink"
+
+
+def shrink_kind(n: int) -> str:
+    """The kind of the n-th re-run (from 1) of a failing plan or fresh seed."""
+    return f"{SHRINK}{n}"
+
+
+def is_shrink(kind: object) -> bool:
+    """Whether `kind` names a shrink re-run."""
+    return isinstance(kind, str) and kind.startswith(SHRINK) and kind[len(SHRINK) :].isdigit()
+
+
+class Limits(TypedDict):
+    """The resource limits a worker applies to itself."""
+
+    memory_mb: int
+    cpu_s: int
+    nproc: int
+
+
+class Job(TypedDict, total=False):
+    """A worker's job file: written by the gate (`run.run_worker` adds the workspace's part), read by the worker."""
+
+    mode: Required[str]  # a Mode
+    tree: Required[str]  # the sealed tree, the worker's working directory
+    limits: Required[Limits]
+    paths: list[str]  # appended to sys.path after the harness is imported
+    ini: str  # the run's own pytest ini (the tree's configuration is never read)
+    drop: list[int] | None  # [uid, gid] of the sandbox user, or None to keep the gate's
+    isolate_network: bool
+    writable: list[str]
+    runner_links: list[str]  # the runner folder's links: a Landlock rule on a link applies to its target
+    hypothesis_storage: str
+    code_under_test: dict[str, str]  # top-level name -> where it must be loaded from
+    # Mode.PYTEST
+    runs: dict[str, list[list[Any]]]  # node -> [seed, kind] runs, in order
+    args: list[str]
+    trials: int
+    shrink_reruns: int
+    trusted_files: list[str]  # absolute paths of the locked Python files
+    # Mode.DIGEST
+    producer: str  # "module:function"
+    records: list[dict[str, Any]]  # {"id", "input"}
+    # Mode.INSTALL
+    command: str
+    env: dict[str, str]
