@@ -412,16 +412,13 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
     """A usage error (or an unusable event) before the gate: still a receipt, a failing check run when the event
     names a commit, the summary and every output."""
     inputs = fallback_inputs(run.env)
-    receipt = empty_receipt()
-    if exc.row:
-        gate.precondition(receipt, exc)
-    else:
-        receipt["errors"].append(str(exc))
+    receipt, code = gate.error_receipt(exc)
+    if exc.row is None:
         receipt["decision"]["title"] = "The action could not start (usage error)"
     target = _receipt_target(run, inputs, Path(run.env.get("GITHUB_WORKSPACE") or "."))
     _write(run, receipt, target.file)
     started = _start_async(run, inputs, event).join() if event is not None else _Started()
-    return _finish(run, inputs, started, receipt, exc.exit_code, target)
+    return _finish(run, inputs, started, receipt, code, target)
 
 
 def _judge(
@@ -434,12 +431,9 @@ def _judge(
         refused = _pull_request_target(run, inputs, event)
         run.notes += ensure_history(Repo(folder), event)
     except GateError as exc:
-        if exc.row:
-            gate.precondition(receipt, exc)
-        else:
-            receipt["errors"].append(str(exc))
+        code = gate.record_error(receipt, exc)
         _write(run, receipt, receipt_file)
-        return receipt, exc.exit_code
+        return receipt, code
     except Exception as exc:  # noqa: BLE001 - before the gate: recorded like the gate's own crashes
         receipt["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
         _write(run, receipt, receipt_file)

@@ -12,7 +12,7 @@ from pathlib import Path
 from evidence_gate import __version__, gate
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
-from evidence_gate.receipt import empty_receipt, write_receipt
+from evidence_gate.receipt import write_receipt
 from evidence_gate.report import printable_lines, render_json, render_text
 
 DESCRIPTION = (
@@ -113,15 +113,9 @@ def run_check(args: argparse.Namespace) -> int:
     """`evidence-gate check`: the receipt is written whatever happens."""
     try:
         event = load_event(args.event, args.event_name) if args.event else None
-    except GateError as exc:
-        out = empty_receipt()  # the receipt is written in every case, also for an unusable event
-        if exc.row is None:
-            out["errors"].append(str(exc))
-            write_receipt(args.receipt, out)
-            raise
-        gate.precondition(out, exc)  # event-mismatch: reported like every other precondition
+    except GateError as exc:  # the receipt is written in every case, also for an unusable event
+        out, code = gate.error_receipt(exc)
         write_receipt(args.receipt, out)
-        code = exc.exit_code
     else:
         opts = gate.CheckOptions(
             repo=args.repo,
