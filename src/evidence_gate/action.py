@@ -12,7 +12,6 @@ a bare traceback. Under `pull_request_target` the PR's code is not executed unle
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import tempfile
@@ -26,12 +25,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import check_report, gate, job_summary
+from evidence_gate import check_report, gate, job_summary, visible
+from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
 from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_receipt
-from evidence_gate.report import printable_lines, render_text
+from evidence_gate.report import render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
 
 # The input whose name states the risk it accepts: under pull_request_target the job holds a write token and the
@@ -240,11 +240,6 @@ def repo_folder(workspace: Path, working_directory: str) -> Path:
             usage=True,
         )
     return folder
-
-
-def _clean(text: str) -> str:
-    """Text safe for JSON and Markdown encoders: lone surrogates (invalid UTF-8 paths) become escapes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def ensure_history(repo: Repo, event: EventContext) -> list[str]:
@@ -547,11 +542,11 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         data = target.file.read_bytes()
     except OSError:
         data = canonical_bytes(receipt)
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = sha256_digest(data)
     if receipt.get("state") != "final":  # first: what failed and the fix, before the report
         for error in receipt.get("errors", []):
             if not str(error).startswith("Traceback"):
-                run.say(annotation("error", printable_lines(str(error))))
+                run.say(annotation("error", visible.lines(str(error))))
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
@@ -616,7 +611,7 @@ def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id
 def _last_resort(run: _Run, exc: Exception) -> int:
     """The action itself failed outside the gate: say so with the fix, and still write the outputs."""
     message = gate.describe_crash(exc)
-    run.say(annotation("error", printable_lines(message)))
+    run.say(annotation("error", visible.lines(message)))
     receipt = empty_receipt()
     receipt["errors"].append(message)
     summary = f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import decision, gfm, job_summary, property_report, report_rows, reproduce
+from evidence_gate import decision, gfm, job_summary, property_report, report_rows, reproduce, visible
 from evidence_gate.job_summary import Links
 
 MESSAGE_BYTES = 64 * 1024 - 1024  # the API's 64 KB per annotation message and raw_details, with room to spare
@@ -63,11 +63,6 @@ def conclusion(receipt: dict[str, Any]) -> str:
     return "failure"
 
 
-def _clean(text: str) -> str:
-    """Printable text for the API: control and format characters spelled out, lone surrogates escaped."""
-    return gfm.printable(text).encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _row_title(row: str) -> str:
     try:
         return decision.row(row).title
@@ -90,7 +85,7 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
         details += ["Minimal example:", example, ""]
     details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
     return Annotation(
-        path=_clean(path),
+        path=visible.line(path),
         line=max(line, 1),
         message=_lines(parts),
         title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]",
@@ -101,7 +96,7 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
 
 def _lines(parts: list[str]) -> str:
     """Multi-line text for the API: each line printable, the line breaks kept."""
-    return "\n".join(_clean(line) for part in parts for line in part.split("\n"))
+    return "\n".join(visible.line(line) for part in parts for line in part.split("\n"))
 
 
 def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
@@ -131,9 +126,9 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 continue
             rest.append(
                 Annotation(
-                    path=_clean(str(v["path"])),
+                    path=visible.line(str(v["path"])),
                     line=int(v.get("line") or 1),
-                    message=_clean(f"{message} [{v['row']}]"),
+                    message=visible.line(f"{message} [{v['row']}]"),
                     title=f"{_row_title(str(v['row']))} [{v['row']}]",
                     level=level,
                 )

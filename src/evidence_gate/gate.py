@@ -6,7 +6,6 @@ and never prints or writes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import tempfile
@@ -18,6 +17,7 @@ from typing import Any
 
 from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
 from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
+from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
@@ -164,10 +164,6 @@ def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventC
     return Commits(parents[0], head, None)
 
 
-def _sha256(data: bytes | None) -> str | None:
-    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None, bytes | None]:
     """The blob id and bytes of a trusted input on the baseline; (None, None) when absent.
 
@@ -248,7 +244,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
             )
     config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
-    receipt["properties"]["list_sha256"] = _sha256(list_bytes)
+    receipt["properties"]["list_sha256"] = optional_sha256_digest(list_bytes)
     receipt["properties"]["list"] = [
         {"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample} for s in specs
     ]

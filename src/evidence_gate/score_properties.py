@@ -6,7 +6,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from evidence_gate.errors import InputInvalid
-from evidence_gate.locked_paths import HOSTILE_CATEGORIES
+from evidence_gate.visible import HOSTILE_CATEGORIES
 
 ORACLES = ("human_reviewed", "model_draft")
 _KEYS = ("oracle", "counterexample")
