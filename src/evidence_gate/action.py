@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import check_report, gate, job_summary, visible
+from evidence_gate import check_report, gate, job_summary, receipt_types, visible
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
@@ -292,7 +292,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
 
 def check_title(receipt: dict[str, Any]) -> str:
     """The check run's title (and the `title` output): the row, its title and the counts, at most 255 characters."""
-    if not receipt.get("decision"):
+    if receipt_types.decision(receipt) is None:
         return ABORTED_ROW
     return job_summary.title(receipt)
 
@@ -577,12 +577,12 @@ def outputs_of(
     receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "", artifact_id: str = ""
 ) -> dict[str, str]:
     """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
-    decision = receipt.get("decision", {})
+    decision = receipt_types.decision(receipt)
     final = receipt.get("state") == "final"
-    counts = Counter(str(v.get("row")) for v in receipt.get("violations", []))
+    counts = Counter(str(v.get("row")) for v in receipt_types.violations(receipt))
     return {
-        "decision": str(decision.get("gate", "fail")) if final else "fail",
-        "row": str(decision.get("row")) if final else ABORTED_ROW,
+        "decision": str(decision.get("gate", "fail")) if final and decision else "fail",
+        "row": str(receipt_types.decision_row(receipt)) if final else ABORTED_ROW,
         "ok": "true" if receipt.get("ok") is True else "false",
         "conclusion": check_report.conclusion(receipt),
         "title": check_title(receipt),
