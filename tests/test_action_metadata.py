@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-import action_docs  # tests/ is on sys.path (conftest.py)
-
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -179,24 +177,6 @@ def test_self_test_runs_the_local_action_on_pull_requests_and_merge_groups() -> 
     assert job["permissions"] == {"checks": "write", "contents": "read"}
     assert any(step.get("uses") == "./" for step in job["steps"])
     assert job["steps"][0]["with"]["fetch-depth"] == 0
-
-
-def test_readme_tables_are_generated_from_action_yml() -> None:
-    """The README's inputs and outputs tables equal what tests/action_docs.py renders from action.yml."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = action_docs.current_block(readme)
-    assert found is not None, f"README.md lacks the {action_docs.BEGIN} block"
-    assert found == action_docs.block(action_docs.load_action()), "run: python tests/action_docs.py --write"
-
-
-def test_docs_generator_notices_a_changed_description() -> None:
-    """The generated block changes when an input's description does, so the drift test can fail."""
-    action = action_docs.load_action()
-    before = action_docs.block(action)
-    action["inputs"]["today"]["description"] = "changed | with a pipe"
-    after = action_docs.block(action)
-    assert before != after
-    assert "changed \\| with a pipe" in after
 
 
 def test_python_defaults_match_action_yml() -> None:

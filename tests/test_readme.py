@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from evidence_gate import docs
 from evidence_gate.config import Config, parse_config
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
-def test_decision_table_matches_data() -> None:
-    """The README's decision table is exactly what the generator renders from decision_table.json."""
+def test_generated_blocks_match_their_sources() -> None:
+    """The decision table and the action's inputs/outputs tables are exactly what the one generator renders."""
     text = README.read_text("utf-8")
-    assert docs.render(text) == text, f"README decision table drifted from the data; run `{docs.REGENERATE}`"
+    assert docs.drifted(text, ROOT) == [], f"run `{docs.REGENERATE}`"
+    assert docs.render(text, ROOT) == text
 
 
 def test_generator_detects_drift() -> None:
@@ -44,3 +52,29 @@ def test_configuration_example_is_valid_and_shows_the_defaults() -> None:
     parsed = parse_config(example.encode())
     assert parsed.locked == ("tools/**",)
     assert dataclasses.replace(parsed, locked=()) == Config()
+
+
+def test_action_tables_follow_action_yml(tmp_path: Path) -> None:
+    """A changed input description (pipe included) shows as drift of the action tables alone, and is rewritten."""
+    shutil.copy(README, tmp_path / "README.md")
+    action = (ROOT / "action.yml").read_text("utf-8")
+    old = "Name of the uploaded artifact."
+    assert action.count(old) == 1
+    (tmp_path / "action.yml").write_text(action.replace(old, "Name of | the artifact."), "utf-8")
+    stale = docs.drifted(README.read_text("utf-8"), tmp_path)
+    assert stale == ["action inputs and outputs (from action.yml)"]
+    command = [sys.executable, "-m", "evidence_gate.docs", str(tmp_path / "README.md")]
+    check = subprocess.run([*command, "--check"], capture_output=True, text=True, check=False)
+    assert check.returncode == 1 and docs.REGENERATE in check.stderr, check.stderr
+    subprocess.run(command, check=True)
+    rewritten = (tmp_path / "README.md").read_text("utf-8")
+    assert "| Name of \\| the artifact. |" in rewritten
+    assert subprocess.run([*command, "--check"], check=False).returncode == 0
+    assert rewritten.replace("Name of \\| the artifact.", old) == README.read_text("utf-8")
+
+
+def test_missing_markers_fail_loudly() -> None:
+    """A README that lost a block's markers is an error naming them, never a silently skipped table."""
+    text = README.read_text("utf-8").replace(docs.ACTION_START, "")
+    with pytest.raises(ValueError, match=re.escape(docs.ACTION_START)):
+        docs.render(text, ROOT)

@@ -12,7 +12,6 @@ a bare traceback. Under `pull_request_target` the PR's code is not executed unle
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import tempfile
@@ -26,12 +25,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import check_report, gate, job_summary
+from evidence_gate import check_report, gate, job_summary, receipt_types, visible
+from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
 from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_receipt
-from evidence_gate.report import printable_lines, render_text
+from evidence_gate.report import render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
 
 # The input whose name states the risk it accepts: under pull_request_target the job holds a write token and the
@@ -242,11 +242,6 @@ def repo_folder(workspace: Path, working_directory: str) -> Path:
     return folder
 
 
-def _clean(text: str) -> str:
-    """Text safe for JSON and Markdown encoders: lone surrogates (invalid UTF-8 paths) become escapes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def ensure_history(repo: Repo, event: EventContext) -> list[str]:
     """Fetch exactly the commits a shallow checkout lacks; raise `history-missing` with the fix when that fails.
 
@@ -297,7 +292,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
 
 def check_title(receipt: dict[str, Any]) -> str:
     """The check run's title (and the `title` output): the row, its title and the counts, at most 255 characters."""
-    if not receipt.get("decision"):
+    if receipt_types.decision(receipt) is None:
         return ABORTED_ROW
     return job_summary.title(receipt)
 
@@ -412,16 +407,13 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
     """A usage error (or an unusable event) before the gate: still a receipt, a failing check run when the event
     names a commit, the summary and every output."""
     inputs = fallback_inputs(run.env)
-    receipt = empty_receipt()
-    if exc.row:
-        gate.precondition(receipt, exc)
-    else:
-        receipt["errors"].append(str(exc))
+    receipt, code = gate.error_receipt(exc)
+    if exc.row is None:
         receipt["decision"]["title"] = "The action could not start (usage error)"
     target = _receipt_target(run, inputs, Path(run.env.get("GITHUB_WORKSPACE") or "."))
     _write(run, receipt, target.file)
     started = _start_async(run, inputs, event).join() if event is not None else _Started()
-    return _finish(run, inputs, started, receipt, exc.exit_code, target)
+    return _finish(run, inputs, started, receipt, code, target)
 
 
 def _judge(
@@ -434,12 +426,9 @@ def _judge(
         refused = _pull_request_target(run, inputs, event)
         run.notes += ensure_history(Repo(folder), event)
     except GateError as exc:
-        if exc.row:
-            gate.precondition(receipt, exc)
-        else:
-            receipt["errors"].append(str(exc))
+        code = gate.record_error(receipt, exc)
         _write(run, receipt, receipt_file)
-        return receipt, exc.exit_code
+        return receipt, code
     except Exception as exc:  # noqa: BLE001 - before the gate: recorded like the gate's own crashes
         receipt["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
         _write(run, receipt, receipt_file)
@@ -553,11 +542,11 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         data = target.file.read_bytes()
     except OSError:
         data = canonical_bytes(receipt)
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = sha256_digest(data)
     if receipt.get("state") != "final":  # first: what failed and the fix, before the report
         for error in receipt.get("errors", []):
             if not str(error).startswith("Traceback"):
-                run.say(annotation("error", printable_lines(str(error))))
+                run.say(annotation("error", visible.lines(str(error))))
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
@@ -588,12 +577,12 @@ def outputs_of(
     receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "", artifact_id: str = ""
 ) -> dict[str, str]:
     """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
-    decision = receipt.get("decision", {})
+    decision = receipt_types.decision(receipt)
     final = receipt.get("state") == "final"
-    counts = Counter(str(v.get("row")) for v in receipt.get("violations", []))
+    counts = Counter(str(v.get("row")) for v in receipt_types.violations(receipt))
     return {
-        "decision": str(decision.get("gate", "fail")) if final else "fail",
-        "row": str(decision.get("row")) if final else ABORTED_ROW,
+        "decision": str(decision.get("gate", "fail")) if final and decision else "fail",
+        "row": str(receipt_types.decision_row(receipt)) if final else ABORTED_ROW,
         "ok": "true" if receipt.get("ok") is True else "false",
         "conclusion": check_report.conclusion(receipt),
         "title": check_title(receipt),
@@ -622,7 +611,7 @@ def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id
 def _last_resort(run: _Run, exc: Exception) -> int:
     """The action itself failed outside the gate: say so with the fix, and still write the outputs."""
     message = gate.describe_crash(exc)
-    run.say(annotation("error", printable_lines(message)))
+    run.say(annotation("error", visible.lines(message)))
     receipt = empty_receipt()
     receipt["errors"].append(message)
     summary = f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n"

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import action_verdict, decision, gate, seed_ledger
+from evidence_gate import action_verdict, decision, gate, receipt_types, seed_ledger
 from evidence_gate.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
 from evidence_gate.config import CONFIG_PATH
 from evidence_gate.errors import GateError
@@ -352,7 +352,7 @@ def _accept(
     repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str, merge: str
 ) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
-    rows = {v["row"] for v in ours["violations"]} | {ours["decision"]["row"]}
+    rows = {v["row"] for v in receipt_types.violations(ours)} | {receipt_types.decision_row(ours)}
     if theirs is None or rows & BEFORE_TESTS or not ours["mode"].get("scored", True):
         return False, None  # no receipt (already a finding), or a verdict that no test result can change
     if (theirs.get("config", {}).get("blob"), theirs["properties"].get("list_sha256")) != (
@@ -397,7 +397,7 @@ def ledgers_problem(ours: dict[str, Any], theirs: dict[str, Any], merge: str) ->
     plan = ours["config"].get("effective", {}).get("properties", {}).get("seeds")
     if props.get("plan") != plan:
         return f"plan {props.get('plan')} is not the baseline's {plan}"
-    ledgers = [x for x in props.get("ledgers", []) if isinstance(x, dict)]
+    ledgers = receipt_types.ledgers(theirs)
     for ledger in ledgers:
         if ledger.get("patch_id") != merge or sorted(ledger.get("planned_seeds") or []) != sorted(plan or []):
             return f"ledger {str(ledger.get('property_id'))[:100]} is not for {merge[:12]} and the whole plan"

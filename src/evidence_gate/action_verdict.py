@@ -6,14 +6,14 @@ check run is found again by its external id, so a re-run of the job updates the 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from evidence_gate import check_report, job_summary
+from evidence_gate import check_report, job_summary, receipt_types, visible
+from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import scrub, write_receipt
 from evidence_gate.report import render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
@@ -44,10 +44,6 @@ class Target:
     receipt_path: Path
     receipt_path_input: str
     upload_name: str | None  # None: no artifact
-
-
-def _clean(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
@@ -99,7 +95,7 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     receipt = scrub(receipt)
     write_receipt(target.receipt_path, receipt)
     data = target.receipt_path.read_bytes()
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = sha256_digest(data)
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
@@ -112,18 +108,19 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
         levels = {"failure": "error", "warning": "warning", "notice": "notice"}
         for a in check_report.annotations_for(receipt):
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
-        for v in receipt.get("violations", []):
+        for v in receipt_types.violations(receipt):
             if not v.get("path"):
-                run.say(annotation("error", _clean(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
+                run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
     summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
     path = run.env.get("GITHUB_STEP_SUMMARY")
     if path:
         with Path(path).open("a", encoding="utf-8") as handle:
             handle.write(job_summary.truncate_bytes(summary) + "\n")
     final = receipt.get("state") == "final"
+    decided = receipt_types.decision(receipt)
     outputs = {
-        "decision": str(receipt["decision"].get("gate", "fail")) if final else "fail",
-        "row": str(receipt["decision"].get("row")),
+        "decision": str(decided.get("gate", "fail")) if final and decided else "fail",
+        "row": str(receipt_types.decision_row(receipt)),
         "ok": "true" if receipt.get("ok") is True else "false",
         "receipt-path": target.receipt_path_input,
         "check-run-id": "" if run_id is None else str(run_id),
@@ -131,5 +128,5 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     }
     if run.env.get("GITHUB_OUTPUT"):
         append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs)
-    code = receipt["decision"].get("exit_code")
+    code = decided.get("exit_code") if decided else None
     return code if isinstance(code, int) and final else 1

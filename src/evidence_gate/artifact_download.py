@@ -8,7 +8,6 @@ ids and answers every artifact of the run; GetSignedArtifactURL is asked with th
 
 from __future__ import annotations
 
-import hashlib
 import io
 import time
 import zipfile
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, backend_ids
+from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import validate
 from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merge` applies to a receipt file
 from evidence_gate.strict_parse import ParseError, load_json
@@ -107,7 +107,7 @@ def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes
     if not isinstance(url, str) or not url:
         raise ArtifactError(f"GetSignedArtifactURL returned no signed_url for {item.name}")
     data = client.get_blob(url, limit)
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    digest = sha256_digest(data)
     if item.digest is not None and item.digest != digest:
         raise ArtifactError(f"artifact {item.name}: downloaded {digest}, the service recorded {item.digest}")
     if item.size and item.size != len(data):

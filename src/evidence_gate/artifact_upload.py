@@ -9,7 +9,6 @@ records its size and `sha256:` digest and returns the artifact id. The run and j
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import time
@@ -19,6 +18,8 @@ import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from evidence_gate.digest import sha256_digest
 
 SERVICE = "twirp/github.actions.results.api.v1.ArtifactService"
 MAX_ATTEMPTS = 4
@@ -176,7 +177,7 @@ def upload(
     if not isinstance(signed, str):
         raise ArtifactError("CreateArtifact returned no signed_upload_url")
     data = build_zip(files)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_digest(data)
     client.put_blob(signed, data)
-    final = client.twirp("FinalizeArtifact", {**ids, "size": str(len(data)), "hash": f"sha256:{digest}"})
-    return Uploaded(str(final.get("artifact_id", "")), len(data), f"sha256:{digest}")
+    final = client.twirp("FinalizeArtifact", {**ids, "size": str(len(data)), "hash": digest})
+    return Uploaded(str(final.get("artifact_id", "")), len(data), digest)

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import decision, gfm, job_summary, property_report, report_rows, reproduce
+from evidence_gate import decision, gfm, job_summary, property_report, receipt_types, report_rows, reproduce, visible
 from evidence_gate.job_summary import Links
+from evidence_gate.receipt_types import SeedLedgerJson, ViolationJson
 
 MESSAGE_BYTES = 64 * 1024 - 1024  # the API's 64 KB per annotation message and raw_details, with room to spare
 
@@ -59,13 +60,8 @@ class CheckReport:
 def conclusion(receipt: dict[str, Any]) -> str:
     """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
     if receipt.get("state") == "final" and receipt.get("ok") is True:
-        return "neutral" if (receipt.get("decision") or {}).get("row") == "human-patch" else "success"
+        return "neutral" if receipt_types.decision_row(receipt) == "human-patch" else "success"
     return "failure"
-
-
-def _clean(text: str) -> str:
-    """Printable text for the API: control and format characters spelled out, lone surrogates escaped."""
-    return gfm.printable(text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _row_title(row: str) -> str:
@@ -75,12 +71,13 @@ def _row_title(row: str) -> str:
         return row
 
 
-def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dict[str, Any], level: str) -> Annotation:
+def _property_annotation(receipt: dict[str, Any], ledger: SeedLedgerJson, v: ViolationJson, level: str) -> Annotation:
     """A failing property on its failing line (the ledger's `failure`, else the finding's line, else line 1)."""
     failure = property_report.failure_of(ledger)
     path = str(failure["path"]) if failure else str(v["path"])
     line = int(failure["line"]) if failure else int(v.get("line") or 1)
-    seed = int(ledger["failing_seed"])
+    seed = ledger["failing_seed"]
+    assert seed is not None  # property_report.failing keeps only ledgers with a failing seed
     parts = [str(v.get("message"))]
     if failure and failure.get("exception"):
         parts.append(str(failure["exception"]))
@@ -90,7 +87,7 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
         details += ["Minimal example:", example, ""]
     details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
     return Annotation(
-        path=_clean(path),
+        path=visible.line(path),
         line=max(line, 1),
         message=_lines(parts),
         title=f"{_row_title(str(v['row']))} on seed {seed} [{v['row']}]",
@@ -101,7 +98,7 @@ def _property_annotation(receipt: dict[str, Any], ledger: dict[str, Any], v: dic
 
 def _lines(parts: list[str]) -> str:
     """Multi-line text for the API: each line printable, the line breaks kept."""
-    return "\n".join(_clean(line) for part in parts for line in part.split("\n"))
+    return "\n".join(visible.line(line) for part in parts for line in part.split("\n"))
 
 
 def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
@@ -109,8 +106,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
     patch's findings as notices. At most `limit` when given."""
     level = (
         "notice"
-        if (receipt.get("mode") or {}).get("scored") is False
-        or (receipt.get("decision") or {}).get("row") == "human-patch"
+        if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == "human-patch"
         else "failure"
     )
     by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}
@@ -131,9 +127,9 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 continue
             rest.append(
                 Annotation(
-                    path=_clean(str(v["path"])),
+                    path=visible.line(str(v["path"])),
                     line=int(v.get("line") or 1),
-                    message=_clean(f"{message} [{v['row']}]"),
+                    message=visible.line(f"{message} [{v['row']}]"),
                     title=f"{_row_title(str(v['row']))} [{v['row']}]",
                     level=level,
                 )

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from evidence_gate import __version__, gate
+from evidence_gate import __version__, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
-from evidence_gate.receipt import empty_receipt, write_receipt
-from evidence_gate.report import printable_lines, render_json, render_text
+from evidence_gate.receipt import write_receipt
+from evidence_gate.report import render_json, render_text
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -113,15 +113,9 @@ def run_check(args: argparse.Namespace) -> int:
     """`evidence-gate check`: the receipt is written whatever happens."""
     try:
         event = load_event(args.event, args.event_name) if args.event else None
-    except GateError as exc:
-        out = empty_receipt()  # the receipt is written in every case, also for an unusable event
-        if exc.row is None:
-            out["errors"].append(str(exc))
-            write_receipt(args.receipt, out)
-            raise
-        gate.precondition(out, exc)  # event-mismatch: reported like every other precondition
+    except GateError as exc:  # the receipt is written in every case, also for an unusable event
+        out, code = gate.error_receipt(exc)
         write_receipt(args.receipt, out)
-        code = exc.exit_code
     else:
         opts = gate.CheckOptions(
             repo=args.repo,
@@ -138,7 +132,7 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))
     else:
         for error in out["errors"]:
-            print(f"evidence-gate: error: {printable_lines(error)}", file=sys.stderr)
+            print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
             print("evidence-gate: this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
     return code
@@ -173,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except GateError as exc:
-        print(f"evidence-gate: error: {printable_lines(str(exc))}", file=sys.stderr)
+        print(f"evidence-gate: error: {visible.lines(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -11,18 +11,13 @@ from typing import Any
 
 import jsonschema
 
+from evidence_gate.errors import InputInvalid
 from evidence_gate.strict_parse import ParseError, load_yaml
 
 CONFIG_PATH = ".evidence-gate.yml"
 
 
-class ConfigInvalid(ValueError):
-    """The baseline configuration can't be used; the message names the field and the fix."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
+ConfigInvalid = InputInvalid  # the baseline configuration can't be used; the one (message, line) error, see errors.py
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from evidence_gate.model import Violation
+from evidence_gate.receipt_types import DecisionJson
 
 # Facts a lane may assert that are not violations.
 FACT_HUMAN = "human-patch"
@@ -40,7 +40,7 @@ class Decision:
         """True exactly when the gate passes."""
         return self.row.gate == "pass"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DecisionJson:
         """The receipt's `decision` object."""
         return {
             "row": self.row.id,

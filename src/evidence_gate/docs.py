@@ -1,15 +1,32 @@
-"""Generates the README's decision table from the package data: `python -m evidence_gate.docs [README]`."""
+"""The one generator of the README's tables: `python -m evidence_gate.docs [README] [--check]`.
+
+Each generated block sits between its markers and is rendered from its source: the decision table from the package
+data `data/decision_table.json`, the action's inputs and outputs from `action.yml` beside the README. Without
+`--check` the README is rewritten in place; with it, exit 1 names every block that drifted.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from evidence_gate import decision
 
 START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"
+ACTION_START = "<!-- generated:action-io -->"
+ACTION_END = "<!-- /generated:action-io -->"
 REGENERATE = "python -m evidence_gate.docs README.md"
+
+
+def cell(text: object) -> str:
+    """One Markdown table cell: whitespace folded to single spaces, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def decision_table_markdown() -> str:
@@ -26,24 +43,98 @@ def decision_table_markdown() -> str:
     ]
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
-        when = r.when.replace("|", r"\|")
-        lines.append(f"| {r.number} | `{r.id}` | {r.title} | {when} | {gate} | {r.exit_code} |")
+        lines.append(f"| {r.number} | `{r.id}` | {cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} |")
     return "\n".join(lines) + "\n"
 
 
-def render(readme: str) -> str:
-    """The README text with the section between the markers replaced by the generated table."""
-    start = readme.index(START) + len(START)
-    end = readme.index(END, start)
-    return readme[:start] + "\n" + decision_table_markdown() + readme[end:]
+def _default(value: object) -> str:
+    if value is None:
+        return "—"
+    text = str(value)
+    return f"`{text}`" if text else '`""`'
+
+
+def action_io_markdown(action: dict[str, Any]) -> str:
+    """The action's inputs table, then its outputs table, rendered from the mapping `action.yml` holds."""
+    lines = ["| input | default | description |", "|---|---|---|"]
+    for name, spec in (action.get("inputs") or {}).items():
+        required = " (required)" if spec.get("required") is True else ""
+        lines.append(f"| `{name}`{required} | {cell(_default(spec.get('default')))} | {cell(spec['description'])} |")
+    lines += ["", "| output | description |", "|---|---|"]
+    for name, spec in (action.get("outputs") or {}).items():
+        lines.append(f"| `{name}` | {cell(spec['description'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def load_action(path: Path) -> dict[str, Any]:
+    """`action.yml` as a mapping; ValueError when it is not one."""
+    data = yaml.safe_load(path.read_text("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a YAML mapping")
+    return data
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated part of the README: its markers and how to render it from the repository root."""
+
+    name: str
+    start: str
+    end: str
+    source: str
+    render: Callable[[Path], str]
+
+
+BLOCKS = (
+    Block(
+        "decision table", START, END, "src/evidence_gate/data/decision_table.json", lambda _r: decision_table_markdown()
+    ),
+    Block(
+        "action inputs and outputs",
+        ACTION_START,
+        ACTION_END,
+        "action.yml",
+        lambda root: action_io_markdown(load_action(root / "action.yml")),
+    ),
+)
+
+
+def _replace(readme: str, block: Block, body: str) -> str:
+    start = readme.find(block.start)
+    end = readme.find(block.end, start + 1)
+    if start < 0 or end < 0:
+        raise ValueError(f"the README lacks the {block.name} markers {block.start} ... {block.end}")
+    start += len(block.start)
+    return readme[:start] + "\n" + body + readme[end:]
+
+
+def render(readme: str, root: Path | None = None) -> str:
+    """The README text with every generated block re-rendered; `root` holds `action.yml` (default: this checkout)."""
+    where = root or Path(__file__).resolve().parents[2]
+    for block in BLOCKS:
+        readme = _replace(readme, block, block.render(where))
+    return readme
+
+
+def drifted(readme: str, root: Path | None = None) -> list[str]:
+    """The blocks whose README text differs from what their source renders, each as 'name (from source)'."""
+    where = root or Path(__file__).resolve().parents[2]
+    return [f"{b.name} (from {b.source})" for b in BLOCKS if _replace(readme, b, b.render(where)) != readme]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the README in place; exit 0."""
+    """Rewrite the README in place (exit 0), or with `--check` exit 1 naming every block that drifted."""
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0] if args else "README.md")
+    check = "--check" in args
+    paths = [a for a in args if a != "--check"]
+    path = Path(paths[0] if paths else "README.md")
     text = path.read_text("utf-8")
-    new = render(text)
+    if check:
+        stale = drifted(text, path.resolve().parent)
+        for name in stale:
+            sys.stderr.write(f"{path}: the {name} is out of date; run `{REGENERATE}`\n")
+        return 1 if stale else 0
+    new = render(text, path.resolve().parent)
     if new != text:
         path.write_text(new, "utf-8")
     return 0

@@ -1,6 +1,8 @@
-"""The one user-facing error type and the one exit-code table."""
+"""The one user-facing error type, the one error for unusable input, and the one exit-code table."""
 
 from __future__ import annotations
+
+from evidence_gate import decision
 
 EXIT_PASS = 0
 EXIT_INTERNAL = 1
@@ -12,12 +14,15 @@ EXIT_PRECONDITION = 11
 class GateError(Exception):
     """A failure the user can act on: what happened, and the fix.
 
-    `row` names the decision-table row it lands on (`config-invalid`, `history-missing`, `event-mismatch`), or
-    None for a usage error or a failure of the gate itself.
+    `row` names the failing decision-table row it lands on (`config-invalid`, `history-missing`, `event-mismatch`,
+    `run-integrity`), whose `exit_code` is the process's; None for a usage error or a failure of the gate itself.
+    An id that is not a failing row of the table is a programming error, raised here rather than at exit.
     """
 
     def __init__(self, message: str, *, fix: str = "", row: str | None = None, usage: bool = False) -> None:
         super().__init__(message)
+        if row is not None and decision.row(row).gate != "fail":
+            raise ValueError(f"GateError row {row!r} is not a failing row of the decision table")
         self.message = message
         self.fix = fix
         self.row = row
@@ -32,7 +37,20 @@ class GateError(Exception):
 
     @property
     def exit_code(self) -> int:
-        """The process exit code this error ends in."""
+        """The process exit code this error ends in: usage 2, its row's `exit_code` from the table, else 1."""
         if self.usage:
             return EXIT_USAGE
-        return EXIT_PRECONDITION if self.row else EXIT_INTERNAL
+        return decision.row(self.row).exit_code if self.row else EXIT_INTERNAL
+
+
+class InputInvalid(ValueError):
+    """A file the gate reads (configuration, `SCORE_PROPERTIES`, a ledger, JSON or YAML) is not acceptable input.
+
+    `message` names the problem; `line` is 1-based where known. The edge that read the file turns it into a
+    GateError on its row, with the fix in the user's terms.
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line

@@ -12,6 +12,7 @@ import posixpath
 from typing import Any
 
 from evidence_gate.config import Config, schema_errors
+from evidence_gate.digest import sha256_digest
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.strict_parse import ParseError, load_json
@@ -77,7 +78,7 @@ def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple
     data = repo.read_blob(baseline, config.fixtures.digests)
     if data is None:
         return LaneResult(receipt=receipt), []
-    receipt["digests_sha256"] = "sha256:" + hashlib.sha256(data).hexdigest()
+    receipt["digests_sha256"] = sha256_digest(data)
     try:
         records = parse_records(data, config.fixtures.dir, config.fixtures.digests)
     except ParseError as exc:
@@ -104,4 +105,4 @@ def fixture_hash(receipt: dict[str, Any]) -> str | None:
     if tree is None and "digests_sha256" not in receipt:
         return None
     text = f"tree={tree}\ndigests={receipt.get('digests_sha256')}\n"
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return sha256_digest(text.encode())

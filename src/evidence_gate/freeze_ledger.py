@@ -18,7 +18,6 @@ violations plus the entries the dynamic lane must replay (removed) or re-run (ex
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
+from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.strict_parse import NodePath, ParseError, json_lines, load_json, load_yaml, yaml_lines
 
@@ -340,10 +340,6 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     return out
 
 
-def _sha(data: bytes | None) -> str | None:
-    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def check(base: bytes | None, head: bytes | None, config: Config, today: date) -> LedgerResult:
     """Compare the baseline ledger with the patched one."""
     file = config.freeze.file
@@ -355,8 +351,8 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
         "removed": [],
         "expired": [],
         "active": [],
-        "file_sha256": _sha(head),
-        "base_sha256": _sha(base),
+        "file_sha256": optional_sha256_digest(head),
+        "base_sha256": optional_sha256_digest(base),
         "valid": False,
         "entries": None,
         "budget": None,

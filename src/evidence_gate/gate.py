@@ -6,7 +6,6 @@ and never prints or writes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import tempfile
@@ -17,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
-from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, is_agent, parse_config
-from evidence_gate.errors import EXIT_INTERNAL, GateError
+from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
+from evidence_gate.digest import optional_sha256_digest
+from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt import empty_receipt, scrub, write_receipt
-from evidence_gate.score_properties import PropertiesInvalid, PropertySpec, parse_properties
+from evidence_gate.score_properties import PropertySpec, parse_properties
 
 # Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
 PULL_REQUEST_TARGET_FIX = (
@@ -164,10 +164,6 @@ def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventC
     return Commits(parents[0], head, None)
 
 
-def _sha256(data: bytes | None) -> str | None:
-    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None, bytes | None]:
     """The blob id and bytes of a trusted input on the baseline; (None, None) when absent.
 
@@ -198,7 +194,7 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
     config_blob, raw = _read_trusted_file(repo, baseline, CONFIG_PATH)
     try:
         config = parse_config(raw)
-    except ConfigInvalid as exc:
+    except InputInvalid as exc:
         raise GateError(
             exc.message + (f" (line {exc.line})" if exc.line else ""),
             fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
@@ -213,7 +209,7 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
         )
     try:
         specs = parse_properties(list_bytes)
-    except PropertiesInvalid as exc:
+    except InputInvalid as exc:
         raise GateError(
             f"{config.properties.list}:{exc.line or 1}: {exc.message}",
             fix="correct the list on the base branch",
@@ -248,7 +244,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
             )
     config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
-    receipt["properties"]["list_sha256"] = _sha256(list_bytes)
+    receipt["properties"]["list_sha256"] = optional_sha256_digest(list_bytes)
     receipt["properties"]["list"] = [
         {"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample} for s in specs
     ]
@@ -338,7 +334,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
 
 
 def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision:
-    """Fill the receipt for a precondition row (the gate could not evaluate)."""
+    """Fill the receipt for a GateError on a row (the gate could not evaluate, or refused to)."""
     assert error.row is not None
     violation = Violation(error.row, error.describe())
     result = decision.decide([violation])
@@ -348,6 +344,25 @@ def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision
     receipt["state"] = "final"
     receipt["ok"] = False
     return result
+
+
+def record_error(receipt: dict[str, Any], error: GateError) -> int:
+    """Record a GateError the one way every entry point does; returns the exit code.
+
+    With a row it is a final receipt on that row (a precondition); without one (a usage error) the receipt stays
+    `aborted` and carries the error. `check`, `action` and the gate itself all come through here.
+    """
+    if error.row is not None:
+        precondition(receipt, error)
+    else:
+        receipt["errors"].append(str(error))
+    return error.exit_code
+
+
+def error_receipt(error: GateError) -> tuple[dict[str, Any], int]:
+    """A new receipt for a GateError raised before the gate started (an unusable event or input), and the exit code."""
+    receipt = empty_receipt()
+    return receipt, record_error(receipt, error)
 
 
 CRASH_FIX = (
@@ -376,8 +391,8 @@ def describe_crash(exc: BaseException) -> str:
 def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
-    This is the one code path behind `check` and `action`. A GateError with a row is a precondition
-    (a final receipt); without a row, or any other exception, the receipt is `aborted` with the error.
+    This is the one code path behind `check` and `action`. A GateError goes through `record_error`; any other
+    exception leaves the receipt `aborted` with the error and its traceback.
     """
     out = empty_receipt()
     code = EXIT_INTERNAL
@@ -390,15 +405,9 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
             usage=True,
         ) from exc
     try:
-        try:
-            code = check(opts, out).row.exit_code
-        except GateError as exc:
-            if exc.row is None:
-                raise
-            code = precondition(out, exc).row.exit_code
+        code = check(opts, out).row.exit_code
     except GateError as exc:
-        out["errors"].append(str(exc))
-        code = exc.exit_code
+        code = record_error(out, exc)
     except Exception as exc:  # noqa: BLE001 - the one handler for the gate's own failures: record, never lose
         out["errors"].append(describe_crash(exc))
         out["errors"].append(traceback.format_exc(limit=8))
@@ -416,8 +425,10 @@ __all__ = [
     "check",
     "describe_crash",
     "empty_receipt",
+    "error_receipt",
     "evaluate",
     "precondition",
     "read_trusted",
+    "record_error",
     "resolve_commits",
 ]

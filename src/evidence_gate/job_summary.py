@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import gfm, property_report, report_rows
+from evidence_gate import gfm, property_report, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
+from evidence_gate.receipt_types import ViolationJson
 from evidence_gate.report_rows import LANES, PRECONDITIONS
 
 STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub rejects a step summary over 1 MiB
@@ -57,7 +58,7 @@ def prose(message: str, limit: int | None = None) -> str:
 
 def kind(receipt: dict[str, Any]) -> str:
     """`aborted`, `precondition`, `human`, `pass` or `fail`: what the report leads with."""
-    row = str((receipt.get("decision") or {}).get("row"))
+    row = str(receipt_types.decision_row(receipt))
     if receipt.get("state") != "final":
         return "aborted"
     if row in PRECONDITIONS:
@@ -79,8 +80,8 @@ def _line_link(links: Links) -> Callable[[str, int | None], str]:
 
 def verdict(receipt: dict[str, Any]) -> str:
     """The one-line verdict with its mark."""
-    decision = receipt.get("decision") or {}
-    row, title = str(decision.get("row")), str(decision.get("title", ""))
+    decision = receipt_types.decision(receipt)
+    row, title = str(receipt_types.decision_row(receipt)), str(decision.get("title", "") if decision else "")
     aborted = (
         "**The gate itself failed**: it did not finish"
         if title in ("", "The gate did not finish")
@@ -116,7 +117,7 @@ def _counts(receipt: dict[str, Any]) -> str:
 
 def _property_counts(receipt: dict[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
-    ledgers = props.get("ledgers") or []
+    ledgers = receipt_types.ledgers(receipt)
     failed = property_report.failing(receipt)
     problems = [
         v
@@ -137,15 +138,15 @@ def _property_counts(receipt: dict[str, Any]) -> list[str]:
 
 def title(receipt: dict[str, Any]) -> str:
     """The check run's title: the row and the counts, at most 255 characters."""
-    decision = receipt.get("decision") or {}
-    text = f"{decision.get('row')}: {decision.get('title', '')}"
+    decision = receipt_types.decision(receipt)
+    text = f"{receipt_types.decision_row(receipt)}: {decision.get('title', '') if decision else ''}"
     if kind(receipt) in ("pass", "fail", "human"):
         text += f" — {_counts(receipt)}"
     return gfm.printable(text, 255)
 
 
 def _todo(receipt: dict[str, Any], links: Links) -> str:
-    row = str((receipt.get("decision") or {}).get("row"))
+    row = str(receipt_types.decision_row(receipt))
     if kind(receipt) == "aborted":
         todo = (
             "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
@@ -184,7 +185,7 @@ def summary(
 
 def new_errors(receipt: dict[str, Any]) -> list[str]:
     """The receipt's errors that do not repeat a finding (a precondition is both a violation and an error)."""
-    messages = [str(v.get("message")) for v in receipt.get("violations") or [] if isinstance(v, dict)]
+    messages = [str(v.get("message")) for v in receipt_types.violations(receipt)]
     return [str(e) for e in receipt.get("errors") or [] if not any(m in str(e) for m in messages)]
 
 
@@ -209,7 +210,7 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
 
 
 def _lane_findings(
-    receipt: dict[str, Any], lane: str, found: list[dict[str, Any]], links: Links, max_items: int | None
+    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None
 ) -> list[str]:
     line_link = _line_link(links)
     out: list[str] = []
@@ -224,7 +225,7 @@ def _lane_findings(
                 and any(str(v.get("message", "")).startswith(n) for n in nodes)
             )
         ]
-        ledgers = (receipt.get("properties") or {}).get("ledgers") or []
+        ledgers = receipt_types.ledgers(receipt)
         if failing:
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
             for ledger in failing[:MAX_FAILING]:
@@ -270,20 +271,20 @@ def _strip_where(message: str, path: str | None) -> str:
 
 
 def finding_lines(
-    found: list[dict[str, Any]], *, by_folder: bool, max_items: int | None, line_link: Callable[[str, int | None], str]
+    found: list[ViolationJson], *, by_folder: bool, max_items: int | None, line_link: Callable[[str, int | None], str]
 ) -> list[str]:
     """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
     at most `max_items` finding lines."""
     fix = common_fix([gfm.printable(v.get("message")) for v in found])
     out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[ViolationJson]] = {}
     for v in found:
         path = v.get("path")
         key = (path.rsplit("/", 1)[0] + "/" if "/" in path else "./") if by_folder and path else (path or "")
         groups.setdefault(key, []).append(v)
     shown = 0
     for key, vs in groups.items():
-        merged: dict[str, list[dict[str, Any]]] = {}
+        merged: dict[str, list[ViolationJson]] = {}
         for v in vs:
             message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
             message = message.removesuffix(f"; {fix}") if fix else message
@@ -305,7 +306,7 @@ def finding_lines(
     return out
 
 
-def every_finding(found: list[dict[str, Any]], line_link: Callable[[str, int | None], str]) -> list[str]:
+def every_finding(found: list[ViolationJson], line_link: Callable[[str, int | None], str]) -> list[str]:
     """One line per finding, location first, a fix the lane's findings share said once before them."""
     fix = common_fix([gfm.printable(v.get("message")) for v in found])
     out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
@@ -318,7 +319,7 @@ def every_finding(found: list[dict[str, Any]], line_link: Callable[[str, int | N
 
 
 def _item(
-    message: str, members: list[dict[str, Any]], by_folder: bool, line_link: Callable[[str, int | None], str]
+    message: str, members: list[ViolationJson], by_folder: bool, line_link: Callable[[str, int | None], str]
 ) -> str:
     text = prose(message, 600)
     if by_folder:
@@ -352,10 +353,10 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
         *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)),
         "",
     ]
-    ledgers = (receipt.get("properties") or {}).get("ledgers") or []
+    ledgers = receipt_types.ledgers(receipt)
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
-        out += [property_report.ledger_line(x) for x in ledgers if isinstance(x, dict)]
+        out += [property_report.ledger_line(x) for x in ledgers]
         out += ["", "`freeze_eligible` only allows a human to discuss a freeze; it is not a merge approval.", ""]
     groups = report_rows.violations_by_lane(receipt)
     if groups:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_gate import decision, gfm, property_report, report_rows
+from evidence_gate import decision, gfm, property_report, receipt_types, report_rows
+from evidence_gate.receipt_types import ViolationJson
 
 # The receipt section a lane fills once it ran (an aborted or precondition receipt lacks it).
 _REACHED = {
@@ -37,14 +38,14 @@ def _not_run_reason(receipt: dict[str, Any]) -> str:
     mode = receipt.get("mode") or {}
     if mode.get("scored") is False:
         return "a human patch is not scored, so nothing ran"
-    if any(v.get("row") == "evidence-path-edited" for v in receipt.get("violations") or []):
+    if any(v.get("row") == "evidence-path-edited" for v in receipt_types.violations(receipt)):
         return "locked evidence was touched, and no test runs on a tampered tree"
     if mode.get("run") is False:
         return "static lanes only (`run-properties: false`, or `--no-run`)"
     return gfm.text((receipt.get("properties") or {}).get("skipped"), 300)
 
 
-def _static(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]]) -> tuple[str, str]:
+def _static(receipt: dict[str, Any], lane: str, found: list[ViolationJson]) -> tuple[str, str]:
     if lane == "Locked evidence":
         watched = len((receipt.get("locked") or {}).get("watched") or [])
         paths = len({v.get("path") for v in found})
@@ -81,9 +82,9 @@ def _static(receipt: dict[str, Any], lane: str, found: list[dict[str, Any]]) -> 
     return ("fail", _plural(len(found), "finding")) if found else ("pass", "no probes added")
 
 
-def _properties(receipt: dict[str, Any], found: list[dict[str, Any]]) -> tuple[str, str]:
+def _properties(receipt: dict[str, Any], found: list[ViolationJson]) -> tuple[str, str]:
     props = receipt.get("properties") or {}
-    ledgers = [x for x in props.get("ledgers") or [] if isinstance(x, dict)]
+    ledgers = receipt_types.ledgers(receipt)
     if not ledgers and not found:
         return "skip", f"not run: {_not_run_reason(receipt)}"
     failed = property_report.failing(receipt)
@@ -114,7 +115,7 @@ def lane_status(receipt: dict[str, Any], lane: str) -> tuple[str, str] | None:
     in a receipt from before that lane)."""
     found = report_rows.violations_by_lane(receipt).get(lane, [])
     state = receipt.get("state")
-    row = str((receipt.get("decision") or {}).get("row"))
+    row = str(receipt_types.decision_row(receipt))
     if lane == "Preconditions":
         return ("fail", f"{gfm.text(_row_title(row))}: the gate could not evaluate (see above)") if found else None
     if lane == "Harness probes" and not found and not _reached(receipt, lane):
@@ -128,6 +129,12 @@ def lane_status(receipt: dict[str, Any], lane: str) -> tuple[str, str] | None:
     if mark == "fail" and (receipt.get("mode") or {}).get("scored") is False:
         return "notice", phrase + " (not scored)"
     return mark, phrase
+
+
+def _matched(receipt: dict[str, Any]) -> list[str]:
+    found = receipt_types.decision(receipt)
+    matched = found.get("matched") if found else None
+    return [str(m) for m in matched] if isinstance(matched, list) else []
 
 
 def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[str, str]]:
@@ -146,10 +153,10 @@ def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[st
     rows = [
         ("receipt.json (the file's sha256)", ident(receipt_sha256)),
         ("state", ident(receipt.get("state"))),
-        ("decision", ident((receipt.get("decision") or {}).get("row"))),
+        ("decision", ident(receipt_types.decision_row(receipt))),
         (
             "matched rows",
-            ", ".join(gfm.code(m, 80, table=True) for m in (receipt.get("decision") or {}).get("matched") or []) or "–",
+            ", ".join(gfm.code(m, 80, table=True) for m in _matched(receipt)) or "–",
         ),
         ("baseline", ident(git.get("baseline"))),
         ("head", ident(git.get("head"))),

@@ -16,25 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-# Code point categories that have no business in a file name: controls (newline, ESC), invisible format characters
-# (U+200B, U+202E, U+FEFF), lone surrogates (bytes that were not UTF-8), and the line/paragraph separators.
-HOSTILE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-# Default-ignorable code points outside Cf that render as nothing (Hangul fillers, variation selectors, the
-# combining grapheme joiner, Khmer inherent vowels).
-INVISIBLE = frozenset(
-    {
-        0x034F,
-        0x115F,
-        0x1160,
-        0x17B4,
-        0x17B5,
-        0x3164,
-        0xFFA0,
-        *range(0x180B, 0x1810),
-        *range(0xFE00, 0xFE10),
-        *range(0xE0100, 0xE01F0),
-    }
-)
+from evidence_gate import visible
+from evidence_gate.visible import INVISIBLE, is_hostile
+
+# The one sanitiser (visible.py), under the name the path rules' callers know it by.
+display_path = visible.line
 FIX_LOCKED = "locked evidence may only change in a human-reviewed PR to the base branch"
 
 
@@ -47,11 +33,6 @@ def _describe_char(ch: str) -> str:
         unicodedata.category(ch), "invisible"
     )
     return f"U+{code:04X} {name} ({kind} character)".replace("  ", " ")
-
-
-def is_hostile(ch: str) -> bool:
-    """Whether one character has no business in a file name (see HOSTILE_CATEGORIES and INVISIBLE)."""
-    return unicodedata.category(ch) in HOSTILE_CATEGORIES or ord(ch) in INVISIBLE
 
 
 def hostile_chars(path: str) -> list[str]:
@@ -68,26 +49,6 @@ def git_dir_alias(path: str) -> str | None:
         if fold(seg) in {".git", "git~1"}:
             return seg
     return None
-
-
-def display_path(path: str) -> str:
-    """`path` with hostile characters spelled out (`\\u200b`, `\\n`, `\\xff`), safe for logs, JSON and annotations."""
-    out = []
-    for ch in path:
-        code = ord(ch)
-        if not is_hostile(ch):
-            out.append(ch)
-        elif 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
 
 
 @lru_cache(maxsize=1 << 16)

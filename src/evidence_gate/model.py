@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence_gate.receipt_types import ViolationJson
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -22,7 +24,7 @@ class Violation:
             where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
         return f"{where}{self.message} [{self.row}]"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ViolationJson:
         """The receipt's form of this violation."""
         return {"row": self.row, "path": self.path, "line": self.line, "message": self.message}
 

@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, import_scan, seed_ledger
+from evidence_gate import fixtures, import_scan, seed_ledger, visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
@@ -347,8 +347,7 @@ def _isolation(workers: list[WorkerResult]) -> dict[str, Any]:
 
 def _printable_tail(text: str, limit: int = 600) -> str:
     """The end of an install log as one bounded line: control characters escaped, newlines shown as `\\n`."""
-    tail = text[-limit:]
-    return "".join(c if c.isprintable() else ("\\n" if c == "\n" else f"\\x{ord(c):02x}") for c in tail).strip()
+    return visible.line(text[-limit:]).strip()
 
 
 def _install(

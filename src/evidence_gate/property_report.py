@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_gate import gfm, reproduce
+from evidence_gate import gfm, receipt_types, reproduce
+from evidence_gate.receipt_types import FailureJson, SeedLedgerJson
 
 FAILED_ROWS = ("property-failed", "property-failed-fresh-seed")
 # Closing statuses in words (SPEC's names stay in the receipt and the full detail).
@@ -31,13 +32,12 @@ def _seeds(values: Any, limit: int = 12) -> str:
     return shown + (f" … (+{len(values) - limit})" if len(values) > limit else "")
 
 
-def failing(receipt: dict[str, Any]) -> list[dict[str, Any]]:
+def failing(receipt: dict[str, Any]) -> list[SeedLedgerJson]:
     """Ledgers of properties that failed and were not excused by a freeze entry."""
-    ledgers = (receipt.get("properties") or {}).get("ledgers") or []
-    return [x for x in ledgers if isinstance(x, dict) and x.get("failing_seed") is not None and not x.get("excused_by")]
+    return [x for x in receipt_types.ledgers(receipt) if x.get("failing_seed") is not None and not x.get("excused_by")]
 
 
-def failure_of(ledger: dict[str, Any]) -> dict[str, Any] | None:
+def failure_of(ledger: SeedLedgerJson) -> FailureJson | None:
     """The ledger's `failure` (path, line, statement, exception) when the sealed run recorded a usable one."""
     failure = ledger.get("failure")
     if isinstance(failure, dict) and isinstance(failure.get("path"), str) and isinstance(failure.get("line"), int):
@@ -45,7 +45,7 @@ def failure_of(ledger: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def minimal_example(ledger: dict[str, Any]) -> str | None:
+def minimal_example(ledger: SeedLedgerJson) -> str | None:
     """Hypothesis' minimal example without its `Falsifying example:` prefix."""
     text = ledger.get("falsifying")
     if not isinstance(text, str) or not text.strip():
@@ -56,16 +56,17 @@ def minimal_example(ledger: dict[str, Any]) -> str | None:
     return text.strip()
 
 
-def where_failed(ledger: dict[str, Any], planned: list[int]) -> str:
+def where_failed(ledger: SeedLedgerJson, planned: list[int]) -> str:
     """`planned seeds 1101, 1102 (2 of 4)` or `fresh seed 7`."""
-    seeds = [s for s in ledger.get("failing_seeds") or [ledger.get("failing_seed")] if isinstance(s, int)]
+    listed: list[int | None] = [*(ledger.get("failing_seeds") or [])] or [ledger.get("failing_seed")]
+    seeds = [s for s in listed if isinstance(s, int)]
     on_plan = [s for s in seeds if s in planned]
     if on_plan:
         return f"planned seed{'s' if len(on_plan) > 1 else ''} {_seeds(on_plan)} ({len(on_plan)} of {len(planned)})"
     return f"fresh seed {_seeds(seeds)} (the plan's {len(planned)} passed)"
 
 
-def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: Any) -> list[str]:
+def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: Any) -> list[str]:
     """Markdown lines for one failing property: node, seeds, assertion, error, minimal example, reproduce command.
 
     `line_link(path, line)` renders a location (a link when the blob URL is known)."""
@@ -99,7 +100,8 @@ def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: An
     example = minimal_example(ledger)
     if example:
         out += ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
-    seed = int(ledger["failing_seed"])
+    seed = ledger["failing_seed"]
+    assert seed is not None  # `failing` keeps only ledgers with a failing seed
     trials = (receipt.get("properties") or {}).get("trials")
     runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
     out += [
@@ -111,7 +113,7 @@ def failure_block(receipt: dict[str, Any], ledger: dict[str, Any], line_link: An
     return out
 
 
-def ledger_line(ledger: dict[str, Any]) -> str:
+def ledger_line(ledger: SeedLedgerJson) -> str:
     """One list item per ledger: node, result in words, seeds and example counts, oracle."""
     status = str(ledger.get("status"))
     words = STATUS_WORDS.get(status, status)

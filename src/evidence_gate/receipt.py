@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -11,6 +10,8 @@ from typing import Any
 
 from evidence_gate import __version__
 from evidence_gate.config import schema_errors
+from evidence_gate.digest import sha256_digest
+from evidence_gate.visible import encodable
 
 SCHEMA_ID = "evidence-gate/receipt/v1"
 
@@ -37,28 +38,13 @@ def empty_receipt() -> dict[str, Any]:
     }
 
 
-def _scrub_text(text: str) -> str:
-    """`text` with lone surrogates (bytes that were not UTF-8: argv, paths) spelled `\\xff`, so it encodes."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join(
-            f"\\x{ord(c) - 0xDC00:02x}"
-            if 0xDC80 <= ord(c) <= 0xDCFF
-            else f"\\u{ord(c):04x}"
-            if 0xD800 <= ord(c) <= 0xDFFF
-            else c
-            for c in text
-        )
-    return text
-
-
 def scrub(value: Any) -> Any:
-    """A copy of a JSON value whose every string is valid Unicode (see `_scrub_text`); clean values come back as is."""
+    """A copy of a JSON value whose every string encodes (`visible.encodable`: bytes that were not UTF-8, from argv
+    and paths, spelled `\\xff`); clean values come back as is."""
     if isinstance(value, str):
-        return _scrub_text(value)
+        return encodable(value)
     if isinstance(value, dict):
-        return {_scrub_text(k) if isinstance(k, str) else k: scrub(v) for k, v in value.items()}
+        return {encodable(k) if isinstance(k, str) else k: scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
     return value
@@ -76,7 +62,7 @@ def canonical_bytes(receipt: dict[str, Any]) -> bytes:
 
 def sha256_of(receipt: dict[str, Any]) -> str:
     """`sha256:` digest of the receipt as written."""
-    return "sha256:" + hashlib.sha256(canonical_bytes(receipt)).hexdigest()
+    return sha256_digest(canonical_bytes(receipt))
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evidence_gate import receipt_types
 from evidence_gate.locked_paths import display_path
 from evidence_gate.model import Violation
 
@@ -16,7 +17,7 @@ def printable_lines(text: str) -> str:
 
 def violations_of(receipt: dict[str, Any]) -> list[Violation]:
     """The receipt's violations as values."""
-    return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt.get("violations", [])]
+    return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
 
 
 def render_text(receipt: dict[str, Any]) -> str:

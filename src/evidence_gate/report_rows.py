@@ -11,6 +11,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from evidence_gate import receipt_types
+from evidence_gate.receipt_types import ViolationJson
+
 # Lanes in reading order.
 LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
 OTHER = "Other"
@@ -47,11 +50,10 @@ def lane_of(row: str) -> str:
     return info(row).lane
 
 
-def violations_by_lane(receipt: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def violations_by_lane(receipt: dict[str, Any]) -> dict[str, list[ViolationJson]]:
     """The receipt's violations grouped by lane, lanes in reading order (`Other` last), only lanes with any."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for v in receipt.get("violations") or []:
-        if isinstance(v, dict):
-            out.setdefault(lane_of(str(v.get("row"))), []).append(v)
+    out: dict[str, list[ViolationJson]] = {}
+    for v in receipt_types.violations(receipt):
+        out.setdefault(lane_of(str(v.get("row"))), []).append(v)
     order = [*LANES, OTHER]
     return {lane: out[lane] for lane in order if lane in out}

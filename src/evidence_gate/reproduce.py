@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from evidence_gate.receipt_types import SeedLedgerJson
+
 PROFILE = "evidence-gate"
 # Read by `python -` from a here-document: registers the sealed run's settings as a profile, then runs pytest.
 _RUNNER = """import sys, pytest
@@ -24,7 +26,7 @@ sys.exit(pytest.main(sys.argv[1:]))"""
 _END = "EVIDENCE_GATE_EOF"
 
 
-def is_hypothesis(ledger: dict[str, Any]) -> bool:
+def is_hypothesis(ledger: SeedLedgerJson) -> bool:
     """Whether the sealed run counted Hypothesis examples for this property (only Hypothesis tests have counts)."""
     examples = ledger.get("examples")
     return isinstance(examples, dict) and bool(examples)
@@ -50,7 +52,7 @@ def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: 
     return " \\\n".join(lines) + "\n" + _RUNNER.format(profile=PROFILE, trials=int(trials)) + f"\n{_END}"
 
 
-def for_ledger(receipt: dict[str, Any], ledger: dict[str, Any], seed: int) -> str:
+def for_ledger(receipt: dict[str, Any], ledger: SeedLedgerJson, seed: int) -> str:
     """The command for one ledger's seed, with the trials and pythonpath the receipt records."""
     properties = receipt.get("properties") or {}
     effective = ((receipt.get("config") or {}).get("effective") or {}).get("properties") or {}

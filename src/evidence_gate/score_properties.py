@@ -5,19 +5,14 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from evidence_gate.locked_paths import HOSTILE_CATEGORIES
+from evidence_gate.errors import InputInvalid
+from evidence_gate.visible import HOSTILE_CATEGORIES
 
 ORACLES = ("human_reviewed", "model_draft")
 _KEYS = ("oracle", "counterexample")
 
 
-class PropertiesInvalid(ValueError):
-    """The list can't be used; `line` is 1-based."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
+PropertiesInvalid = InputInvalid  # the list can't be used; the one (message, line) error, see errors.py
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # SPEC's closing statuses, checked in this order.
@@ -37,7 +38,7 @@ def _is_seed_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in value)
 
 
-def close(ledger: dict[str, Any]) -> str:
+def close(ledger: Mapping[str, Any]) -> str:
     """The closing status of one ledger (the first that applies in SPEC's order)."""
     if (
         any(key not in ledger for key in REQUIRED)
@@ -74,7 +75,7 @@ def close(ledger: dict[str, Any]) -> str:
     return "freeze_eligible"
 
 
-def counts(ledgers: list[dict[str, Any]]) -> dict[str, int]:
+def counts(ledgers: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """The receipt's three counts: open ledgers, closed failures, budget passes."""
     statuses = [ledger["status"] for ledger in ledgers]
     return {
@@ -125,7 +126,7 @@ REASONS = {
 }
 
 
-def reason(ledger: dict[str, Any], blocked_by: str = "") -> str:
+def reason(ledger: Mapping[str, Any], blocked_by: str = "") -> str:
     """The ledger's status in words, plus what blocked the run when something did (a worker's problem)."""
     text = REASONS.get(str(ledger.get("status")), str(ledger.get("status")))
     if ledger.get("status") == "budget_pass_no_freeze" and ledger.get("exhausted_seeds"):

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, seed_ledger
+from evidence_gate import decision, receipt_types, seed_ledger
 from evidence_gate.errors import GateError
 from evidence_gate.model import Violation
 from evidence_gate.receipt import sha256_of, validate, write_receipt
+from evidence_gate.receipt_types import SeedLedgerJson
 from evidence_gate.report import render_json, render_text, violations_of
 from evidence_gate.strict_parse import ParseError, load_json
 
@@ -61,7 +62,7 @@ def _identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _merge_ledgers(parts: list[dict[str, Any]], plan: list[int]) -> dict[str, Any]:
+def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJson:
     merged = copy.deepcopy(parts[0])
     merged["planned_seeds"] = [s for p in parts for s in p["planned_seeds"]]
     merged["attempted_seeds"] = [s for p in parts for s in p["attempted_seeds"]]
@@ -72,8 +73,13 @@ def _merge_ledgers(parts: list[dict[str, Any]], plan: list[int]) -> dict[str, An
     failing = [p for p in parts if p.get("failing_seed") is not None]
     failing.sort(key=lambda p: plan.index(p["failing_seed"]) if p["failing_seed"] in plan else len(plan))
     source = failing[0] if failing else parts[0]
-    for key in ("failing_seed", "shrink_stable", "reproduced", "assertion_hash", "falsifying", "excused_by"):
-        merged[key] = source.get(key)
+    # The failure is the first failing shard's, in plan order (each key spelled out, so mypy checks it).
+    merged["failing_seed"] = source.get("failing_seed")
+    merged["shrink_stable"] = source.get("shrink_stable")
+    merged["reproduced"] = source.get("reproduced")
+    merged["assertion_hash"] = source.get("assertion_hash")
+    merged["falsifying"] = source.get("falsifying")
+    merged["excused_by"] = source.get("excused_by")
     if sorted(merged["planned_seeds"]) != sorted(plan):
         # The shards' slices must partition the declared plan; otherwise the ledger shows a gap.
         merged["planned_seeds"] = list(plan)
@@ -113,9 +119,9 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     ordered = [r for _, r in sorted(zip([s[0] for s in shards], receipts, strict=True), key=lambda p: p[0])]
     out = copy.deepcopy(ordered[0])
     plan = list(out["properties"].get("plan") or [])
-    by_property: dict[str, list[dict[str, Any]]] = {}
+    by_property: dict[str, list[SeedLedgerJson]] = {}
     for receipt in ordered:
-        for ledger in receipt["properties"].get("ledgers", []):
+        for ledger in receipt_types.ledgers(receipt):
             by_property.setdefault(ledger["property_id"], []).append(ledger)
     ledgers = [_merge_ledgers(parts, plan) for parts in by_property.values()]
     violations: list[Violation] = []
@@ -163,4 +169,6 @@ def main(receipts: list[Path], out: Path, fmt: str) -> int:
     merged = merge([_load(p) for p in receipts], [str(p) for p in receipts])
     write_receipt(out, merged)
     sys.stdout.write(render_json(merged) if fmt == "json" else render_text(merged))
-    return int(merged["decision"]["exit_code"])
+    decided = receipt_types.decision(merged)
+    assert decided is not None and "exit_code" in decided  # `merge` always decides
+    return decided["exit_code"]

@@ -14,19 +14,15 @@ from typing import Any
 
 import yaml
 
+from evidence_gate.errors import InputInvalid
+
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 32
 _DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
 _PLAIN_FLOAT = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 
 
-class ParseError(ValueError):
-    """A file is not acceptable input; `line` is 1-based where known."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
+ParseError = InputInvalid  # a file is not acceptable input; the one (message, line) error, see errors.py
 
 
 def _mark_line(node: yaml.Node | None) -> int | None:
