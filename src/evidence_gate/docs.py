@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evidence_gate import decision
+from evidence_gate import decision, sarif
 
 START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"
@@ -27,7 +27,9 @@ def decision_table_markdown() -> str:
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
         when = r.when.replace("|", r"\|")
-        lines.append(f"| {r.number} | `{r.id}` | {r.title} | {when} | {gate} | {r.exit_code} |")
+        # The anchor is what SARIF rules' helpUri and other links point at (`#row-ID`; GitHub resolves it).
+        anchor = f'<a id="{sarif.row_anchor(r.id)}"></a>'
+        lines.append(f"| {r.number} | `{r.id}` | {anchor}{r.title} | {when} | {gate} | {r.exit_code} |")
     return "\n".join(lines) + "\n"
 
 
