@@ -193,15 +193,20 @@ def test_locked_path_and_no_path_findings_have_a_location(
 
 
 def test_failed_property_is_shown_on_the_failing_assert() -> None:
-    """A failed property's result sits on the assertion the sealed run recorded; the finding's own line is related."""
+    """A failed property's result sits on the assertion the sealed run recorded; when the finding names another
+    line (here: the property's `def`), that line is a related location, and it is not repeated when it is the same."""
     receipt = json.loads((ROOT / "tests/report_cases/property-failed/receipt.json").read_text("utf-8"))
     (ledger,) = [x for x in receipt["properties"]["ledgers"] if x.get("failure")]
     (res,) = sarif.sarif_log(receipt)["runs"][0]["results"]
     where = res["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"] == ledger["failure"]["path"]
     assert where["region"] == {"startLine": ledger["failure"]["line"]}
+    assert "relatedLocations" not in res  # the finding's own line is the assertion's
+    receipt["violations"][0]["line"] = 3
+    (res,) = sarif.sarif_log(receipt)["runs"][0]["results"]
+    assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": ledger["failure"]["line"]}
     (related,) = res["relatedLocations"]
-    assert related["physicalLocation"]["region"]["startLine"] == receipt["violations"][0]["line"]
+    assert related["physicalLocation"]["region"] == {"startLine": 3} and related["id"] == 0
 
 
 def test_levels_follow_the_rows_gate() -> None:

@@ -114,7 +114,7 @@ def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, 
     failure = _failing_assert(receipt, violation)
     if failure is not None:
         locations = [_location(str(failure["path"]), failure["line"], "the failing assertion")]
-        if isinstance(path, str) and path:
+        if isinstance(path, str) and path and (path, violation.get("line")) != (failure["path"], failure["line"]):
             related.append(_location(path, violation.get("line"), "the property named by the finding"))
     elif isinstance(path, str) and path:
         locations = [_location(path, violation.get("line"))]
