@@ -334,3 +334,28 @@ def test_readme_upload_and_attest_workflows_are_valid(tmp_path: Path) -> None:
     for name, value in attest_step["with"].items():
         assert value == f"${{{{ steps.gate.outputs.attestation-{name} }}}}" and f"attestation-{name}" in declared
     assert attestation.PREDICATE_TYPE in (ROOT / "README.md").read_text("utf-8")
+
+
+def test_planted_side_files_never_redirect_or_stop_the_action(tmp_path: Path, shared_dir: Path) -> None:
+    """The checkout may hold what the patch committed at the side files' paths: a folder named receipt.sarif and a
+    symlink receipt.intoto.json pointing out of the workspace. The verdict stands, the SARIF output is empty with a
+    warning naming the fix, the symlink is replaced by the real Statement, and its target is never written."""
+    pr = pull_request(tmp_path, shared_dir)
+    (pr.repo.path / "receipt.sarif").mkdir()
+    (pr.repo.path / "receipt.sarif" / "x").write_text("planted\n", "utf-8")
+    victim = tmp_path / "victim.json"
+    victim.write_text("untouched\n", "utf-8")
+    (pr.repo.path / "receipt.intoto.json").symlink_to(victim)
+    env = runner_env(tmp_path, pr.repo.path, pr.event, None, upload_artifact="false")
+    printed = io.StringIO()
+    assert action.main(env, stdout=printed, sleep=lambda _s: None) == EXIT_FAIL
+    out = outputs(tmp_path / "output")
+    assert out["row"] == "evidence-path-edited" and out["sarif-path"] == ""
+    assert any(
+        line.startswith("::warning::") and "SARIF file could not be written" in line and "fix:" in line
+        for line in printed.getvalue().splitlines()
+    ), printed.getvalue()
+    assert victim.read_text("utf-8") == "untouched\n"
+    statement = pr.repo.path / "receipt.intoto.json"
+    assert not statement.is_symlink() and out["attestation-path"] == "receipt.intoto.json"
+    _statement_ok(statement, pr.repo.path / "receipt.json", pr.head)
