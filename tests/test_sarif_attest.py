@@ -359,3 +359,37 @@ def test_planted_side_files_never_redirect_or_stop_the_action(tmp_path: Path, sh
     statement = pr.repo.path / "receipt.intoto.json"
     assert not statement.is_symlink() and out["attestation-path"] == "receipt.intoto.json"
     _statement_ok(statement, pr.repo.path / "receipt.json", pr.head)
+
+
+def test_merge_prints_sarif_of_the_merged_receipt(tmp_path: Path, sarif_schema: jsonschema.Draft4Validator) -> None:
+    """`merge --format sarif` over two real shard receipts: valid SARIF of the merged verdict, and the Statement
+    beside the merged receipt."""
+    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + FREEZE_ADD
+    repo = scenario_repo.build({"patch": {"files": {"freeze.yaml": ledger}}}, tmp_path / "repo").path
+    shards = [tmp_path / f"shard-{k}.json" for k in (1, 2)]
+    for k, shard in enumerate(shards, 1):
+        argv = ["check", "--repo", str(repo), "--receipt", str(shard), "--today", "2026-09-20", "--shard", f"{k}/2"]
+        assert cli.main(argv) == EXIT_FAIL
+    merged = tmp_path / "merged.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evidence_gate",
+            "merge",
+            *map(str, shards),
+            "--receipt",
+            str(merged),
+            "--format",
+            "sarif",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == EXIT_FAIL, proc.stderr
+    log = json.loads(proc.stdout)
+    _valid(sarif_schema, log)
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["freeze-id-added"]
+    _statement_ok(tmp_path / "merged.intoto.json", merged, _rev(repo, "HEAD"))
