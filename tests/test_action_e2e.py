@@ -3,6 +3,7 @@ service on 127.0.0.1; checks the check run, its annotations, the outputs, the su
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -12,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 from action_env import FIXTURES, outputs, pull_request, runner_env
-from evidence_gate import action
+from evidence_gate import action, attestation
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService
@@ -61,6 +62,12 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
         "artifact-id": "4242",
         "findings": str(FIXTURES),
         "finding-counts": '{"evidence-path-edited":60}',
+        "sarif-path": "receipt.sarif",
+        "attestation-path": "receipt.intoto.json",
+        "attestation-subject-name": "receipt.json",
+        "attestation-subject-digest": "sha256:" + hashlib.sha256(receipt_path.read_bytes()).hexdigest(),
+        "attestation-predicate-type": attestation.PREDICATE_TYPE,
+        "attestation-predicate-path": "receipt.json",
     }
     blob = results.state.blobs["gate-receipt"]
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:

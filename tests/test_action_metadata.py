@@ -42,6 +42,12 @@ OUTPUTS = [
     "artifact-id",
     "findings",
     "finding-counts",
+    "sarif-path",
+    "attestation-path",
+    "attestation-subject-name",
+    "attestation-subject-digest",
+    "attestation-predicate-type",
+    "attestation-predicate-path",
 ]
 PINNED_CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 

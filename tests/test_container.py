@@ -7,6 +7,7 @@ the check-runs API and the results service are the schema-validating fakes on 12
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -22,7 +23,7 @@ import pytest
 from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from container_engine import Engine
 from escapes import EXTRAHEADER, PROBES, TOKEN
-from evidence_gate import demo
+from evidence_gate import attestation, demo
 from fake_github import FakeGitHub, Scripted
 from fake_results_service import FakeResultsService
 from repo_builder import GitRepo
@@ -160,6 +161,12 @@ def test_action_run_like_the_runner_posts_the_verdict(
         "artifact-id": "4242",
         "findings": outputs["findings"],
         "finding-counts": outputs["finding-counts"],
+        "sarif-path": "receipt.sarif",
+        "attestation-path": "receipt.intoto.json",
+        "attestation-subject-name": "receipt.json",
+        "attestation-subject-digest": outputs["attestation-subject-digest"],
+        "attestation-predicate-type": attestation.PREDICATE_TYPE,
+        "attestation-predicate-path": "receipt.json",
     }
     assert json.loads(outputs["finding-counts"]) == {"freeze-id-added": int(outputs["findings"])}
     assert "freeze-id-added" in runner.file("file_commands/step_summary").read_text(encoding="utf-8")
@@ -169,6 +176,19 @@ def test_action_run_like_the_runner_posts_the_verdict(
     assert receipt["decision"]["row"] == "freeze-id-added"
     assert receipt["git"]["head"] == runner.git("rev-parse", "HEAD")
     assert receipt["git"]["baseline"] == runner.git("rev-parse", "refs/heads/main")
+    # Beside the receipt: the SARIF log (its result on the ledger line) and the Statement naming the PR head.
+    assert outputs["attestation-subject-digest"] == "sha256:" + hashlib.sha256(receipt_bytes).hexdigest()
+    sarif_log = json.loads((runner.workspace / "receipt.sarif").read_text(encoding="utf-8"))
+    assert {"ruleId": "freeze-id-added", "region": {"startLine": line}} in [
+        {"ruleId": r["ruleId"], "region": r["locations"][0]["physicalLocation"].get("region")}
+        for r in sarif_log["runs"][0]["results"]
+    ]
+    statement = json.loads((runner.workspace / "receipt.intoto.json").read_text(encoding="utf-8"))
+    assert statement["subject"] == [
+        {"name": "head-commit", "digest": {"gitCommit": run["head_sha"]}},
+        {"name": "receipt.json", "digest": {"sha256": hashlib.sha256(receipt_bytes).hexdigest()}},
+    ]
+    assert statement["predicate"] == receipt
     assert results.state.problems == []
     (finalized,) = results.state.finalized
     blob = results.state.blobs["evidence-gate-receipt"]

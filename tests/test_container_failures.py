@@ -113,4 +113,9 @@ def test_a_read_only_workspace_still_posts_the_verdict(
     assert run["conclusion"] == "failure" and run["output"]["title"].startswith("freeze-id-added")
     outputs = read_outputs(runner.file("file_commands/set_output"))
     assert (outputs["row"], outputs["receipt-path"]) == ("freeze-id-added", str(fallback))
+    # The side files follow the receipt to the fallback folder, under the names later steps see.
+    assert outputs["sarif-path"] == str(fallback.with_name("receipt.sarif"))
+    assert outputs["attestation-predicate-path"] == str(fallback)
+    assert json.loads(fallback.with_name("receipt.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
+    assert fallback.with_name("receipt.intoto.json").is_file()
     assert results.state.finalized, "the receipt artifact is uploaded from the fallback file"

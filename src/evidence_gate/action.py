@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import check_report, gate, job_summary, receipt_types, visible
+from evidence_gate import action_files, check_report, gate, job_summary, receipt_types, visible
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
@@ -400,7 +400,7 @@ def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
         started = _Started()
         run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
     receipt, code = _judge(run, inputs, event, workspace, target.file)
-    return _finish(run, inputs, started.join(), receipt, code, target)
+    return _finish(run, inputs, started.join(), receipt, code, target, event.check_sha)
 
 
 def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
@@ -413,7 +413,7 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
     target = _receipt_target(run, inputs, Path(run.env.get("GITHUB_WORKSPACE") or "."))
     _write(run, receipt, target.file)
     started = _start_async(run, inputs, event).join() if event is not None else _Started()
-    return _finish(run, inputs, started, receipt, code, target)
+    return _finish(run, inputs, started, receipt, code, target, event.check_sha if event else None)
 
 
 def _judge(
@@ -535,8 +535,16 @@ def _start_async(run: _Run, inputs: Inputs, event: EventContext) -> _Started:
     return started
 
 
-def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any], code: int, target: _Target) -> int:
-    """Report a receipt everywhere it goes; the one exit of every path."""
+def _finish(
+    run: _Run,
+    inputs: Inputs,
+    started: _Started,
+    receipt: dict[str, Any],
+    code: int,
+    target: _Target,
+    head: str | None = None,
+) -> int:
+    """Report a receipt everywhere it goes; the one exit of every path. `head`: the commit the check run is on."""
     receipt = scrub(receipt)
     try:
         data = target.file.read_bytes()
@@ -552,6 +560,9 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
         run.say(log_text(line))
     artifact_id = _upload(run, inputs, data, text) if inputs.upload else ""
     links = check_report.links_from(run.env, run.env.get("GITHUB_REPOSITORY", ""), receipt, artifact_id)
+    files, problems = action_files.write(receipt, target.file, target.shown, links.docs, head)
+    for problem in problems:
+        run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
     found = check_report.annotations_for(receipt)
     if inputs.shard is None and check_report.cap_note(len(found), inputs.max_annotations):
         run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))
@@ -569,12 +580,17 @@ def _finish(run: _Run, inputs: Inputs, started: _Started, receipt: dict[str, Any
     if inputs.job_summary:
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
         _write_summary(run.env, job_summary.truncate_bytes(summary))
-    _write_outputs(run, receipt, target.shown, run_id, artifact_id)
+    _write_outputs(run, receipt, target.shown, run_id, artifact_id, files)
     return step_exit(code, inputs.fail_on)
 
 
 def outputs_of(
-    receipt: dict[str, Any], receipt_path: str, check_run_url: str = "", check_run_id: str = "", artifact_id: str = ""
+    receipt: dict[str, Any],
+    receipt_path: str,
+    check_run_url: str = "",
+    check_run_id: str = "",
+    artifact_id: str = "",
+    files: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
     decision = receipt_types.decision(receipt)
@@ -593,10 +609,19 @@ def outputs_of(
         "artifact-id": artifact_id,
         "findings": str(sum(counts.values())),
         "finding-counts": json.dumps(dict(sorted(counts.items())), separators=(",", ":")),
+        **action_files.empty(),
+        **(files or {}),  # sarif-path and what actions/attest needs (see action_files)
     }
 
 
-def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id: int | None, artifact_id: str) -> None:
+def _write_outputs(
+    run: _Run,
+    receipt: dict[str, Any],
+    receipt_path: str,
+    run_id: int | None,
+    artifact_id: str,
+    files: dict[str, str] | None = None,
+) -> None:
     url = ""
     repository = run.env.get("GITHUB_REPOSITORY", "")
     if run_id is not None and repository:
@@ -604,7 +629,7 @@ def _write_outputs(run: _Run, receipt: dict[str, Any], receipt_path: str, run_id
     if run.env.get("GITHUB_OUTPUT"):
         append_outputs(
             Path(run.env["GITHUB_OUTPUT"]),
-            outputs_of(receipt, receipt_path, url, "" if run_id is None else str(run_id), artifact_id),
+            outputs_of(receipt, receipt_path, url, "" if run_id is None else str(run_id), artifact_id, files),
         )
 
 

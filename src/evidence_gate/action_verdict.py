@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from evidence_gate import check_report, job_summary, receipt_types, visible
+from evidence_gate import action_files, check_report, job_summary, receipt_types, visible
 from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import scrub, write_receipt
 from evidence_gate.report import render_text
@@ -101,6 +101,11 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
         run.say(log_text(line))
     artifact_id = _upload(run, target.upload_name, data, text) if target.upload_name else ""
     links = check_report.links_from(run.env, target.repository, receipt, artifact_id)
+    files, problems = action_files.write(
+        receipt, target.receipt_path, target.receipt_path_input, links.docs, target.check_sha or None
+    )
+    for problem in problems:
+        run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
     report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
     run_id = _check_run(run, target, report, now)
     if run_id is None:
@@ -125,6 +130,7 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
         "receipt-path": target.receipt_path_input,
         "check-run-id": "" if run_id is None else str(run_id),
         "artifact-id": artifact_id,
+        **files,
     }
     if run.env.get("GITHUB_OUTPUT"):
         append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs)

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from evidence_gate import __version__, gate, visible
+from evidence_gate import __version__, attestation, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
 from evidence_gate.receipt import write_receipt
-from evidence_gate.report import render_json, render_text
+from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -21,7 +21,8 @@ DESCRIPTION = (
     "11 precondition, 2 usage, 1 internal error."
 )
 RECEIPT_HELP = "where to write the receipt (default: ./receipt.json)"
-FORMAT_HELP = "stdout: the text report (default) or the receipt as JSON"
+FORMAT_HELP = "stdout: the text report (default), the receipt as JSON, or SARIF 2.1.0 for code scanning"
+DOCS_ENV = "EVIDENCE_GATE_DOCS_URL"  # the README URL that SARIF rules link their help to (https only)
 
 
 def _date(text: str) -> date:
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--no-run", action="store_true", help="static lanes only")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N", help="run slice K of N of the seed plan")
-    check.add_argument("--format", choices=("text", "json"), default="text", help=FORMAT_HELP)
+    check.add_argument("--format", choices=tuple(REPORTERS), default=DEFAULT_FORMAT, help=FORMAT_HELP)
 
     demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge = sub.add_parser("merge", help="close seed ledgers over the receipts of --shard runs")
     merge.add_argument("receipts", nargs="+", type=Path, metavar="RECEIPT", help="one receipt per shard 1..N")
     merge.add_argument("--receipt", type=Path, default=Path("receipt.json"), metavar="PATH", help=RECEIPT_HELP)
-    merge.add_argument("--format", choices=("text", "json"), default="text", help=FORMAT_HELP)
+    merge.add_argument("--format", choices=tuple(REPORTERS), default=DEFAULT_FORMAT, help=FORMAT_HELP)
 
     freeze = sub.add_parser("freeze", help="helpers for the people who own the freeze ledger")
     fsub = freeze.add_subparsers(dest="freeze_command", required=True)
@@ -128,14 +129,33 @@ def run_check(args: argparse.Namespace) -> int:
             shard=args.shard,
         )
         out, code = gate.evaluate(opts, args.receipt)
-    if out["state"] == "final":
-        sys.stdout.write(render_json(out) if args.format == "json" else render_text(out))
-    else:
+    _attest(args.receipt)
+    if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
+        sys.stdout.write(render(args.format, out, report_context()))
+    if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
             print("evidence-gate: this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
     return code
+
+
+def report_context(env: dict[str, str] | None = None) -> Context:
+    """What the reporters may link to: the README named by `EVIDENCE_GATE_DOCS_URL` (https only), else nothing."""
+    docs = (os.environ if env is None else env).get(DOCS_ENV, "")
+    return Context(docs=docs.split("#", 1)[0] if docs.startswith("https://") else None)
+
+
+def _attest(receipt: Path) -> None:
+    """The in-toto Statement beside the receipt; a failure to write it is said, the verdict stands."""
+    try:
+        attestation.write_beside(receipt)
+    except (OSError, ValueError) as exc:
+        print(
+            f"evidence-gate: warning: no in-toto Statement beside {visible.lines(str(receipt))} ({exc}); fix: "
+            "make its folder writable (the receipt itself was written)",
+            file=sys.stderr,
+        )
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -152,7 +172,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "merge":
         from evidence_gate import shard_merge  # noqa: PLC0415
 
-        return shard_merge.main(args.receipts, args.receipt, args.format)
+        code = shard_merge.main(args.receipts, args.receipt, args.format, report_context())
+        _attest(args.receipt)
+        return code
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from evidence_gate import decision
+from evidence_gate import decision, sarif
 
 START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"
@@ -43,7 +43,9 @@ def decision_table_markdown() -> str:
     ]
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
-        lines.append(f"| {r.number} | `{r.id}` | {cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} |")
+        # The anchor is what SARIF rules' helpUri and other links point at (`#row-ID`; GitHub resolves it).
+        anchor = f'<a id="{sarif.row_anchor(r.id)}"></a>'
+        lines.append(f"| {r.number} | `{r.id}` | {anchor}{cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} |")
     return "\n".join(lines) + "\n"
 
 

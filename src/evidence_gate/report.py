@@ -1,11 +1,14 @@
-"""Renders a receipt for people: one line per violation, `path:line: message [row]`, then the decision."""
+"""The reporters, by name: `text` for people (one line per violation, `path:line: message [row]`, then the
+decision), `json` (the receipt itself) and `sarif` (SARIF 2.1.0 for code scanning). `--format` offers `REPORTERS`."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import receipt_types
+from evidence_gate import receipt_types, sarif
 from evidence_gate.locked_paths import display_path
 from evidence_gate.model import Violation
 
@@ -45,3 +48,29 @@ def render_text(receipt: dict[str, Any]) -> str:
 def render_json(receipt: dict[str, Any]) -> str:
     """The receipt itself, for machines."""
     return json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_sarif(receipt: dict[str, Any], docs: str | None = None) -> str:
+    """SARIF 2.1.0: one rule per decision-table row, one result per violation (see `sarif`)."""
+    return json.dumps(sarif.sarif_log(receipt, docs), indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reporter may use beside the receipt: the README URL its links point into (None: unknown)."""
+
+    docs: str | None = None
+
+
+Reporter = Callable[[dict[str, Any], Context], str]
+REPORTERS: dict[str, Reporter] = {
+    "text": lambda receipt, _context: render_text(receipt),
+    "json": lambda receipt, _context: render_json(receipt),
+    "sarif": lambda receipt, context: render_sarif(receipt, context.docs),
+}
+DEFAULT_FORMAT = "text"
+
+
+def render(fmt: str, receipt: dict[str, Any], context: Context | None = None) -> str:
+    """The receipt in the named format; KeyError for a name not in `REPORTERS` (argparse offers only those)."""
+    return REPORTERS[fmt](receipt, context or Context())

@@ -16,7 +16,7 @@ from evidence_gate.errors import GateError
 from evidence_gate.model import Violation
 from evidence_gate.receipt import sha256_of, validate, write_receipt
 from evidence_gate.receipt_types import SeedLedgerJson
-from evidence_gate.report import render_json, render_text, violations_of
+from evidence_gate.report import Context, render, violations_of
 from evidence_gate.strict_parse import ParseError, load_json
 
 MAX_RECEIPT = 1 << 20
@@ -164,11 +164,11 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     return out
 
 
-def main(receipts: list[Path], out: Path, fmt: str) -> int:
+def main(receipts: list[Path], out: Path, fmt: str, context: Context | None = None) -> int:
     """Merge the shard receipts, write the merged receipt, print it, and exit with its decision's code."""
     merged = merge([_load(p) for p in receipts], [str(p) for p in receipts])
     write_receipt(out, merged)
-    sys.stdout.write(render_json(merged) if fmt == "json" else render_text(merged))
+    sys.stdout.write(render(fmt, merged, context))
     decided = receipt_types.decision(merged)
     assert decided is not None and "exit_code" in decided  # `merge` always decides
     return decided["exit_code"]

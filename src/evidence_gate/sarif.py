@@ -1,0 +1,180 @@
+"""The receipt as SARIF 2.1.0 for code scanning: one rule per decision-table row, one result per violation.
+
+GitHub's code scanning rejects a whole file when one result has no physical location, so a finding that names no
+file (a precondition, a property that never ran) is anchored at the file that owns its lane: the freeze ledger, the
+`SCORE_PROPERTIES` list or the gate's configuration, and its message says so.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Any
+
+from evidence_gate import __version__, decision, property_report, receipt_types, report_rows
+from evidence_gate.locked_paths import display_path
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"  # the uriBaseId of every location: the repository root (upload-sarif's checkout_path)
+ROW_ANCHOR = "row-{}"  # the README's decision table carries `<a id="row-ID">` on each row (docs.py writes it)
+MESSAGE_CHARS = 8 * 1024  # a finding's message is repository text: bounded like every report
+
+
+def row_anchor(row_id: str) -> str:
+    """The README fragment of a decision-table row."""
+    return ROW_ANCHOR.format(row_id)
+
+
+def _plain(text: str) -> str:
+    """SARIF plain text from repository text: control characters spelled out, and `[`, `]`, `\\` escaped, so a
+    message cannot forge an embedded link (SARIF §3.11.6) to somewhere the gate never pointed."""
+    cut = text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "…"
+    printable = "\n".join(display_path(line) for line in cut.split("\n"))
+    return re.sub(r"([\[\]\\])", r"\\\1", printable)
+
+
+def _uri(path: str) -> str:
+    """A repository-relative path as a URI reference: UTF-8 percent-encoded, `/` kept, never absolute."""
+    return urllib.parse.quote(path.lstrip("/"), safe="/")
+
+
+def _level(receipt: dict[str, Any], row_id: str) -> str:
+    """`error` for a failing row; `note` when the decision does not score the patch (a human patch's findings are
+    notices, as on the check run) or for a pass row."""
+    scored = (receipt.get("mode") or {}).get("scored") is not False
+    if not scored or (receipt.get("decision") or {}).get("row") == "human-patch":
+        return "note"
+    try:
+        return "error" if decision.row(row_id).gate == "fail" else "note"
+    except KeyError:
+        return "error"  # a row this version does not know: fail closed
+
+
+def rule(row: decision.Row, docs: str | None) -> dict[str, Any]:
+    """The SARIF reportingDescriptor of one decision-table row."""
+    info = report_rows.info(row.id)
+    gate = row.gate if row.scored or row.gate == "fail" else f"{row.gate}, not scored"
+    text = f"{row.title} (row {row.number}, {gate}, exit {row.exit_code}): {row.when}. What to do: {info.todo}"
+    markdown = (
+        f"**{row.title}** — row {row.number} of the decision table ({gate}, exit {row.exit_code}).\n\n"
+        f"When: {row.when}.\n\nWhat to do: {info.todo}"
+    )
+    out: dict[str, Any] = {
+        "id": row.id,
+        "name": "".join(part.capitalize() for part in row.id.split("-")),
+        "shortDescription": {"text": row.title},
+        "fullDescription": {"text": f"{row.when}."},
+        "help": {"text": text, "markdown": markdown},
+        "defaultConfiguration": {"level": "error" if row.gate == "fail" else "note"},
+        "properties": {"tags": ["evidence-gate", info.lane], "row": row.number, "gate": row.gate},
+    }
+    if docs:
+        out["helpUri"] = f"{docs}#{row_anchor(row.id)}"
+    return out
+
+
+def _location(path: str, line: Any, message: str | None = None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": SRCROOT}}
+    if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
+        physical["region"] = {"startLine": line}
+    out: dict[str, Any] = {"physicalLocation": physical}
+    if message:
+        out["message"] = {"text": _plain(message)}
+    return out
+
+
+def _anchor(receipt: dict[str, Any], row_id: str) -> str:
+    """The file a finding without a path is shown on: its lane's file."""
+    lane = report_rows.lane_of(row_id)
+    config = receipt.get("config") or {}
+    if lane == "Freeze ledger":
+        return str((receipt.get("freeze") or {}).get("file") or "freeze.yaml")
+    if lane in ("Properties", "Fixtures"):
+        return str(((config.get("effective") or {}).get("properties") or {}).get("list") or "SCORE_PROPERTIES")
+    return str(config.get("path") or ".evidence-gate.yml")
+
+
+def _failing_assert(receipt: dict[str, Any], violation: dict[str, Any]) -> receipt_types.FailureJson | None:
+    """The recorded failure (path, line of the failing assert) of a failed property's violation."""
+    if violation.get("row") not in property_report.FAILED_ROWS:
+        return None
+    message = str(violation.get("message", ""))
+    for ledger in property_report.failing(receipt):
+        if message.startswith(str(ledger.get("property_id"))):
+            return property_report.failure_of(ledger)
+    return None
+
+
+def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
+    """The SARIF result of one violation, on the failing assert, the ledger line or the locked path it names."""
+    row_id = str(violation.get("row"))
+    message = str(violation.get("message", ""))
+    path = violation.get("path")
+    related: list[dict[str, Any]] = []
+    failure = _failing_assert(receipt, violation)
+    if failure is not None:
+        locations = [_location(str(failure["path"]), failure["line"], "the failing assertion")]
+        if isinstance(path, str) and path and (path, violation.get("line")) != (failure["path"], failure["line"]):
+            related.append(_location(path, violation.get("line"), "the property named by the finding"))
+    elif isinstance(path, str) and path:
+        locations = [_location(path, violation.get("line"))]
+    else:
+        anchor = _anchor(receipt, row_id)
+        locations = [_location(anchor, None)]
+        message += f" (no file of its own: shown on {anchor})"
+    out: dict[str, Any] = {
+        "ruleId": row_id,
+        "level": _level(receipt, row_id),
+        "message": {"text": _plain(f"{message} [{row_id}]")},
+        "locations": locations,
+    }
+    if row_id in index:
+        out["ruleIndex"] = index[row_id]
+    if related:
+        for n, loc in enumerate(related):
+            loc["id"] = n
+        out["relatedLocations"] = related
+    return out
+
+
+def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
+    """Whether the gate finished, and what stopped it when it did not."""
+    final = receipt.get("state") == "final"
+    out: dict[str, Any] = {"executionSuccessful": final}
+    code = (receipt.get("decision") or {}).get("exit_code")
+    if final and isinstance(code, int):
+        out["exitCode"] = code
+    errors = [str(e) for e in receipt.get("errors") or [] if not str(e).startswith("Traceback")]
+    if errors:
+        level = "note" if final else "error"
+        out["toolExecutionNotifications"] = [{"level": level, "message": {"text": _plain(e)}} for e in errors]
+    return out
+
+
+def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any]:
+    """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links point into."""
+    rows = decision.table()
+    index = {r.id: n for n, r in enumerate(rows)}
+    driver: dict[str, Any] = {
+        "name": "evidence-gate",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": [rule(r, docs) for r in rows],
+    }
+    git = receipt.get("git") or {}
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "invocations": [_invocation(receipt)],
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the judged repository's checkout."}}},
+        "results": [result(receipt, v, index) for v in receipt.get("violations") or [] if isinstance(v, dict)],
+        "columnKind": "unicodeCodePoints",
+        "properties": {
+            "decision": (receipt.get("decision") or {}).get("row"),
+            "ok": receipt.get("ok") is True,
+            "baseline": git.get("baseline"),
+            "head": git.get("head"),
+        },
+    }
+    if docs:
+        driver["informationUri"] = docs
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
