@@ -18,7 +18,7 @@ from evidence_gate import confinement, sealed_tree
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
-from evidence_gate.property_lane import code_under_test, unloadable
+from evidence_gate.property_lane import pytest_job, unloadable
 from evidence_gate.pytest_plugin import matches_spec
 from evidence_gate.sealed_run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
@@ -55,7 +55,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
         for violation in unloadable(config, tree, ws.runner):
             raise GateError(violation.message, row="run-integrity")  # the message ends with the fix
         limit = limits(props.memory_mb, props.timeout_s)
-        paths = [str(tree)] + [str(tree / p) for p in props.pythonpath]
+        site = None
         if props.install:
             # The same step the gate runs before its workers, so a property that needs a dependency can be hashed.
             site = ws.site("site-head")
@@ -67,18 +67,8 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                     fix="make properties.install work on HEAD",
                     row="run-integrity",
                 )
-            paths.append(str(site))
-        job = {
-            "mode": "pytest",
-            "tree": str(tree),
-            "trials": props.trials,
-            "shrink_reruns": 0,
-            "paths": paths,
-            "runs": {node: [[s, "hash"] for s in props.seeds or (0,)]},
-            "args": [node.split("[", 1)[0]],
-            "limits": limit,
-            "code_under_test": code_under_test(config, tree),
-        }
+        runs: dict[str, list[list[Any]]] = {node: [[s, "hash"] for s in props.seeds or (0,)]}
+        job = pytest_job(config, tree, runs, limit, site=site, shrink_reruns=0)
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()
