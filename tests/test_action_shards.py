@@ -223,6 +223,34 @@ def test_an_unusable_shard_artifact_fails_naming_it(
     assert any(f"shard 2/2 (artifact {two})" in v["message"] for v in merged["violations"]), merged["violations"]
 
 
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_shard_receipt_over_the_cap_fails_naming_the_shard_and_the_cap(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub, over: int
+) -> None:
+    """Shard 2's own receipt, padded with whitespace (the same JSON) to exactly the receipt cap, merges; one byte more
+    is a failing verdict naming shard 2/2 and the cap, on the check run too, never a merge over shard 1 alone."""
+    from evidence_gate.shard_merge import MAX_RECEIPT
+
+    two = f"{NAME}-2-of-2"
+    raw = _receipt_bytes(matrix.zips[two])
+    padded = raw + b" " * (MAX_RECEIPT + over - len(raw))
+    assert len(padded) == MAX_RECEIPT + over and json.loads(padded) == json.loads(raw)
+    _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], two: _zip_files([("receipt.json", padded)])})
+    code, printed, merged = _merge(matrix, results, github)
+    (run,) = github.runs.values()
+    if not over:
+        assert code == EXIT_PASS, printed
+        assert sorted(merged["properties"]["ledgers"][0]["attempted_seeds"]) == [11, 12, 13, 14]
+        return
+    assert code == EXIT_FAIL, printed
+    assert merged["decision"]["row"] == "run-integrity"
+    (violation,) = merged["violations"]
+    assert f"shard 2/2 (artifact {two})" in violation["message"]
+    assert f"over the {MAX_RECEIPT}-byte cap" in violation["message"]
+    assert merged["properties"]["ledgers"] == []
+    assert run["conclusion"] == "failure" and f"over the {MAX_RECEIPT}-byte cap" in run["output"]["summary"]
+
+
 def _zip_files(files: list[tuple[str, bytes]]) -> bytes:
     import warnings
 

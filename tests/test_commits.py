@@ -29,7 +29,7 @@ def _pr(git_repo: GitRepo) -> tuple[str, str, str, str]:
 
 
 def _event(base: str, head: str, name: str = "pull_request") -> EventContext:
-    return EventContext(name, base, head, head, "agent-x", "o/r", 1, False)
+    return EventContext(name, base, head, head, "agent-x", "o/r", 1)
 
 
 def test_merge_head_compares_with_first_parent(git_repo: GitRepo) -> None:

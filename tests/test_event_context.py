@@ -105,7 +105,7 @@ def test_wrongly_typed_sha_containers_are_event_mismatch(payload: dict[str, obje
 def test_wrongly_typed_optional_fields_read_as_absent(payload: dict[str, object]) -> None:
     """A user, repository or head repo of the wrong JSON type reads as absent (author None: scored)."""
     context = parse_event(payload)
-    assert (context.author, context.repository, context.fork) == (None, None, False)
+    assert (context.author, context.repository) == (None, None)
 
 
 @pytest.mark.parametrize("content", [b"[1, 2]", b"{not json", b'{"a": 1, "a": 2}'])

@@ -263,7 +263,7 @@ def test_parse_attributes_keeps_checkout_attributes_only() -> None:
 )
 def test_attribute_pattern_scope(attr_dir: str, pattern: str, path: str, expected: bool) -> None:
     """gitignore rules: a pattern without `/` matches at any depth below its file's folder."""
-    assert locked_paths.attr_matches(attr_dir, pattern, path) is expected
+    assert locked_paths.first_matching(attr_dir, pattern, [path]) == ([path] if expected else [])
 
 
 def _reader(files: dict[str, str]) -> import_scan.Reader:

@@ -89,7 +89,6 @@ class Pull:
     number: int
     base_ref: str
     author: str | None
-    fork: bool
 
 
 def _hex40(value: Any) -> bool:
@@ -151,7 +150,7 @@ def find_pull(rest: Rest, t: Trigger) -> Pull:
         ):
             login = _obj(pr.get("user")).get("login")
             login = login if isinstance(login, str) else None
-            return Pull(pr["number"], base["ref"], login, t.head_repo != t.repository)
+            return Pull(pr["number"], base["ref"], login)
     raise Refused(
         "event-mismatch",
         f"no open pull request of {t.repository} has the head {t.head_owner}:"
@@ -326,9 +325,7 @@ def judge(
     """Re-derive the static lanes on the verified commits and combine them with the accepted property results."""
     baseline, merge = _commits(repo, theirs)
     verify_commits(repo, baseline, merge, t)
-    event = EventContext(
-        "pull_request", str(baseline), t.head_sha, t.head_sha, pr.author, t.repository, pr.number, pr.fork
-    )
+    event = EventContext("pull_request", str(baseline), t.head_sha, t.head_sha, pr.author, t.repository, pr.number)
     with tempfile.TemporaryDirectory(prefix="evidence-gate-publish-") as scratch:
         ours, _code = gate.evaluate(
             gate.CheckOptions(repo=repo.path, head=str(merge), event=event, today=today, run=False),

@@ -88,58 +88,60 @@ def example_files() -> dict[str, bytes]:
     return files
 
 
+# The demo's patch contents: a ledger entry the patch adds, an honest rewrite, a broken one, a loosening conftest.
+NEW_ENTRY = (
+    b"  - id: alloc-three-ways-flaky\n"
+    b"    test: tests/test_alloc.py::test_three_ways\n"
+    b'    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"\n'
+    b'    added_at: "2026-09-20"\n'
+    b'    expires: "2026-09-30"\n'
+    b"    owner: humans\n"
+    b"    reason: timing\n"
+)
+PRODUCER = (
+    b"\n\ndef produce(record: dict[str, int]) -> list[int]:\n"
+    b'    """The fixture producer: a digest record\'s input to the output whose sha256 is recorded."""\n'
+    b'    return allocate(record["total"], record["parts"])\n'
+)
+REFACTOR = (
+    b'"""Split an integer total into near-equal integer parts."""\n\n\n'
+    b"def allocate(total: int, parts: int) -> list[int]:\n"
+    b'    """`parts` integers that sum to `total`, differing by at most one, larger shares first."""\n'
+    b"    if parts <= 0:\n"
+    b'        raise ValueError("parts must be positive")\n'
+    b"    base, extra = divmod(total, parts)\n"
+    b"    return [base + 1] * extra + [base] * (parts - extra)\n"
+) + PRODUCER
+BROKEN = (
+    b'"""Split an integer total into near-equal integer parts."""\n\n\n'
+    b"def allocate(total: int, parts: int) -> list[int]:\n"
+    b'    """Rounds every share down (and so loses the remainder)."""\n'
+    b"    return [total // parts] * parts\n"
+) + PRODUCER
+SKIP_ALL = (
+    b'"""Loosening: skip every test so the run is green."""\n\n'
+    b"import pytest\n\n\n"
+    b"def pytest_collection_modifyitems(items):\n"
+    b"    for item in items:\n"
+    b'        item.add_marker(pytest.mark.skip(reason="flaky"))\n'
+)
+DESELECT_ALL = b"[pytest]\naddopts = -k 'not allocate' -p no:hypothesis\n"
+PROPERTY_FILE = "properties/test_allocate_properties.py"
+
+
 def patches(files: dict[str, bytes]) -> list[Patch]:
     """The demo's pull requests: one honest change, then one trick per surface the gate protects."""
+    return [*_static_tricks(files), *_running_tricks(files)]
+
+
+def _static_tricks(files: dict[str, bytes]) -> list[Patch]:
+    """The honest change, a maintainer's edit, and the tricks the gate refuses before any test runs."""
     freeze = files["freeze.yaml"]
-    new_entry = (
-        b"  - id: alloc-three-ways-flaky\n"
-        b"    test: tests/test_alloc.py::test_three_ways\n"
-        b'    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"\n'
-        b'    added_at: "2026-09-20"\n'
-        b'    expires: "2026-09-30"\n'
-        b"    owner: humans\n"
-        b"    reason: timing\n"
-    )
-    refactor = (
-        b'"""Split an integer total into near-equal integer parts."""\n\n\n'
-        b"def allocate(total: int, parts: int) -> list[int]:\n"
-        b'    """`parts` integers that sum to `total`, differing by at most one, larger shares first."""\n'
-        b"    if parts <= 0:\n"
-        b'        raise ValueError("parts must be positive")\n'
-        b"    base, extra = divmod(total, parts)\n"
-        b"    return [base + 1] * extra + [base] * (parts - extra)\n"
-    )
-    broken = (
-        b'"""Split an integer total into near-equal integer parts."""\n\n\n'
-        b"def allocate(total: int, parts: int) -> list[int]:\n"
-        b'    """Rounds every share down (and so loses the remainder)."""\n'
-        b"    return [total // parts] * parts\n"
-    )
-    skip_all = (
-        b'"""Loosening: skip every test so the run is green."""\n\n'
-        b"import pytest\n\n\n"
-        b"def pytest_collection_modifyitems(items):\n"
-        b"    for item in items:\n"
-        b'        item.add_marker(pytest.mark.skip(reason="flaky"))\n'
-    )
-    producer = (
-        b"\n\ndef produce(record: dict[str, int]) -> list[int]:\n"
-        b'    """The fixture producer: a digest record\'s input to the output whose sha256 is recorded."""\n'
-        b'    return allocate(record["total"], record["parts"])\n'
-    )
-    refactor += producer
-    broken += producer
-    reformatted = files["src/alloc.py"].replace(
-        b'    return allocate(record["total"], record["parts"])',
-        b'    return {"shares": allocate(record["total"], record["parts"])}',
-    )
-    deselect_all = b"[pytest]\naddopts = -k 'not allocate' -p no:hypothesis\n"
-    prop = "properties/test_allocate_properties.py"
     return [
         Patch(
             "honest-refactor",
             "rewrites allocate() with divmod; only code under test changes",
-            {"src/alloc.py": refactor},
+            {"src/alloc.py": REFACTOR},
             "pass",
             expect_without_runner="run-integrity",
         ),
@@ -157,7 +159,7 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
         Patch(
             "freeze-entry-added",
             "quarantines a second test in freeze.yaml; the ledger may only shrink",
-            {"freeze.yaml": freeze + new_entry},
+            {"freeze.yaml": freeze + NEW_ENTRY},
             "freeze-id-added",
         ),
         Patch(
@@ -178,13 +180,13 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
         Patch(
             "property-renamed-away",
             "renames the locked property file so nothing named in SCORE_PROPERTIES runs",
-            {prop: None, "properties/old_allocate_properties.py": files[prop]},
+            {PROPERTY_FILE: None, "properties/old_allocate_properties.py": files[PROPERTY_FILE]},
             "evidence-path-edited",
         ),
         Patch(
             "conftest-skips-all",
             "adds a root conftest.py that marks every test skipped",
-            {"conftest.py": skip_all},
+            {"conftest.py": SKIP_ALL},
             "evidence-path-edited",
         ),
         Patch(
@@ -192,7 +194,7 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
             "the same broken allocate, correct only when 'hypothesis' is not in "
             "sys.modules; refused before any test runs",
             {
-                "src/alloc.py": broken.replace(
+                "src/alloc.py": BROKEN.replace(
                     b"def allocate(",
                     b"import sys\n\n\ndef _tested():\n    return 'hypothesis' in sys.modules\n\n\ndef allocate(",
                     1,
@@ -200,10 +202,20 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
             },
             "harness-probed",
         ),
+    ]
+
+
+def _running_tricks(files: dict[str, bytes]) -> list[Patch]:
+    """The patches only the sealed run catches."""
+    reformatted = files["src/alloc.py"].replace(
+        b'    return allocate(record["total"], record["parts"])',
+        b'    return {"shares": allocate(record["total"], record["parts"])}',
+    )
+    return [
         Patch(
             "broken-allocate",
             "rounds every share down; only running the properties can catch it",
-            {"src/alloc.py": broken},
+            {"src/alloc.py": BROKEN},
             "property-failed",
             needs_run=True,
             expect_without_runner="run-integrity",
@@ -212,7 +224,7 @@ def patches(files: dict[str, bytes]) -> list[Patch]:
             "pytest-ini-loosens",
             "the same broken allocate plus a pytest.ini that deselects every property; the "
             "sealed run never reads the patch's pytest configuration",
-            {"src/alloc.py": broken, "pytest.ini": deselect_all},
+            {"src/alloc.py": BROKEN, "pytest.ini": DESELECT_ALL},
             "property-failed",
             needs_run=True,
             expect_without_runner="run-integrity",

@@ -23,7 +23,6 @@ class EventContext:
     author: str | None  # None when the event does not name one (merge_group): scored, fail closed
     repository: str | None
     number: int | None
-    fork: bool
 
 
 def _sha(value: Any, what: str) -> str:
@@ -70,18 +69,13 @@ def parse_event(payload: Any, event_name: str | None = None) -> EventContext:
     if name == "merge_group":
         group = _obj(payload.get("merge_group"))
         head = _sha(group.get("head_sha"), "merge_group.head_sha")
-        return EventContext(
-            name, _sha(group.get("base_sha"), "merge_group.base_sha"), head, head, None, repo, None, False
-        )
+        return EventContext(name, _sha(group.get("base_sha"), "merge_group.base_sha"), head, head, None, repo, None)
     pr = _obj(payload.get("pull_request"))
     head_sha = _sha(_obj(pr.get("head")).get("sha"), "pull_request.head.sha")
     base_sha = _sha(_obj(pr.get("base")).get("sha"), "pull_request.base.sha")
     login = _text(_obj(pr.get("user")).get("login"))
-    head_repo = _text(_obj(_obj(pr.get("head")).get("repo")).get("full_name"))
     number = pr.get("number") if isinstance(pr.get("number"), int) else None
-    return EventContext(
-        name, base_sha, head_sha, head_sha, login, repo, number, bool(head_repo and repo and head_repo != repo)
-    )
+    return EventContext(name, base_sha, head_sha, head_sha, login, repo, number)
 
 
 def load_event(path: Path, event_name: str | None = None) -> EventContext:

@@ -361,60 +361,17 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     def result(violations: list[Violation], **kw: Any) -> LedgerResult:
         return LedgerResult(LaneResult(tuple(violations), receipt), file=file, **kw)
 
-    if base is not None and head is None:
-        return result(
-            [
-                Violation(
-                    "freeze-ledger-invalid",
-                    "the patch deletes the ledger file (and its budget); keep "
-                    "the file and delete only the entries whose tests pass now",
-                    file,
-                    1,
-                )
-            ]
-        )
-    base_ledger = None
-    if base is not None:
-        try:
-            base_ledger = parse(base, file)
-        except _Invalid as exc:
-            first = exc.violations[0]
-            return result(
-                [
-                    Violation(
-                        "freeze-ledger-invalid",
-                        f"the baseline's ledger is invalid (line {first.line}: "
-                        f"{first.message}); a human must repair it on the base branch",
-                        file,
-                        1,
-                    )
-                ]
-            )
-    if head is None:
-        return result([])
-    try:
-        head_ledger = parse(head, file)
-    except _Invalid as exc:
-        return result(exc.violations)
-    if base_ledger is None:  # no ledger on the baseline: every entry is new, nothing may be raised above defaults
-        base_ledger = Ledger((), {}, [], {}, head_ledger.list_key)
+    sides = _sides(base, head, file)
+    if not isinstance(sides, tuple):
+        return result(sides)
+    base_ledger, head_ledger = sides
     before, after = effective_budget(base_ledger.budget), effective_budget(head_ledger.budget)
     limits = {k: min(before[k], after[k]) for k in BUDGET_KEYS}
     violations = _rules(head_ledger, config, today, limits["max_ttl_days"], file)
     violations += _compare(base_ledger, head_ledger, file)
     violations += _budget_rules(head_ledger, limits, file)
-
-    base_ids, head_ids = base_ledger.by_id(), head_ledger.by_id()
-    removed = tuple(e for e in base_ledger.entries if e.id not in head_ids)
-    active: list[FreezeEntry] = []
-    expired: list[FreezeEntry] = []
-    for e in head_ledger.entries:
-        old = base_ids.get(e.id)
-        if old is None or head_ids[e.id] is not e:
-            continue
-        # The trusted view of a kept entry: the baseline's values, the earlier expiry, the head's line.
-        trusted = replace(old, expires=min(old.expires, e.expires), line=e.line)
-        (expired if trusted.expires < today.isoformat() else active).append(trusted)
+    removed, active, expired = _kept(base_ledger, head_ledger, today)
+    base_ids = base_ledger.by_id()
     receipt.update(
         valid=not any(v.row == "freeze-ledger-invalid" for v in violations),
         added=[e.id for e in head_ledger.entries if e.id not in base_ids],
@@ -427,7 +384,64 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
             "canonical_bytes": head_ledger.canonical_size(),
         },
     )
-    return result(violations, removed=removed, expired=tuple(expired), active=tuple(active))
+    return result(violations, removed=removed, expired=expired, active=active)
+
+
+def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, Ledger] | list[Violation]:
+    """Both ledgers parsed (an absent baseline ledger as an empty one), or the rows that stop the comparison (none
+    when neither side has a ledger)."""
+    if base is not None and head is None:
+        return [
+            Violation(
+                "freeze-ledger-invalid",
+                "the patch deletes the ledger file (and its budget); keep "
+                "the file and delete only the entries whose tests pass now",
+                file,
+                1,
+            )
+        ]
+    base_ledger = None
+    if base is not None:
+        try:
+            base_ledger = parse(base, file)
+        except _Invalid as exc:
+            first = exc.violations[0]
+            return [
+                Violation(
+                    "freeze-ledger-invalid",
+                    f"the baseline's ledger is invalid (line {first.line}: "
+                    f"{first.message}); a human must repair it on the base branch",
+                    file,
+                    1,
+                )
+            ]
+    if head is None:
+        return []
+    try:
+        head_ledger = parse(head, file)
+    except _Invalid as exc:
+        return exc.violations
+    if base_ledger is None:  # no ledger on the baseline: every entry is new, nothing may be raised above defaults
+        base_ledger = Ledger((), {}, [], {}, head_ledger.list_key)
+    return base_ledger, head_ledger
+
+
+def _kept(
+    base: Ledger, head: Ledger, today: date
+) -> tuple[tuple[FreezeEntry, ...], tuple[FreezeEntry, ...], tuple[FreezeEntry, ...]]:
+    """The baseline's entries the patch removed, and those it kept, split into active and expired."""
+    base_ids, head_ids = base.by_id(), head.by_id()
+    removed = tuple(e for e in base.entries if e.id not in head_ids)
+    active: list[FreezeEntry] = []
+    expired: list[FreezeEntry] = []
+    for e in head.entries:
+        old = base_ids.get(e.id)
+        if old is None or head_ids[e.id] is not e:
+            continue
+        # The trusted view of a kept entry: the baseline's values, the earlier expiry, the head's line.
+        trusted = replace(old, expires=min(old.expires, e.expires), line=e.line)
+        (expired if trusted.expires < today.isoformat() else active).append(trusted)
+    return removed, tuple(active), tuple(expired)
 
 
 def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:

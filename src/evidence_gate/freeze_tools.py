@@ -17,11 +17,11 @@ from typing import Any
 from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.git import Repo
-from evidence_gate.property_lane import code_under_test, unloadable
+from evidence_gate.property_lane import pytest_job, unloadable
 from evidence_gate.sealed import confinement
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.plugin import matches_spec
-from evidence_gate.sealed.protocol import EV, Event, Job, Kind, Mode
+from evidence_gate.sealed.protocol import EV, Event, Kind
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
 from evidence_gate.strict_parse import ParseError, load_json
 
@@ -57,7 +57,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
         for violation in unloadable(config, tree, ws.runner):
             raise GateError(violation.message, row="run-integrity")  # the message ends with the fix
         limit = limits(props.memory_mb, props.timeout_s)
-        paths = [str(tree)] + [str(tree / p) for p in props.pythonpath]
+        site = None
         if props.install:
             # The same step the gate runs before its workers, so a property that needs a dependency can be hashed.
             site = ws.site("site-head")
@@ -69,18 +69,8 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                     fix="make properties.install work on HEAD",
                     row="run-integrity",
                 )
-            paths.append(str(site))
-        job: Job = {
-            "mode": Mode.PYTEST,
-            "tree": str(tree),
-            "trials": props.trials,
-            "shrink_reruns": 0,
-            "paths": paths,
-            "runs": {node: [[s, Kind.HASH] for s in props.seeds or (0,)]},
-            "args": [node.split("[", 1)[0]],
-            "limits": limit,
-            "code_under_test": code_under_test(config, tree),
-        }
+        runs: dict[str, list[list[Any]]] = {node: [[s, Kind.HASH] for s in props.seeds or (0,)]}
+        job = pytest_job(config, tree, runs, limit, site=site, shrink_reruns=0)
         result = run_worker(ws, "hash", job, props.timeout_s, lambda _event: None)
     finally:
         ws.close()

@@ -231,10 +231,63 @@ def _skip_reason(opts: CheckOptions, human: bool, before_tests: set[str]) -> str
     return "" if opts.run else "--no-run: static lanes only"
 
 
+@dataclass(frozen=True)
+class Trusted:
+    """What the baseline says the gate must check, and whether this patch is scored."""
+
+    commits: Commits
+    config: Config
+    specs: tuple[PropertySpec, ...]
+    human: bool
+
+
+@dataclass(frozen=True)
+class Static:
+    """The lanes that run before any test: their results, in the order they run."""
+
+    locked: LaneResult
+    probes: LaneResult
+    ledger: freeze_ledger.LedgerResult
+    fixture: LaneResult
+    digest_records: list[dict[str, Any]]
+
+    @property
+    def lanes(self) -> list[LaneResult]:
+        """Each static lane's result."""
+        return [self.locked, self.probes, self.ledger.lane, self.fixture]
+
+
 def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
     repo = Repo(opts.repo)
     repo.toplevel()
+    trusted = _trusted(repo, opts, receipt)
+    static = _static_lanes(repo, trusted, opts.today, receipt)
+    lanes = static.lanes
+    facts: set[str] = {decision.FACT_HUMAN} if trusted.human else set()
+    before_tests = {v.row for lane in lanes for v in lane.violations} & {"evidence-path-edited", "harness-probed"}
+    skipped = _skip_reason(opts, trusted.human, before_tests)
+    if skipped:
+        receipt["properties"]["skipped"] = skipped
+        lanes += _not_run_lanes(opts, trusted, static, skipped)
+    else:
+        dynamic = _dynamic_lane(repo, opts, trusted, static)
+        lanes.append(dynamic)
+        _record_dynamic(receipt, dynamic)
+        facts |= dynamic.facts
+        if static.ledger.removed and not any(v.row.startswith("freeze-") for lane in lanes for v in lane.violations):
+            facts.add(decision.FACT_FREEZE_SHRANK)
+    violations = [v for lane in lanes for v in lane.violations]
+    result = decision.decide(violations, frozenset(facts))
+    receipt["violations"] = [v.to_json() for v in violations]
+    receipt["decision"] = result.to_json()
+    receipt["state"] = "final"
+    receipt["ok"] = result.ok
+    return result
+
+
+def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted:
+    """The commits, the baseline's configuration and list, and who wrote the patch; recorded as each is known."""
     commits = resolve_commits(repo, opts.head, opts.base, opts.event)
     receipt["git"] = {"baseline": commits.baseline, "head": commits.head, "merge_base": commits.merge_base}
     for commit in (commits.baseline, commits.head):
@@ -258,79 +311,69 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
         "event": opts.event.event_name if opts.event else None,
         "shard": list(opts.shard) if opts.shard else None,
     }
+    return Trusted(commits, config, specs, human)
 
-    diff = repo.diff_tree(commits.baseline, commits.head)
-    lanes: list[LaneResult] = []
-    locked = locked_evidence.check(repo, commits.baseline, commits.head, config, specs, diff)
-    lanes.append(locked)
+
+def _static_lanes(repo: Repo, trusted: Trusted, today: date, receipt: dict[str, Any]) -> Static:
+    """Locked evidence, harness probes, freeze ledger and fixtures, each section recorded as its lane returns."""
+    baseline, head, config = trusted.commits.baseline, trusted.commits.head, trusted.config
+    diff = repo.diff_tree(baseline, head)
+    locked = locked_evidence.check(repo, baseline, head, config, trusted.specs, diff)
     receipt["locked"] = locked.receipt
-    probes = harness_probes.check(
-        repo, commits.baseline, commits.head, config, diff, frozenset(locked.receipt.get("files", []))
-    )
-    lanes.append(probes)
+    probes = harness_probes.check(repo, baseline, head, config, diff, frozenset(locked.receipt.get("files", [])))
     receipt["probes"] = probes.receipt
     ledger = freeze_ledger.check(
-        repo.read_blob(commits.baseline, config.freeze.file),
-        repo.read_blob(commits.head, config.freeze.file),
-        config,
-        opts.today,
+        repo.read_blob(baseline, config.freeze.file), repo.read_blob(head, config.freeze.file), config, today
     )
-    lanes.append(ledger.lane)
     receipt["freeze"] = ledger.lane.receipt
-    fixture, digest_records = fixtures.check_records(repo, commits.baseline, commits.head, config)
-    lanes.append(fixture)
+    fixture, digest_records = fixtures.check_records(repo, baseline, head, config)
     receipt["fixtures"] = fixture.receipt
+    return Static(locked, probes, ledger, fixture, digest_records)
 
-    static_violations = [v for lane in lanes for v in lane.violations]
-    facts: set[str] = {decision.FACT_HUMAN} if human else set()
-    before_tests = {v.row for v in static_violations} & {"evidence-path-edited", "harness-probed"}
-    skipped = _skip_reason(opts, human, before_tests)
-    if skipped:
-        receipt["properties"]["skipped"] = skipped
-        if not human:
-            lanes.append(LaneResult(freeze_ledger.unverified(ledger, skipped)))
-        if skipped == opts.refused:
-            lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {skipped}"),)))
-    else:
-        from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
-        with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
-            dynamic = property_lane.run(
-                property_lane.DynamicRequest(
-                    repo=repo,
-                    baseline=commits.baseline,
-                    head=commits.head,
-                    config=config,
-                    specs=specs,
-                    # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
-                    locked_paths=frozenset(locked.receipt.get("files", []))
-                    | {f"{f}/" for f in locked.receipt.get("trees", {})},
-                    removed=ledger.removed,
-                    expired=ledger.expired,
-                    active=ledger.active,
-                    patch_id=commits.head,
-                    today=opts.today,
-                    workdir=opts.workdir or Path(scratch),
-                    shard=opts.shard,
-                    fixture_records=(fixture, digest_records),
-                )
+def _not_run_lanes(opts: CheckOptions, trusted: Trusted, static: Static, skipped: str) -> list[LaneResult]:
+    """What a skipped property lane leaves: unverified freeze removals (when scored), and a refusal's own row."""
+    lanes = [] if trusted.human else [LaneResult(freeze_ledger.unverified(static.ledger, skipped))]
+    if skipped == opts.refused:
+        lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {skipped}"),)))
+    return lanes
+
+
+def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Static) -> LaneResult:
+    """The sealed property run, on the trees and lists the static lanes established."""
+    from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
+
+    locked, ledger = static.locked, static.ledger
+    with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
+        return property_lane.run(
+            property_lane.DynamicRequest(
+                repo=repo,
+                baseline=trusted.commits.baseline,
+                head=trusted.commits.head,
+                config=trusted.config,
+                specs=trusted.specs,
+                # Folders locked whole (`fixtures/`, `tools/**`) come from the baseline and are re-hashed too.
+                locked_paths=frozenset(locked.receipt.get("files", []))
+                | {f"{f}/" for f in locked.receipt.get("trees", {})},
+                removed=ledger.removed,
+                expired=ledger.expired,
+                active=ledger.active,
+                patch_id=trusted.commits.head,
+                today=opts.today,
+                workdir=opts.workdir or Path(scratch),
+                shard=opts.shard,
+                fixture_records=(static.fixture, static.digest_records),
             )
-        lanes.append(dynamic)
-        for key, value in dynamic.receipt.items():
-            if isinstance(value, dict) and isinstance(receipt.get(key), dict):
-                receipt[key].update(value)
-            else:
-                receipt[key] = value
-        facts |= dynamic.facts
-        if ledger.removed and not any(v.row.startswith("freeze-") for lane in lanes for v in lane.violations):
-            facts.add(decision.FACT_FREEZE_SHRANK)
-    violations = [v for lane in lanes for v in lane.violations]
-    result = decision.decide(violations, frozenset(facts))
-    receipt["violations"] = [v.to_json() for v in violations]
-    receipt["decision"] = result.to_json()
-    receipt["state"] = "final"
-    receipt["ok"] = result.ok
-    return result
+        )
+
+
+def _record_dynamic(receipt: dict[str, Any], dynamic: LaneResult) -> None:
+    """The property lane's sections: merged into the static lanes' sections of the same name, else set."""
+    for key, value in dynamic.receipt.items():
+        if isinstance(value, dict) and isinstance(receipt.get(key), dict):
+            receipt[key].update(value)
+        else:
+            receipt[key] = value
 
 
 def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision:

@@ -252,20 +252,14 @@ def attr_pattern_glob(attr_dir: str, pattern: str) -> str | None:
     return f"{attr_dir}/{body}" if attr_dir else body
 
 
-def attr_matches(attr_dir: str, pattern: str, path: str) -> bool:
-    """Whether an attributes line at `attr_dir` applies to `path`; case-insensitive, as on a `core.ignorecase`
-    checkout, so the answer errs on the side of "it applies"."""
-    glob = attr_pattern_glob(attr_dir, pattern)
-    return glob is not None and glob_matches(fold(glob), fold(path))
-
-
 # A pattern with more `**` than this is taken to apply everywhere: matching `**/a/**/a/**/a/...` against a deep path
 # backtracks over every way to split it, and a patch may bring thousands of such lines.
 MAX_PATTERN_GLOBSTARS = 4
 
 
 def first_matching(attr_dir: str, pattern: str, paths: Iterable[str]) -> list[str]:
-    """The paths an attributes pattern applies to, in the given order (see `attr_matches`)."""
+    """The paths an attributes line at `attr_dir` applies to, in the given order; case-insensitive, as on a
+    `core.ignorecase` checkout, so the answer errs on the side of "it applies"."""
     glob = attr_pattern_glob(attr_dir, pattern)
     if glob is None:
         return []

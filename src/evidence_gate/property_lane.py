@@ -40,6 +40,7 @@ from evidence_gate.sealed.run import (
     runtime_missing,
 )
 from evidence_gate.sealed.runner_env import Runner, RunnerError
+from evidence_gate.sealed.tree import Neutralised
 
 INSTALL_HINT = "pip install 'evidence-gate[run]'"
 
@@ -147,8 +148,10 @@ class _Order:
                 self.starts.append(event)
 
 
-def _paths(tree: Path, config: Config) -> list[str]:
-    return [str(tree)] + [str(tree / p) for p in config.properties.pythonpath]
+def _paths(tree: Path, config: Config, site: Path | None = None) -> list[str]:
+    """A worker's import paths: the tree, its `properties.pythonpath`, then the installed packages (code under test,
+    last, so that they cannot shadow what loaded first)."""
+    return [str(tree)] + [str(tree / p) for p in config.properties.pythonpath] + ([str(site)] if site else [])
 
 
 def _first_confined(result: WorkerResult) -> dict[str, Any] | None:
@@ -390,22 +393,71 @@ def _install(
     )
 
 
+def pytest_job(
+    config: Config,
+    tree: Path,
+    runs: dict[str, list[list[Any]]],
+    limit: protocol.Limits,
+    *,
+    site: Path | None = None,
+    shrink_reruns: int = 2,
+    trusted: Iterable[str] = (),
+) -> protocol.Job:
+    """The job of one sealed pytest worker: the tree, its import paths, the (seed, kind) runs per node.
+
+    The one builder behind the property lane's workers and `freeze hash`. `site` is the tree's `properties.install`
+    folder; `trusted` names the locked files (relative to the tree) whose frames may change the harness, through
+    pytest's monkeypatch.
+    """
+    return {
+        "mode": Mode.PYTEST,
+        "tree": str(tree),
+        "paths": _paths(tree, config, site),
+        "trials": config.properties.trials,
+        "runs": runs,
+        "args": sorted({n.split("[", 1)[0] for n in runs}),
+        "limits": limit,
+        "shrink_reruns": shrink_reruns,
+        "trusted_files": sorted(str(tree / p) for p in trusted if p.endswith(".py")),
+        "code_under_test": code_under_test(config, tree),
+    }
+
+
+@dataclass(frozen=True)
+class Trees:
+    """The sealed trees of one run and the locked sets they were built with."""
+
+    head: Path
+    # The baseline's own tree, for counterexamples and removal replays; None when neither runs here.
+    base: Path | None
+    # The head's code with the baseline's copy of each removed or expired test (the head tree when there is none).
+    replay: Path
+    locked: frozenset[str]
+    replay_locked: frozenset[str]
+    neutralised: tuple[Neutralised, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one run will do: its seeds, trees and workers' jobs, and the digest records to re-produce."""
+
+    first_shard: bool
+    seeds: list[int]
+    fresh: list[int]
+    trees: Trees
+    jobs: list[Job]
+    records: list[dict[str, Any]]
+    fixture_hash: str | None
+    limit: protocol.Limits
+    parallel: int
+
+
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
-    props = req.config.properties
-    first_shard = req.shard is None or req.shard[0] == 1
-    plan = plan_slice(props.seeds, req.shard)
-    fresh = draw_fresh(props.fresh_seeds, props.seeds)
+    """Plan the sealed run, launch its workers, collect their evidence, and write the receipt's sections."""
     locked = sealed_locked_set(req)
+    test_files = _test_files(req, locked)
     head_tree = ws.root / "head"
-    # Every locked module (tests, and the helpers they import) keeps its import name: a repository module of the same
-    # top-level name is left out, or the by-name import would find the patch's copy first.
-    test_files = (
-        [s.file for s in req.specs]
-        + [s.counterexample.split("::", 1)[0] for s in req.specs if s.counterexample]
-        + sorted(p for p in locked if p.endswith(".py"))
-    )
-    owner = ws.runner.owner
-    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files, owner)
+    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files, ws.runner.owner)
     unloadable_code = unloadable(req.config, head_tree, ws.runner)
     if unloadable_code:
         return _not_run(
@@ -413,44 +465,86 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
             unloadable_code,
             {"sealed": {"runner": ws.runner.to_json(), "neutralised": [n.to_json() for n in neutralised]}},
         )
-    needs_base = first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed))
-    base_tree = ws.root / "base"
-    if needs_base:
-        sealed_tree.build(req.repo, req.baseline, req.baseline, locked, base_tree, test_files, owner)
+    # The head tree alone so far: the baseline and replay trees are built once the head's code is known to load.
+    trees = _other_trees(req, ws, Trees(head_tree, None, head_tree, locked, locked, tuple(neutralised)))
+    plan = _plan(req, trees)
+    launched = _launch(req, ws, plan)
+    if launched.failed:
+        return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
+    collected = _collect(req, plan, launched)
+    return LaneResult(tuple(collected.violations), _receipt(req, ws, plan, launched, collected))
 
-    replay_tree, replay_locked = head_tree, locked
+
+def _test_files(req: DynamicRequest, locked: frozenset[str]) -> list[str]:
+    """Every locked module (tests, and the helpers they import): each keeps its import name, since a repository
+    module of the same top-level name is left out of the tree, or the by-name import would find the patch's copy."""
+    return (
+        [s.file for s in req.specs]
+        + [s.counterexample.split("::", 1)[0] for s in req.specs if s.counterexample]
+        + sorted(p for p in locked if p.endswith(".py"))
+    )
+
+
+def _first_shard(req: DynamicRequest) -> bool:
+    """Counterexamples, freeze replays and digests run once, in the first shard (or the only run)."""
+    return req.shard is None or req.shard[0] == 1
+
+
+def _other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
+    """`trees` (the head tree built) plus the baseline tree and the replay tree, where this run needs them."""
+    first_shard = _first_shard(req)
+    test_files = _test_files(req, trees.locked)
+    owner = ws.runner.owner
+    base: Path | None = None
+    if first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed)):
+        base = ws.root / "base"
+        sealed_tree.build(req.repo, req.baseline, req.baseline, trees.locked, base, test_files, owner)
+    replay, replay_locked = trees.head, trees.locked
     if first_shard and (req.removed or req.expired):
         # Removal and expiry replays: the head's code with the baseline's copy of each frozen test and its helpers.
-        replay_tree, replay_locked = ws.root / "replay", replay_locked_set(req, locked)
-        sealed_tree.build(
-            req.repo,
-            req.head,
-            req.baseline,
-            replay_locked,
-            replay_tree,
-            [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))],
-            owner,
-        )
+        replay, replay_locked = ws.root / "replay", replay_locked_set(req, trees.locked)
+        files = [*test_files, *sorted(p for p in replay_locked if p.endswith(".py"))]
+        sealed_tree.build(req.repo, req.head, req.baseline, replay_locked, replay, files, owner)
+    return Trees(trees.head, base, replay, trees.locked, replay_locked, trees.neutralised)
 
-    jobs_n = props.jobs or (os.cpu_count() or 1)
-    seed_runs = [(s, Kind.PLAN) for s in plan] + [(s, Kind.FRESH) for s in fresh]
-    n_prop = max(1, min(jobs_n, len(seed_runs)))
-    jobs = [Job(f"head-{i}", str(head_tree)) for i in range(n_prop)]
+
+def _plan(req: DynamicRequest, trees: Trees) -> Plan:
+    """The seeds this run owns, a fresh draw, the workers' jobs and the digest records (read from the baseline)."""
+    props = req.config.properties
+    seeds = plan_slice(props.seeds, req.shard)
+    fresh = draw_fresh(props.fresh_seeds, props.seeds)
+    parallel = props.jobs or (os.cpu_count() or 1)
+    fixture_lane, raw = req.fixture_records or fixtures.check_records(req.repo, req.baseline, req.head, req.config)
+    records: list[dict[str, Any]] = []
+    if _first_shard(req) and raw:
+        records = fixtures.resolve_inputs(req.repo, req.baseline, req.config.fixtures.dir, raw)
+    jobs = _jobs(req, trees, seeds, fresh, parallel)
+    limit = limits(props.memory_mb, props.timeout_s)
+    fixture_hash = fixtures.fixture_hash(fixture_lane.receipt)
+    return Plan(_first_shard(req), seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel)
+
+
+def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int], parallel: int) -> list[Job]:
+    """The seed runs spread over `head-N` workers, then the frozen tests' and the baseline's own workers."""
+    props = req.config.properties
+    seed_runs = [(s, Kind.PLAN) for s in seeds] + [(s, Kind.FRESH) for s in fresh]
+    n_prop = max(1, min(parallel, len(seed_runs)))
+    jobs = [Job(f"head-{i}", str(trees.head)) for i in range(n_prop)]
     for i, (seed, kind) in enumerate(seed_runs):
         for spec in req.specs:
             jobs[i % n_prop].add(spec.node, seed, kind)
-    replay_seed = plan[0] if plan else (props.seeds[0] if props.seeds else 0)
-    if first_shard:
+    replay_seed = seeds[0] if seeds else (props.seeds[0] if props.seeds else 0)
+    if _first_shard(req):
         # Frozen tests run in their own worker: a test file the patch deleted must not take the properties down.
-        freeze_job = Job("freeze-head", str(replay_tree))
+        freeze_job = Job("freeze-head", str(trees.replay))
         for entry in req.removed:
             for _ in range(req.config.freeze.removal_runs):
                 freeze_job.add(entry.test, replay_seed, Kind.FREEZE_HEAD)
         for entry in req.expired:
             freeze_job.add(entry.test, replay_seed, Kind.FREEZE_EXPIRED)
         jobs.append(freeze_job)
-    if needs_base:
-        base_job = Job("base", str(base_tree))
+    if trees.base is not None:
+        base_job = Job("base", str(trees.base))
         for spec in req.specs:
             if spec.counterexample:
                 base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
@@ -458,85 +552,147 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
             for _ in range(req.config.freeze.removal_runs):
                 base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
         jobs.append(base_job)
-    jobs = [j for j in jobs if j.runs]
+    return [j for j in jobs if j.runs]
 
-    fixture_lane, raw = req.fixture_records or fixtures.check_records(req.repo, req.baseline, req.head, req.config)
-    records: list[dict[str, Any]] = []
-    if first_shard and raw:
-        records = fixtures.resolve_inputs(req.repo, req.baseline, req.config.fixtures.dir, raw)
 
-    order = _Order()
-    limit = limits(props.memory_mb, props.timeout_s)
+@dataclass(frozen=True)
+class Launched:
+    """What the workers produced: one result per planned job (in the plan's order) and the digest worker's."""
 
-    # Installed packages go after every other path: they are code under test, and cannot shadow what loaded first.
-    sites: dict[str, Path] = {}
-    install_runs: list[dict[str, Any]] = []
+    workers: list[WorkerResult]
+    digests: WorkerResult | None
+    order: _Order
+    install: dict[str, Any] | None
+    # The install step that failed, in which case no worker ran.
+    failed: Violation | None = None
 
-    def paths(tree: Path) -> list[str]:
-        return _paths(tree, req.config) + ([str(sites[str(tree)])] if str(tree) in sites else [])
+    @property
+    def every(self) -> list[WorkerResult]:
+        """The job workers and the digest worker."""
+        return [*self.workers, *([self.digests] if self.digests else [])]
 
-    def launch(job: Job) -> WorkerResult:
-        body: protocol.Job = {
-            "mode": Mode.PYTEST,
-            "tree": job.tree,
-            "paths": paths(Path(job.tree)),
-            "trials": props.trials,
-            "runs": job.runs,
-            "args": sorted({n.split("[", 1)[0] for n in job.runs}),
-            "limits": limit,
-            "shrink_reruns": 2,
-            "trusted_files": sorted(str(Path(job.tree) / p) for p in locked if p.endswith(".py")),
-            "code_under_test": code_under_test(req.config, Path(job.tree)),
-        }
-        return run_worker(ws, job.name, body, props.timeout_s, order)
 
-    def launch_digests() -> WorkerResult:
+class _Launcher:
+    """Starts the workers of one plan, each with its tree's import paths (and install site, once installed)."""
+
+    def __init__(self, req: DynamicRequest, ws: Workspace, plan: Plan) -> None:
+        self.req, self.ws, self.plan = req, ws, plan
+        self.order = _Order()
+        self.sites: dict[str, Path] = {}
+        self.install_runs: list[dict[str, Any]] = []
+
+    def pytest(self, job: Job) -> WorkerResult:
+        """Run one planned job."""
+        tree = Path(job.tree)
+        body = pytest_job(
+            self.req.config,
+            tree,
+            job.runs,
+            self.plan.limit,
+            site=self.sites.get(job.tree),
+            trusted=self.plan.trees.locked,
+        )
+        return run_worker(self.ws, job.name, body, self.req.config.properties.timeout_s, self.order)
+
+    def digests(self) -> WorkerResult:
+        """Re-produce the digest records on the head tree."""
+        head = self.plan.trees.head
         body: protocol.Job = {
             "mode": Mode.DIGEST,
-            "tree": str(head_tree),
-            "paths": paths(head_tree),
-            "limits": limit,
-            "code_under_test": code_under_test(req.config, head_tree),
-            "producer": req.config.fixtures.producer,
-            "records": [{"id": r["id"], "input": r["input"]} for r in records],
+            "tree": str(head),
+            "paths": _paths(head, self.req.config, self.sites.get(str(head))),
+            "limits": self.plan.limit,
+            "code_under_test": code_under_test(self.req.config, head),
+            "producer": self.req.config.fixtures.producer,
+            "records": [{"id": r["id"], "input": r["input"]} for r in self.plan.records],
         }
-        return run_worker(ws, "digests", body, props.timeout_s, order)
+        return run_worker(self.ws, "digests", body, self.req.config.properties.timeout_s, self.order)
 
-    # The baseline replays run first and alone: once the patch's code has run, it may have rewritten any tree the
-    # sealed user can write to (the gate's own user when it cannot drop root), the baseline tree included. So each
-    # tree gets its own install (the head's installs the patch's requirements), the baseline's before its replays.
+    def install(self, label: str, tree: Path) -> Violation | None:
+        """`properties.install` into a fresh site for `tree`, which that tree's workers then import from."""
+        self.sites[str(tree)], failed = _install(self.req, self.ws, label, tree, self.plan.limit, self.install_runs)
+        return failed
+
+
+def _launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
+    """The baseline's install and replays first and alone, then the head's install, then every other worker."""
+    props = req.config.properties
+    launcher = _Launcher(req, ws, plan)
+    trees, jobs = plan.trees, plan.jobs
+    # Once the patch's code has run, it may have rewritten any tree the sealed user can write to (the gate's own user
+    # when it cannot drop root), the baseline tree included. So each tree gets its own install (the head's installs
+    # the patch's requirements), the baseline's before its replays.
     first: dict[str, WorkerResult] = {}
     failed: Violation | None = None
-    for label, tree, names in (("base", base_tree, ["base"]), ("head", head_tree, [])):
+    stages = ([("base", trees.base, ["base"])] if trees.base is not None else []) + [("head", trees.head, [])]
+    for label, tree, names in stages:
         if names and not any(j.name in names for j in jobs):
             continue
         if props.install:
-            sites[str(tree)], failed = _install(req, ws, label, tree, limit, install_runs)
+            failed = launcher.install(label, tree)
             if failed:
                 break
-        first.update({j.name: launch(j) for j in jobs if j.name in names})
-    if str(head_tree) in sites:
-        sites[str(replay_tree)] = sites[str(head_tree)]  # the replay tree runs the head's code and requirements
-    install_receipt = {"command": props.install, "runs": install_runs} if props.install else None
+        first.update({j.name: launcher.pytest(j) for j in jobs if j.name in names})
+    if str(trees.head) in launcher.sites:
+        launcher.sites[str(trees.replay)] = launcher.sites[str(trees.head)]  # the replay tree runs the head's code
+    install = {"command": props.install, "runs": launcher.install_runs} if props.install else None
     if failed:
-        return _not_run(
-            req,
-            failed,
-            {"sealed": {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": limit, "install": install_receipt}},
-        )
-    with ThreadPoolExecutor(max_workers=max(1, jobs_n)) as pool:
-        futures = [pool.submit(launch, job) for job in jobs if job.name not in first]
-        digest_future = pool.submit(launch_digests) if records else None
+        return Launched([], None, launcher.order, install, failed)
+    with ThreadPoolExecutor(max_workers=max(1, plan.parallel)) as pool:
+        futures = [pool.submit(launcher.pytest, job) for job in jobs if job.name not in first]
+        digest_future = pool.submit(launcher.digests) if plan.records else None
         rest = iter([f.result() for f in futures])
         workers = [first[j.name] if j.name in first else next(rest) for j in jobs]
         digest_worker = digest_future.result() if digest_future else None
+    return Launched(workers, digest_worker, launcher.order, install)
 
-    violations: list[Violation] = []
-    # Every locked file the workers could read is re-hashed, not only fixtures: a property may read any of them.
+
+@dataclass(frozen=True)
+class HeadRuns:
+    """The head trees' property runs, as the ledgers read them."""
+
+    plan: list[int]
+    fresh: list[int]
+    jobs: list[Job]
+    by_job: dict[str, WorkerResult]
+    order: _Order
+    fixture_hash: str | None
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What the workers' evidence shows: violations, and the values the receipt records."""
+
+    violations: list[Violation]
+    origins: list[dict[str, Any]]
+    ledgers: list[dict[str, Any]]
+    replays: list[dict[str, Any]]
+    digests: list[dict[str, Any]] | None
+
+
+def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
+    """Each check over the workers' events returns its rows; together they are this lane's violations."""
+    jobs = plan.jobs
+    by_job = dict(zip([j.name for j in jobs], launched.workers, strict=True))
+    changed = _changed_locked(req, plan.trees)
+    origins, misloaded = _provenance(launched.every, plan.trees.head)
+    head_jobs = [j for j in jobs if j.name.startswith("head-")]
+    runs = HeadRuns(plan.seeds, plan.fresh, head_jobs, by_job, launched.order, plan.fixture_hash)
+    ledgers, unclosed = _ledgers(req, runs)
+    replays, unreplayed = _replays(req, jobs, by_job) if plan.first_shard else ([], [])
+    tautologies = _tautologies(req, jobs, by_job)
+    digests, mismatched = _digests(plan.records, launched.digests, req)
+    violations = [*changed, *misloaded, *unclosed, *unreplayed, *tautologies, *mismatched]
+    return Collected(violations, origins, ledgers, replays, digests)
+
+
+def _changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:
+    """Every locked file the workers could read is re-hashed, not only fixtures: a property may read any of them."""
     fixture_dir = req.config.fixtures.dir.strip("/") + "/"
-    for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(locked), head_tree):
+    found: list[Violation] = []
+    for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(trees.locked), trees.head):
         if path.startswith(fixture_dir):
-            violations.append(
+            found.append(
                 Violation(
                     "fixture-digest-mismatch",
                     f"{path} changed on disk during the sealed run; fixtures are read-only evidence",
@@ -544,7 +700,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                 )
             )
         else:
-            violations.append(
+            found.append(
                 Violation(
                     "run-integrity",
                     f"locked {path} changed on disk during the sealed run, so "
@@ -553,30 +709,33 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                     path,
                 )
             )
-    by_job = dict(zip([j.name for j in jobs], workers, strict=True))
-    origins = _provenance([*workers, *([digest_worker] if digest_worker else [])], head_tree, violations)
-    ledgers = _ledgers(req, plan, fresh, jobs, by_job, order, fixtures.fixture_hash(fixture_lane.receipt), violations)
-    replays = _replays(req, jobs, by_job, violations) if first_shard else []
-    _tautologies(req, jobs, by_job, violations)
-    digests = _digests(records, digest_worker, req, violations)
+    return found
 
+
+def _sandbox(ws: Workspace, plan: Plan) -> dict[str, Any]:
+    return {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": plan.limit}
+
+
+def _receipt(
+    req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched, collected: Collected
+) -> dict[str, Any]:
+    """The receipt's `properties` and `sealed` sections, and `freeze` and `fixtures` where this run re-checked them."""
+    props = req.config.properties
     receipt: dict[str, Any] = {
         "properties": {
-            "ledgers": ledgers,
-            "counts": seed_ledger.counts(ledgers),
+            "ledgers": collected.ledgers,
+            "counts": seed_ledger.counts(collected.ledgers),
             "plan": list(props.seeds),
             "shard": list(req.shard) if req.shard else None,
-            "fresh_seeds": fresh,
+            "fresh_seeds": plan.fresh,
             "trials": props.trials,
         },
         "sealed": {
-            "user": ws.sandbox.user,
-            "note": ws.sandbox.note,
-            "limits": limit,
-            **_isolation([*workers, *([digest_worker] if digest_worker else [])]),
-            "neutralised": [n.to_json() for n in neutralised],
+            **_sandbox(ws, plan),
+            **_isolation(launched.every),
+            "neutralised": [n.to_json() for n in plan.trees.neutralised],
             "runner": ws.runner.to_json(),
-            "provenance": origins,
+            "provenance": collected.origins,
             "workers": [
                 {
                     "name": w.name,
@@ -585,20 +744,23 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
                     "seconds": round(w.seconds, 3),
                     "problems": _worker_problems(w, props.timeout_s),
                 }
-                for w in [*workers, *([digest_worker] if digest_worker else [])]
+                for w in launched.every
             ],
         },
     }
-    if install_receipt:
-        receipt["sealed"]["install"] = install_receipt
-    if first_shard:
+    if launched.install:
+        receipt["sealed"]["install"] = launched.install
+    trees = plan.trees
+    if plan.first_shard:
         receipt["freeze"] = {
-            "replays": replays,
-            "replayed_from_baseline": sorted(p for p in replay_locked - locked if (replay_tree / p).is_file()),
+            "replays": collected.replays,
+            "replayed_from_baseline": sorted(
+                p for p in trees.replay_locked - trees.locked if (trees.replay / p).is_file()
+            ),
         }
-    if digests is not None:
-        receipt["fixtures"] = {"digests": digests}
-    return LaneResult(tuple(violations), receipt)
+    if collected.digests is not None:
+        receipt["fixtures"] = {"digests": collected.digests}
+    return receipt
 
 
 def code_under_test(config: Config, tree: Path) -> dict[str, str]:
@@ -656,9 +818,10 @@ def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
     return found
 
 
-def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[Violation]) -> list[dict[str, Any]]:
+def _provenance(workers: list[WorkerResult], head_tree: Path) -> tuple[list[dict[str, Any]], list[Violation]]:
     """The receipt's `sealed.provenance` (each code-under-test package the head's workers loaded, and from where);
     every module loaded from elsewhere, in any worker, is run-integrity."""
+    violations: list[Violation] = []
     loaded: dict[str, str] = {}
     wrong: dict[str, dict[str, str]] = {}
     for worker in workers:
@@ -693,10 +856,11 @@ def _provenance(workers: list[WorkerResult], head_tree: Path, violations: list[V
             )
         )
     tops = {m.partition(".")[0] for m in wrong}
-    return [
+    origins = [
         {"package": name, "loaded_from": _shown(file, head_tree), "from_tree": name not in tops}
         for name, file in sorted(loaded.items())
     ]
+    return origins, violations
 
 
 def _shown(path: str, tree: Path) -> str:
@@ -729,29 +893,21 @@ def static_tests(source: bytes, file: str, spec: str) -> list[str]:
     return [n for n in found if n == spec or matches_spec(n, spec) or "::" not in spec]
 
 
-def _ledgers(
-    req: DynamicRequest,
-    plan: list[int],
-    fresh: list[int],
-    jobs: list[Job],
-    by_job: dict[str, WorkerResult],
-    order: _Order,
-    fixture_hash: str | None,
-    violations: list[Violation],
-) -> list[dict[str, Any]]:
+def _ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str, Any]], list[Violation]]:
+    """One seed ledger per collected node of each property, and the rows for what the head's workers did not show."""
     props = req.config.properties
-    head_jobs = [j for j in jobs if j.name.startswith("head-")]
-    workers = [by_job[j.name] for j in head_jobs]
+    workers = [runs.by_job[j.name] for j in runs.jobs]
     collected = _collected(workers)
     per_worker = [_collected([w]) for w in workers]
     sources = req.repo.read_blobs(f"{req.baseline}:{s.file}" for s in req.specs)
     ledgers: list[dict[str, Any]] = []
+    found: list[Violation] = []
     for spec in req.specs:
         nodes = [n for n in collected if matches_spec(n, spec.node)]
         if not nodes:
             causes = [p for w in workers for p in _worker_problems(w, props.timeout_s) if p.startswith("collecting ")]
             why = f": {causes[0]}" if causes else ""
-            violations.append(
+            found.append(
                 Violation(
                     "run-integrity", f"{spec.node} was not collected in the sealed run{why}", props.list, spec.line
                 )
@@ -760,7 +916,7 @@ def _ledgers(
         source = sources[f"{req.baseline}:{spec.file}"] or b""
         for expected in static_tests(source, spec.file, spec.node):
             if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
-                violations.append(
+                found.append(
                     Violation(
                         "run-integrity",
                         f"{expected} is defined in the locked file but was not collected in the sealed run",
@@ -768,43 +924,60 @@ def _ledgers(
                     )
                 )
         for node in nodes:
-            ledgers.append(_ledger(req, spec, node, plan, fresh, head_jobs, by_job, order, fixture_hash, violations))
-    return ledgers
+            ledger, rows = _ledger(req, spec, node, runs)
+            ledgers.append(ledger)
+            found += rows
+    return ledgers, found
 
 
 def _ledger(
-    req: DynamicRequest,
-    spec: PropertySpec,
-    node: str,
-    plan: list[int],
-    fresh: list[int],
-    head_jobs: list[Job],
-    by_job: dict[str, WorkerResult],
-    order: _Order,
-    fixture_hash: str | None,
-    violations: list[Violation],
-) -> dict[str, Any]:
-    props = req.config.properties
-    ledger = seed_ledger.new(req.patch_id, node, plan, spec.oracle, fixture_hash, fixtures=fixture_hash is not None)
-    ledger["fresh_seeds"] = list(fresh)
-    with order.lock:
-        starts = [e for e in order.starts if e.get("node") == node and e.get("kind") in PLAN_KINDS]
+    req: DynamicRequest, spec: PropertySpec, node: str, runs: HeadRuns
+) -> tuple[dict[str, Any], list[Violation]]:
+    """The seed ledger of one node, closed over what the trusted process saw, and its rows."""
+    fixture_hash = runs.fixture_hash
+    ledger = seed_ledger.new(
+        req.patch_id, node, runs.plan, spec.oracle, fixture_hash, fixtures=fixture_hash is not None
+    )
+    ledger["fresh_seeds"] = list(runs.fresh)
+    with runs.order.lock:
+        starts = [e for e in runs.order.starts if e.get("node") == node and e.get("kind") in PLAN_KINDS]
     ledger["attempted_seeds"] = [int(e["seed"]) for e in starts if isinstance(e.get("seed"), int)]
-    results = [e for j in head_jobs for e in _results([by_job[j.name]]) if e.get("node") == node]
+    results = [e for j in runs.jobs for e in _results([runs.by_job[j.name]]) if e.get("node") == node]
+    plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
+    issues = _lost_runs(req, spec, ledger, runs, plan_results) + _counted(req, ledger, plan_results)
+    failing = [e for e in plan_results if e.get("outcome") == "failed"]
+    failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, runs.plan.index(e["seed"]) if e["seed"] in runs.plan else 0))
+    ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
+    first = failing[0] if failing else None
+    ledger["excused_by"] = _failure_fields(req, spec, node, ledger, results, failing) if first is not None else None
+    ledger["status"] = seed_ledger.close(ledger)
+    ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
+    return ledger, _ledger_rows(spec, node, ledger, issues, first, runs.plan)
+
+
+def _lost_runs(
+    req: DynamicRequest, spec: PropertySpec, ledger: dict[str, Any], runs: HeadRuns, plan_results: list[dict[str, Any]]
+) -> list[str]:
+    """Per head worker: the planned runs it reported no result for (the ledger then stopped early), or its problems."""
     issues: list[str] = []
-    got = {(e.get("seed"), e.get("kind")) for e in results if e.get("kind") in PLAN_KINDS}
-    for job in head_jobs:
+    got = {(e.get("seed"), e.get("kind")) for e in plan_results}
+    for job in runs.jobs:
         expected = [(int(s), str(k)) for s, k in job.runs.get(spec.node, []) if k in PLAN_KINDS]
-        problems = "; ".join(_worker_problems(by_job[job.name], props.timeout_s))
+        problems = "; ".join(_worker_problems(runs.by_job[job.name], req.config.properties.timeout_s))
         lost = [s for s, k in expected if (s, k) not in got]
         if lost:
             ledger["stopped_early"] = True
             issues.append(f"no result for seed(s) {', '.join(map(str, lost))} ({problems or 'no result reported'})")
         elif problems:
             issues.append(problems)
-    plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
+    return issues
+
+
+def _counted(req: DynamicRequest, ledger: dict[str, Any], plan_results: list[dict[str, Any]]) -> list[str]:
+    """Hypothesis' counts per seed into the ledger; the seeds whose run does not count as clean."""
+    issues: list[str] = []
     for event in plan_results:
-        issue = _run_issue(event, props.trials)
+        issue = _run_issue(event, req.config.properties.trials)
         if issue:
             issues.append(issue)
         if isinstance(event.get("examples"), int):
@@ -813,34 +986,50 @@ def _ledger(
             ledger["stopped_because"][str(event["seed"])] = str(event["stopped_because"])
         if event.get("stop") == "finished" and event.get("outcome") == "passed":
             ledger["exhausted_seeds"].append(int(event["seed"]))
-    failing = [e for e in plan_results if e.get("outcome") == "failed"]
-    failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, plan.index(e["seed"]) if e["seed"] in plan else 0))
-    ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
-    first = failing[0] if failing else None
-    excused_by = None
-    if first is not None:
-        seed = int(first["seed"])
-        ledger["failing_seed"] = seed
-        ledger["assertion_hash"] = first.get("assertion_hash")
-        ledger["falsifying"] = first.get("falsifying")
-        ledger["failure"] = _failure(first.get("failure"))
-        reruns = [e for e in results if e.get("seed") == seed and is_shrink(e.get("kind"))]
-        ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
-        ledger["shrink_stable"] = (
-            len(reruns) >= 2
-            and all(r.get("outcome") == "failed" for r in reruns[:2])
-            and _minimal(reruns[0]) == _minimal(reruns[1])
-        )
-        entry = next((e for e in req.active if e.test in {node, spec.node}), None)
-        if entry is not None and all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
-            excused_by = entry.id
-    ledger["excused_by"] = excused_by
-    ledger["status"] = seed_ledger.close(ledger)
-    ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
-    for issue in _grouped(issues):
-        violations.append(Violation("run-integrity", f"{node}: {issue}", spec.file))
+    return issues
+
+
+def _failure_fields(
+    req: DynamicRequest,
+    spec: PropertySpec,
+    node: str,
+    ledger: dict[str, Any],
+    results: list[dict[str, Any]],
+    failing: list[dict[str, Any]],
+) -> str | None:
+    """The first failure into the ledger (seed, hash, example, whether two shrink re-runs agree); the id of the
+    active freeze entry that excuses every failure, if one does."""
+    first = failing[0]
+    seed = int(first["seed"])
+    ledger["failing_seed"] = seed
+    ledger["assertion_hash"] = first.get("assertion_hash")
+    ledger["falsifying"] = first.get("falsifying")
+    ledger["failure"] = _failure(first.get("failure"))
+    reruns = [e for e in results if e.get("seed") == seed and is_shrink(e.get("kind"))]
+    ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
+    ledger["shrink_stable"] = (
+        len(reruns) >= 2
+        and all(r.get("outcome") == "failed" for r in reruns[:2])
+        and _minimal(reruns[0]) == _minimal(reruns[1])
+    )
+    entry = next((e for e in req.active if e.test in {node, spec.node}), None)
+    if entry is not None and all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
+        return entry.id
+    return None
+
+
+def _ledger_rows(
+    spec: PropertySpec,
+    node: str,
+    ledger: dict[str, Any],
+    issues: list[str],
+    first: dict[str, Any] | None,
+    plan: list[int],
+) -> list[Violation]:
+    """A closed ledger's rows: its run issues, an open ledger, a failure no freeze entry excuses."""
+    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in _grouped(issues)]
     if ledger["status"] in seed_ledger.OPEN:
-        violations.append(
+        rows.append(
             Violation(
                 "seed-ledger-open",
                 f"{node}: seed ledger did not close ({ledger['status']}): "
@@ -848,31 +1037,20 @@ def _ledger(
                 spec.file,
             )
         )
-    if first is not None and excused_by is None:
-        planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
-        detail = _failure_detail(first)
-        record = ledger["failure"] or {}
-        # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
-        path, line = str(record.get("path") or spec.file), record.get("line")
-        if planned_fail:
-            violations.append(
-                Violation(
-                    "property-failed",
-                    f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}",
-                    path,
-                    line,
-                )
-            )
-        else:
-            violations.append(
-                Violation(
-                    "property-failed-fresh-seed",
-                    f"{node} passed the plan but failed on fresh seed {first['seed']}{detail}",
-                    path,
-                    line,
-                )
-            )
-    return ledger
+    if first is None or ledger["excused_by"] is not None:
+        return rows
+    planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
+    detail = _failure_detail(first)
+    record = ledger["failure"] or {}
+    # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
+    path, line = str(record.get("path") or spec.file), record.get("line")
+    if planned_fail:
+        message = f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}"
+        rows.append(Violation("property-failed", message, path, line))
+    else:
+        message = f"{node} passed the plan but failed on fresh seed {first['seed']}{detail}"
+        rows.append(Violation("property-failed-fresh-seed", message, path, line))
+    return rows
 
 
 def _grouped(issues: list[str]) -> list[str]:
@@ -950,9 +1128,11 @@ def _outcomes_for(
 
 
 def _replays(
-    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult], violations: list[Violation]
-) -> list[dict[str, Any]]:
+    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult]
+) -> tuple[list[dict[str, Any]], list[Violation]]:
+    """The freeze section's replays of removed and expired entries, and a row for each that did not pass."""
     replays: list[dict[str, Any]] = []
+    violations: list[Violation] = []
     freeze_file = req.config.freeze.file
     timeout_s = req.config.properties.timeout_s
     for entry in req.removed:
@@ -999,12 +1179,12 @@ def _replays(
                     entry.line,
                 )
             )
-    return replays
+    return replays, violations
 
 
-def _tautologies(
-    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult], violations: list[Violation]
-) -> None:
+def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult]) -> list[Violation]:
+    """A row for each documented counterexample that the baseline accepted, or that did not run cleanly."""
+    violations: list[Violation] = []
     for spec in req.specs:
         if not spec.counterexample or not any(j.name == "base" for j in jobs):
             continue
@@ -1030,13 +1210,16 @@ def _tautologies(
                     spec.line,
                 )
             )
+    return violations
 
 
 def _digests(
-    records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest, violations: list[Violation]
-) -> list[dict[str, Any]] | None:
+    records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest
+) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
+    """The fixtures section's digest checks (None when there are no records), and a row for each mismatch."""
+    violations: list[Violation] = []
     if not records:
-        return None
+        return None, violations
     path = req.config.fixtures.digests
     produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get(EV) == Event.DIGEST}
     failure = next((e for e in (worker.events if worker else []) if e.get(EV) == Event.PRODUCER_MISSING), None)
@@ -1068,4 +1251,4 @@ def _digests(
                     path,
                 )
             )
-    return out
+    return out, violations

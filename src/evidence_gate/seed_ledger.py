@@ -6,19 +6,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# SPEC's closing statuses, checked in this order.
-STATUSES = (
-    "incomplete_fields",
-    "empty_plan",
-    "early_stop_incomplete",
-    "seed_gap",
-    "budget_pass_no_freeze",
-    "seed_mismatch",
-    "oracle_unreviewed",
-    "shrink_unstable",
-    "fixture_unbound",
-    "freeze_eligible",
-)
 # A ledger in one of these did not close: the run does not show what the plan promised.
 OPEN = frozenset({"incomplete_fields", "empty_plan", "early_stop_incomplete", "seed_gap", "seed_mismatch"})
 REQUIRED = (
@@ -111,7 +98,7 @@ def new(
     }
 
 
-# What each status means, in a maintainer's words.
+# What each closing status means, in a maintainer's words; in SPEC's order, the order `close` checks them.
 REASONS = {
     "incomplete_fields": "the ledger is missing fields, so the run cannot be trusted",
     "empty_plan": "no seed was planned, so nothing was measured",

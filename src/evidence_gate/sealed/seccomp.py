@@ -34,7 +34,6 @@ RET_ALLOW = 0x7FFF0000
 # Classic BPF opcodes: load a word of seccomp_data, compare with a constant, return a constant.
 LD_W_ABS = 0x20
 JEQ_K = 0x15
-JGE_K = 0x35
 JSET_K = 0x45
 AND_K = 0x54
 RET_K = 0x06
@@ -122,10 +121,6 @@ class Unavailable(OSError):
 def native() -> Arch | None:
     """This machine's architecture, or None when the filter has no syscall table for it."""
     return ARCHES.get(platform.machine().lower())
-
-
-def _stmt(code: int, k: int) -> tuple[int, int, int, int]:
-    return (code, 0, 0, k)
 
 
 class _Program:

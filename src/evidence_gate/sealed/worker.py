@@ -263,6 +263,11 @@ def main(argv: list[str]) -> int:
         code = run_digests(job, emit)
         provenance.ProvenancePlugin(expected, emit).report(final=True)
         return code
+    return _run_pytest(job, emit, expected)
+
+
+def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
+    """The pytest session of a confined worker: the harness imported first, then the tree's paths, then the tests."""
     import _hypothesis_pytestplugin  # type: ignore[import-untyped]  # noqa: F401, PLC0415 - trusted imports first
     import hypothesis  # noqa: PLC0415
     import hypothesis.strategies  # noqa: F401, PLC0415
