@@ -17,6 +17,9 @@ PACKAGE = ROOT / "src" / "evidence_gate"
 MAX_LINES = 80
 # Names nothing in src/ uses, kept on purpose. Each needs a reason; an entry whose name is used again fails below.
 KEPT = {
+    "EXIT_PRECONDITION": "SPEC's exit code 11 by name, for tests and callers; src derives codes from the table",
+    "GATE_SIDE": "sealed/'s declaration of its gate-side modules, checked against the runner by test_watched_modules",
+    "WORKER_SIDE": "sealed/'s declaration of its worker-side modules, checked against what the runner links",
     "known_rows": "the drift test's one view of data/report_rows.json (README anchors per row)",
     "neutralise_reason": "sealed_tree's test entry to its three reasons; sealed_tree is moving into sealed/",
 }

@@ -3,11 +3,11 @@ outputs that name them, including what `actions/attest` needs in its custom-pred
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from evidence_gate import attestation
+from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import write_atomic
 from evidence_gate.report import Context, render
 
@@ -60,7 +60,7 @@ def write(
     if statement is not None:
         out["attestation-path"] = _shown(receipt_shown, receipt_file, statement)
         out["attestation-subject-name"] = receipt_file.name
-        out["attestation-subject-digest"] = "sha256:" + hashlib.sha256(data).hexdigest()
+        out["attestation-subject-digest"] = sha256_digest(data)
         out["attestation-predicate-type"] = attestation.PREDICATE_TYPE
         out["attestation-predicate-path"] = receipt_shown
     return out, problems

@@ -13,11 +13,6 @@ from evidence_gate.locked_paths import display_path
 from evidence_gate.model import Violation
 
 
-def printable_lines(text: str) -> str:
-    """Multi-line text (a traceback) with each line's control, format and surrogate characters spelled out."""
-    return "\n".join(display_path(line) for line in text.split("\n"))
-
-
 def violations_of(receipt: dict[str, Any]) -> list[Violation]:
     """The receipt's violations as values."""
     return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
