@@ -101,7 +101,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="YYYY-MM-DD",
         help="the entry's added_at; it expires 14 days later (default: today, UTC)",
     )
+    _add_hook_commands(sub)
     return parser
+
+
+def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`pre-push` and `history`: the gate's static lanes before a push, and the ledger's size over time."""
+    push = sub.add_parser("pre-push", help="the static lanes on the commit being pushed (a pre-commit hook)")
+    push.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    push.add_argument(
+        "--against",
+        default=None,
+        metavar="REF",
+        help="the branch pull requests target (default: the remote's default branch, else the upstream)",
+    )
+    push.add_argument("--head", default=None, metavar="REV", help="the commit pushed (default: what pre-commit says)")
+    push.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD", help="date for expiry checks")
+    push.add_argument("--receipt", type=Path, default=None, metavar="PATH", help="also write the receipt here")
 
 
 def today_utc() -> date:
@@ -159,6 +175,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evidence_gate import shard_merge  # noqa: PLC0415
 
         return shard_merge.main(args.receipts, args.receipt, args.format)
+    if args.command == "pre-push":
+        from evidence_gate import prepush  # noqa: PLC0415
+
+        opts = prepush.PrePushOptions(args.repo, args.against, args.head, args.today or today_utc(), args.receipt)
+        return prepush.main(opts, os.environ)
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 
