@@ -119,6 +119,15 @@ def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     push.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD", help="date for expiry checks")
     push.add_argument("--receipt", type=Path, default=None, metavar="PATH", help="also write the receipt here")
 
+    history = sub.add_parser("history", help="the freeze ledger's entries and bytes over the base branch (SVG)")
+    history.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    history.add_argument("--branch", default="HEAD", metavar="REF", help="the base branch to walk (default: HEAD)")
+    history.add_argument("--svg", type=Path, default=None, metavar="FILE", help="write the picture here")
+    history.add_argument(
+        "--receipts", type=Path, default=None, metavar="DIR", help="receipts whose seed-ledger counts to draw too"
+    )
+    history.add_argument("--limit", type=int, default=2000, metavar="N", help="newest N commits at most")
+
 
 def today_utc() -> date:
     """The clock, read once at the edge."""
@@ -180,6 +189,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         opts = prepush.PrePushOptions(args.repo, args.against, args.head, args.today or today_utc(), args.receipt)
         return prepush.main(opts, os.environ)
+    if args.command == "history":
+        from evidence_gate import history  # noqa: PLC0415
+
+        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit)
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 
