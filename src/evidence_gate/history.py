@@ -177,8 +177,8 @@ def _measure(data: bytes | None, found: _Found, file: str) -> dict[str, Any]:
     return {"state": "measured", "entries": entries, "size": size, **limits}
 
 
-def collect(repo: Repo, branch: str, limit: int = 2000) -> History:
-    """The ledger at each of the newest `limit` first-parent commits of `branch`."""
+def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> History:
+    """The ledger at each of the newest `limit` first-parent commits of `branch` (named `label` in the output)."""
     repo.toplevel()
     tip = repo.resolve(branch)
     if tip is None:
@@ -212,7 +212,7 @@ def collect(repo: Repo, branch: str, limit: int = 2000) -> History:
         points.append(Point(commit, when, subject, file, **fields))
     oldest_parents = repo.parents(commits[0][0]) if commits else []
     shallow = repo.is_shallow() and any(not repo.has_object(p) for p in oldest_parents)
-    return History(branch, tip, tuple(points), shallow=shallow)
+    return History(label or branch, tip, tuple(points), shallow=shallow)
 
 
 def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...]]:
@@ -327,3 +327,28 @@ def main(
             ) from exc
         out.write(f"picture: {svg}\n")
     return 0
+
+
+PICTURE = "ledger-history.svg"  # the action writes it beside the receipt and uploads it with the artifact
+
+
+def summary_note(walked: History) -> str | None:
+    """One plain sentence for the job summary, or None when no commit has a readable ledger (nothing to show)."""
+    measured = [p for p in walked.points if p.state == "measured"]
+    if not measured:
+        return None
+    last = walked.points[-1]
+    now = f"at the baseline {_describe(last)}" if last.state == "measured" else f"the baseline's ledger is {last.state}"
+    peak = max(measured, key=lambda p: p.entries or 0)
+    gaps = sum(p.state in ("invalid", "unreadable") for p in walked.points)
+    return (
+        f"{len(walked.points)} first-parent commits of {walked.branch}: {now}; peak {peak.entries} entries on "
+        f"{_day(peak.when)}" + (f"; {gaps} commit(s) drawn as gaps (invalid or unreadable ledger)" if gaps else "")
+    )
+
+
+def picture_for(repo_dir: Path, baseline: str, label: str, limit: int = 1000) -> tuple[str, str] | None:
+    """The SVG and the summary note of the base branch's history up to `baseline`; None when it has no ledger."""
+    walked = collect(Repo(repo_dir), baseline, limit, label)
+    note = summary_note(walked)
+    return None if note is None else (history_svg.render(walked), note)
