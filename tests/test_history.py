@@ -133,6 +133,26 @@ def test_this_repositorys_own_history(tmp_path: Path) -> None:
     assert any(line.startswith("shallow clone: history starts at ") for line in history.text_lines(cut))
 
 
+@pytest.mark.parametrize(
+    ("kind", "detail"),
+    [("folder", "not a regular file (mode 40000)"), ("symlink", "not a regular file (mode 120000)")],
+)
+def test_a_ledger_that_is_not_a_file_is_an_invalid_point(tmp_path: Path, kind: str, detail: str) -> None:
+    """A ledger path holding a folder or a symlink at some commit is an invalid point with the mode, never a read
+    of the link's target or a crash."""
+    repo = history_repo.DatedRepo(tmp_path / "repo")
+    repo.commit("ledger", {"freeze.yaml": history_repo.ledger(2)})
+    if kind == "folder":
+        repo.commit("folder", {"freeze.yaml": None, "freeze.yaml/x": "y\n"})
+    else:
+        repo.write({"freeze.yaml": None})
+        (repo.path / "freeze.yaml").symlink_to("/etc/passwd")
+        repo.commit("link")
+    walked = history.collect(Repo(repo.path), "HEAD")
+    assert [p.state for p in walked.points] == ["measured", "invalid"]
+    assert walked.points[-1].detail == f"freeze.yaml is {detail}"
+
+
 def test_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unknown branch, a folder of receipts that is not one, and an unwritable picture are usage errors."""
     repo, _ = history_repo.build(tmp_path / "repo")

@@ -110,6 +110,16 @@ def test_against_overrides_and_pre_commit_refs_pick_the_pushed_commit(tmp_path: 
     assert code == 0 and "deletes a branch" in out, out
 
 
+def test_a_commit_already_on_the_base_branch_passes(tmp_path: Path) -> None:
+    """Pushing an older commit of the base branch (a new branch at main~1) has nothing of its own to judge."""
+    repo = clone_with_branch(tmp_path, {})
+    repo.git("checkout", "-q", "main")
+    repo.commit("a second commit on main", {"README.md": "x\n"})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    code, out = run_hook(repo, env={"PRE_COMMIT_TO_REF": repo.git("rev-parse", "HEAD~1")})
+    assert code == 0 and "is already on refs/remotes/origin/HEAD; nothing to judge" in out, out
+
+
 def test_no_branch_to_compare_is_a_usage_error_naming_against(tmp_path: Path) -> None:
     """Without origin/HEAD, an upstream or pre-commit's refs, the hook stops (exit 2) and says to pass --against."""
     repo = GitRepo(tmp_path / "lonely")

@@ -166,7 +166,8 @@ def _configs(repo: Repo, trees: set[str]) -> dict[str, Config | str]:
 def _measure(data: bytes | None, found: _Found, file: str) -> dict[str, Any]:
     """Point fields for one ledger blob."""
     if found.blob is None:
-        return {"state": "absent" if found.why == "absent" else "unreadable", "detail": f"{file} is {found.why}"}
+        state = "absent" if found.why == "absent" else "unreadable" if found.why.startswith("unreadable") else "invalid"
+        return {"state": state, "detail": f"{file} is {found.why}"}
     if data is None:
         return {"state": "unreadable", "detail": f"the blob {found.blob[:12]} of {file} is not in this clone"}
     measured = freeze_ledger.measure(data, file)

@@ -130,6 +130,12 @@ def main(opts: PrePushOptions, env: Mapping[str, str], out: TextIO | None = None
     if target is None:
         out.write("evidence-gate pre-push: the push deletes a branch; nothing to judge\n")
         return 0
+    head, base = repo.resolve(target.head), repo.resolve(target.against)
+    if head is not None and base is not None and head != base and repo.is_ancestor(head, base):
+        out.write(
+            display_path(f"evidence-gate pre-push: {head[:12]} is already on {target.against}; nothing to judge") + "\n"
+        )
+        return 0
     check = gate.CheckOptions(repo=opts.repo, head=target.head, base=target.against, today=opts.today, run=False)
     with tempfile.TemporaryDirectory(prefix="evidence-gate-prepush-") as scratch:
         receipt, code = gate.evaluate(check, opts.receipt or Path(scratch) / "receipt.json")
