@@ -178,6 +178,9 @@ def _series_panel(top: float, points: Sequence[Point], what: str, value: Callabl
         'stroke-dasharray="6 4"/>'
     )
     _markers(panel, points, values, colour, what)
+    if not known:
+        middle = (panel.y0 + panel.y1) / 2
+        panel.parts.append(_text(WIDTH / 2, middle, "no readable ledger at any of these commits", 14, MUTED, "middle"))
     panel.x_labels(_date_ticks(points))
     return panel
 
