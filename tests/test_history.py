@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import os
 import shutil
 import struct
 import subprocess
@@ -82,6 +84,26 @@ def test_text_names_every_change_and_every_gap(case: dict[str, str]) -> None:
     assert "receipt skipped: aborted.json: an aborted run" in text and "receipt skipped: broken.json: " in text
     assert "tampering/receipt.json: the properties were not run" in text
     assert "property-failed/receipt.json (7a981d4fc7d4, 2026-09-20): 0 open, 1 closed failures, 2 budget passes" in text
+
+
+def test_hostile_receipt_files_are_skipped_not_read(tmp_path: Path) -> None:
+    """A FIFO, a link to a device and a receipt with forged counts are each listed as skipped; nothing blocks."""
+    folder = receipts_folder(tmp_path / "receipts")
+    os.mkfifo(folder / "fifo.json")
+    (folder / "zero.json").symlink_to("/dev/zero")
+    (folder / "forged.json").write_text(
+        json.dumps({"schema": "evidence-gate/receipt/v1", "state": "final", "properties": {"counts": {"open": -1}}}),
+        "utf-8",
+    )
+    patches, skipped = history.read_receipts(folder)
+    assert [p.name for p in patches] == [
+        "pass/receipt.json",
+        "property-failed/receipt.json",
+        "run-problem/receipt.json",
+    ]
+    reasons = dict(s.split(": ", 1) for s in skipped)
+    assert reasons["fifo.json"] == reasons["zero.json"] == "not a regular file"
+    assert reasons["forged.json"] == "properties.counts is missing or not three counts"
 
 
 def test_only_the_first_parent_chain_is_walked(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ said in the text, never a crash. With a folder of receipts, the seed-ledger coun
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -224,8 +226,7 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
     for path in sorted(folder.rglob("*.json")):
         name = display_path(str(path.relative_to(folder)))
         try:
-            receipt = json.loads(path.read_bytes()[:MAX_RECEIPT_BYTES])
-            patch = _patch_counts(receipt, name)
+            patch = _patch_counts(json.loads(_bounded_read(path)), name)
         except (OSError, ValueError) as exc:
             skipped.append(f"{name}: {str(exc)[:200]}")
             continue
@@ -235,6 +236,17 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
             patches.append(patch)
     patches.sort(key=lambda p: (p.day, p.name))
     return tuple(patches), tuple(skipped)
+
+
+def _bounded_read(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_RECEIPT_BYTES: a FIFO, a device or a huge file is refused, not read."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(MAX_RECEIPT_BYTES + 1)
+    if len(data) > MAX_RECEIPT_BYTES:
+        raise ValueError(f"larger than {MAX_RECEIPT_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
 def _section(receipt: dict[str, Any], key: str) -> dict[str, Any]:
