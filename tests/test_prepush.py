@@ -89,6 +89,15 @@ def test_grown_ledger_fails(tmp_path: Path) -> None:
     assert "freeze.yaml:10: entry 'flaky-new-one' is new" in out and "[freeze-id-added]" in out
 
 
+def test_harness_probe_fails(tmp_path: Path) -> None:
+    """Code under test that starts walking the interpreter's objects fails the push with `harness-probed`."""
+    probe = DEFAULT_BASE["src/alloc.py"] + "\nimport gc\nSEEN = gc.get_objects()\n"
+    repo = clone_with_branch(tmp_path, {"src/alloc.py": probe})
+    code, out = run_hook(repo)
+    assert code == 10, out
+    assert "src/alloc.py:6: new `gc.get_objects` in code under test" in out and "[harness-probed]" in out
+
+
 def test_removal_is_left_to_ci_and_does_not_block(tmp_path: Path) -> None:
     """Deleting an entry needs the sealed replay: the hook says CI settles it, and lets the push through."""
     repo = clone_with_branch(tmp_path, {"freeze.yaml": LEDGER.replace(ENTRY, "") + "  []\n"})
