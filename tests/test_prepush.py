@@ -147,13 +147,15 @@ def test_cli_lists_the_subcommand() -> None:
 
 # The real pre-commit tool. It installs the hook's environment with pip from a git repository of this checkout.
 
+HOOK_SOURCES = (".pre-commit-hooks.yaml", "pyproject.toml", "README.md", "src")  # the hook manifest and the package
 needs_pre_commit = pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit is in the test extras")
 
 
 def hook_source() -> tuple[Path, str]:
-    """This checkout as it is now (tracked and untracked files, .gitignore honoured), committed with pinned
-    identity and date into a repository under ~/.cache: the same sources give the same commit id, so
-    pre-commit's environment for it (PRE_COMMIT_HOME, keyed by repository and rev) is installed once."""
+    """What pre-commit installs from this checkout as it is now (HOOK_SOURCES, tracked and untracked, .gitignore
+    honoured), committed with pinned identity and date into a repository under ~/.cache: the same sources give
+    the same commit id, so pre-commit's environment for it (PRE_COMMIT_HOME, keyed by repository and rev) is
+    installed once, and editing a test does not reinstall it."""
     source = CACHE / "hook-source.git"
     env = {**_git_env(), "GIT_DIR": str(source), "GIT_WORK_TREE": str(ROOT), "GIT_INDEX_FILE": str(source / "idx")}
     if not (source / "HEAD").exists():
@@ -163,7 +165,7 @@ def hook_source() -> tuple[Path, str]:
         return subprocess.run(["git", *args], env=env, cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
     git("read-tree", "--empty")
-    git("add", "-A", ".")
+    git("add", "-A", "--", *HOOK_SOURCES)
     tree = git("write-tree").strip()
     commit = git("commit-tree", tree, "-m", "evidence-gate sources under test").strip()
     git("update-ref", "refs/heads/main", commit)
@@ -250,6 +252,35 @@ def test_pre_commit_run_passes_an_honest_push_and_fails_a_grown_ledger(tmp_path:
     assert proc.returncode == 1, out
     assert "entry 'flaky-new-one' is new" in out and "[freeze-id-added]" in out
     print(f"two pre-commit runs took {time.monotonic() - started:.1f}s")
+
+
+@needs_pre_commit
+def test_git_push_through_the_installed_hook(tmp_path: Path) -> None:
+    """`pre-commit install --hook-type pre-push`, then a real `git push`: the tampering branch is refused and never
+    reaches the remote; after the fix, the push goes through (git hands the hook its refs on stdin)."""
+    source, commit = hook_source()
+    repo = clone_with_branch(tmp_path, {"fixtures/golden.json": "{}\n"})
+    config = f"repos:\n  - repo: {source}\n    rev: {commit}\n    hooks:\n      - id: evidence-gate\n"
+    (repo.path / ".pre-commit-config.yaml").write_text(config, "utf-8")
+    env = pre_commit_env()
+    subprocess.run([str(PRE_COMMIT), "install", "--hook-type", "pre-push"], cwd=repo.path, env=env, check=True)
+    push = ["git", "push", "-q", "origin", "feat"]
+    refused = subprocess.run(push, cwd=repo.path, env=env, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "fixtures/golden.json: " in refused.stdout + refused.stderr
+    remote = repo.path.parent / "upstream"
+
+    def on_remote() -> bool:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "feat"], cwd=remote, capture_output=True, check=False
+        )
+        return proc.returncode == 0
+
+    assert not on_remote()
+    repo.commit("undo the fixture change", {"fixtures/golden.json": DEFAULT_BASE["fixtures/golden.json"]})
+    accepted = subprocess.run(push, cwd=repo.path, env=env, capture_output=True, text=True, check=False)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert on_remote()
 
 
 def test_hook_manifest_is_what_pre_commit_reads() -> None:
