@@ -133,6 +133,41 @@ def test_svg_is_well_formed_titled_and_escaped(case: dict[str, str]) -> None:
     assert {"budget (max_entries)", "budget (max_bytes)", "budget passes"} <= set(texts)
 
 
+STATES = st.sampled_from(["measured", "measured", "measured", "absent", "invalid", "unreadable"])
+POINTS = st.lists(
+    st.tuples(STATES, st.integers(0, 50), st.integers(0, 10**6), st.none() | st.integers(0, 60), st.text(max_size=20)),
+    min_size=1,
+    max_size=60,
+)
+
+
+@given(POINTS)
+def test_any_history_draws_a_well_formed_picture(rows: list[tuple[str, int, int, int | None, str]]) -> None:
+    """For any run of ledger states, the SVG parses, every shaded gap is an invalid or unreadable run, and there is
+    one entries dot per change of the measured value."""
+    points = tuple(
+        history.Point(f"{i:040x}", 1_790_000_000 + i * 86400, subject, "freeze.yaml", state, "why", n, size, cap, cap)
+        if state == "measured"
+        else history.Point(f"{i:040x}", 1_790_000_000 + i * 86400, subject, "freeze.yaml", state, "why")
+        for i, (state, n, size, cap, subject) in enumerate(rows)
+    )
+    root = ET.fromstring(history_svg.render(history.History("main", "f" * 40, points)))
+    values = [p.entries if p.state == "measured" else None for p in points]
+    changes = sum(v is not None and (i == 0 or values[i - 1] != v) for i, v in enumerate(values))
+    dots = [c for c in root.iter(f"{SVG_NS}circle") if c.get("fill") == history_svg.SERIES["entries"]]
+    assert len(dots) == changes
+    gaps = [
+        r
+        for r in root.iter(f"{SVG_NS}rect")
+        if r.get("fill") == history_svg.SERIES["gap"] and r.find(f"{SVG_NS}title") is not None
+    ]
+    runs = sum(
+        p.state in ("invalid", "unreadable") and (i == 0 or points[i - 1].state not in ("invalid", "unreadable"))
+        for i, p in enumerate(points)
+    )
+    assert len(gaps) == 2 * runs  # one band per run in each of the two panels
+
+
 @given(st.text())
 def test_any_text_stays_text(text: str) -> None:
     """Whatever a commit subject or file name holds, the escaped form is one XML text node with no markup."""
