@@ -8,8 +8,13 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from action_env import runner_env
+from action_runner import action_env, make_runner, run_container
+from container_engine import Engine
 from evidence_gate import action
+from fake_github import FakeGitHub
 from fake_results_service import FakeResultsService
 from history_repo import ledger
 from repo_builder import GitRepo
@@ -94,3 +99,25 @@ def test_no_ledger_in_the_history_means_no_picture(tmp_path: Path, shared_dir: P
     assert action.main(env, stdout=io.StringIO()) == 0
     assert not (repo.path / "ledger-history.svg").exists()
     assert "Freeze ledger over the base branch" not in Path(env["GITHUB_STEP_SUMMARY"]).read_text("utf-8")
+
+
+@pytest.mark.container
+def test_the_container_draws_and_uploads_the_picture(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
+    """In the action's image, run as the runner runs it on the demo's PR that adds a freeze entry: the SVG is beside
+    the receipt (in a checkout owned by another uid), in the artifact, and linked from the job summary."""
+    github, results = servers
+    runner = make_runner(tmp_path, "freeze-entry-added")
+    proc = run_container(engine, image, runner, action_env(github, results))
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert proc.returncode == 10, log
+    svg = (runner.workspace / "ledger-history.svg").read_text("utf-8")
+    assert ET.fromstring(svg).get("width") == "960"
+    (stored,) = results.state.artifacts
+    with zipfile.ZipFile(io.BytesIO(stored.data)) as archive:
+        assert archive.read("ledger-history.svg").decode("utf-8") == svg
+    summary = runner.file("file_commands/step_summary").read_text("utf-8")
+    assert (
+        "**Freeze ledger over the base branch**" in summary and "ledger-history.svg in the receipt artifact" in summary
+    )
