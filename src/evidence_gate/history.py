@@ -122,11 +122,11 @@ def lookup(repo: Repo, trees: Iterable[str], path: str) -> dict[str, _Found]:
                 found[root] = _Found(None, f"unreadable: the tree {oid[:12]} is not in this clone or is damaged")
                 continue
             hit = next(((m, o.hex()) for m, n, o in entries if n == name), None)
-            if hit is None:
+            if hit is None or (not last and hit[0] != b"40000"):  # git follows no link or file on the way
                 found[root] = _Found(None, "absent")
             elif last and hit[0] in BLOB_MODES:
                 found[root] = _Found(hit[1])
-            elif not last and hit[0] == b"40000":
+            elif not last:
                 nxt[root] = hit[1]
             else:
                 found[root] = _Found(None, f"not a regular file (mode {hit[0].decode()})")
