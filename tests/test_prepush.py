@@ -129,6 +129,18 @@ def test_a_commit_already_on_the_base_branch_passes(tmp_path: Path) -> None:
     assert code == 0 and "is already on refs/remotes/origin/HEAD; nothing to judge" in out, out
 
 
+def test_missing_base_object_is_a_precondition_not_advice(tmp_path: Path) -> None:
+    """A baseline whose configuration blob is gone stops the push with `history-missing` (exit 11) and the fsck fix,
+    without the 'undo the change to the evidence' advice meant for findings."""
+    repo = clone_with_branch(tmp_path, {"src/alloc.py": "x = 1\n"})
+    oid = repo.git("rev-parse", "origin/main:SCORE_PROPERTIES")
+    loose = repo.path / ".git" / "objects" / oid[:2] / oid[2:]  # a local clone links the loose objects
+    loose.unlink()
+    code, out = run_hook(repo)
+    assert code == 11, out
+    assert "[history-missing]" in out and "undo the change" not in out
+
+
 def test_no_branch_to_compare_is_a_usage_error_naming_against(tmp_path: Path) -> None:
     """Without origin/HEAD, an upstream or pre-commit's refs, the hook stops (exit 2) and says to pass --against."""
     repo = GitRepo(tmp_path / "lonely")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evidence_gate import decision, gate
-from evidence_gate.errors import EXIT_INTERNAL, GateError
+from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, GateError
 from evidence_gate.git import NULL_OID, Repo
 from evidence_gate.locked_paths import display_path
 from evidence_gate.report import printable_lines, violations_of
@@ -102,7 +102,7 @@ def report(receipt: dict[str, Any], target: Target, out: TextIO) -> int:
         out.write(display_path(f"left to CI (the sealed run settles it): {line}") + "\n")
     verb = "PASS" if result.ok else "FAIL"
     out.write(f"{verb}: {result.row.title} [{result.row.id}]\n")
-    if not result.ok and result.row.gate == "fail":
+    if result.row.exit_code == EXIT_FAIL:  # a finding about the patch, not a precondition such as missing history
         out.write(
             "the CI gate will fail this pull request the same way: undo the change to the evidence (locked "
             "files and the freeze ledger are human-owned and change only in a reviewed PR to the base branch)\n"
