@@ -130,7 +130,7 @@ def test_a_commit_already_on_the_base_branch_passes(tmp_path: Path) -> None:
 
 
 def test_missing_base_object_is_a_precondition_not_advice(tmp_path: Path) -> None:
-    """A baseline whose configuration blob is gone stops the push with `history-missing` (exit 11) and the fsck fix,
+    """A baseline whose SCORE_PROPERTIES blob is gone stops the push with `history-missing` (exit 11) and the fsck fix,
     without the 'undo the change to the evidence' advice meant for findings."""
     repo = clone_with_branch(tmp_path, {"src/alloc.py": "x = 1\n"})
     oid = repo.git("rev-parse", "origin/main:SCORE_PROPERTIES")
