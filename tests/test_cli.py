@@ -258,7 +258,7 @@ def test_readme_cli_synopsis_lists_every_option() -> None:
     command = ""
     for line in (text.split("#", 1)[0] for text in block.splitlines()):
         if line.startswith("evidence-gate "):
-            command = " ".join(re.findall(r"\s([a-z]+)(?=\s|$)", line.split("[", 1)[0].split("--", 1)[0]))
+            command = " ".join(re.findall(r"\s([a-z][a-z-]*)(?=\s|$)", line.split("[", 1)[0].split("--", 1)[0]))
             documented[command] = set()
         if line.strip():
             documented[command].update(re.findall(r"--[a-z][a-z-]*", line))

@@ -17,8 +17,9 @@ from evidence_gate.config import Config
 from evidence_gate.git import Repo
 from evidence_gate.locked_paths import first_matching, glob_matches
 from evidence_gate.receipt import empty_receipt, write_receipt
-from evidence_gate.report import printable_lines, render_text
+from evidence_gate.report import render_text
 from evidence_gate.score_properties import parse_properties
+from evidence_gate.visible import lines as printable_lines
 from repo_builder import GitRepo
 from scenario_repo import DEFAULT_BASE
 

@@ -25,12 +25,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import action_files, check_report, gate, job_summary, receipt_types, visible
+from evidence_gate import action_files, check_report, gate, history, job_summary, receipt_types, visible
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
-from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_receipt
+from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.report import render_text
 from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
 
@@ -558,7 +558,9 @@ def _finish(
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
-    artifact_id = _upload(run, inputs, data, text) if inputs.upload else ""
+    picture = _ledger_picture(run, inputs, receipt, target) if inputs.shard is None else None
+    extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
+    artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
     links = check_report.links_from(run.env, run.env.get("GITHUB_REPOSITORY", ""), receipt, artifact_id)
     files, problems = action_files.write(receipt, target.file, target.shown, links.docs, head)
     for problem in problems:
@@ -578,7 +580,8 @@ def _finish(
         for a in found[: inputs.max_annotations]:
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
     if inputs.job_summary:
-        summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name)
+        ledger = (picture[1], history.PICTURE) if picture else None
+        summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger)
         _write_summary(run.env, job_summary.truncate_bytes(summary))
     _write_outputs(run, receipt, target.shown, run_id, artifact_id, files)
     return step_exit(code, inputs.fail_on)
@@ -707,7 +710,28 @@ def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.Ch
     return run_id
 
 
-def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
+def _ledger_picture(run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target) -> tuple[str, str] | None:
+    """The base branch's ledger history (SVG, summary note), written beside the receipt; None when there is none.
+
+    The picture is extra: whatever goes wrong drawing it is one log line, never a changed verdict.
+    """
+    baseline = (receipt.get("git") or {}).get("baseline")
+    if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline:
+        return None
+    try:
+        folder = repo_folder(Path(run.env.get("GITHUB_WORKSPACE") or "."), inputs.working_directory)
+        made = history.picture_for(folder, baseline, run.env.get("GITHUB_BASE_REF") or baseline[:12])
+        if made is not None:
+            write_atomic(
+                target.file.parent / history.PICTURE, made[0].encode("utf-8")
+            )  # replaces, never follows, a link
+    except Exception as exc:  # noqa: BLE001 - the verdict never depends on the picture
+        run.say(log_text(f"evidence-gate: the freeze ledger's history was not drawn: {type(exc).__name__}: {exc}"))
+        return None
+    return made
+
+
+def _upload(run: _Run, inputs: Inputs, data: bytes, text: str, extra: list[tuple[str, bytes]] | None = None) -> str:
     from evidence_gate import artifact_upload  # noqa: PLC0415
 
     name = inputs.artifact_name
@@ -717,7 +741,10 @@ def _upload(run: _Run, inputs: Inputs, data: bytes, text: str) -> str:
         name = shard_artifact(name, inputs.shard)
     try:
         done = artifact_upload.upload(
-            run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))], sleep=run.sleep
+            run.env,
+            name,
+            [("receipt.json", data), ("report.txt", text.encode("utf-8")), *(extra or [])],
+            sleep=run.sleep,
         )
     except artifact_upload.ArtifactUnavailable as exc:
         run.warn_once(

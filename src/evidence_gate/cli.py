@@ -102,7 +102,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="YYYY-MM-DD",
         help="the entry's added_at; it expires 14 days later (default: today, UTC)",
     )
+    _add_hook_commands(sub)
     return parser
+
+
+def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`pre-push` and `history`: the gate's static lanes before a push, and the ledger's size over time."""
+    push = sub.add_parser("pre-push", help="the static lanes on the commit being pushed (a pre-commit hook)")
+    push.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    push.add_argument(
+        "--against",
+        default=None,
+        metavar="REF",
+        help="the branch pull requests target (default: the remote's default branch, else the upstream)",
+    )
+    push.add_argument("--head", default=None, metavar="REV", help="the commit pushed (default: what pre-commit says)")
+    push.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD", help="date for expiry checks")
+    push.add_argument("--receipt", type=Path, default=None, metavar="PATH", help="also write the receipt here")
+
+    history = sub.add_parser("history", help="the freeze ledger's entries and bytes over the base branch (SVG)")
+    history.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    history.add_argument("--branch", default="HEAD", metavar="REF", help="the base branch to walk (default: HEAD)")
+    history.add_argument("--svg", type=Path, default=None, metavar="FILE", help="write the picture here")
+    history.add_argument(
+        "--receipts", type=Path, default=None, metavar="DIR", help="receipts whose seed-ledger counts to draw too"
+    )
+    history.add_argument("--limit", type=int, default=2000, metavar="N", help="newest N commits at most")
 
 
 def today_utc() -> date:
@@ -175,6 +200,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         code = shard_merge.main(args.receipts, args.receipt, args.format, report_context())
         _attest(args.receipt)
         return code
+    if args.command == "pre-push":
+        from evidence_gate import prepush  # noqa: PLC0415
+
+        opts = prepush.PrePushOptions(args.repo, args.against, args.head, args.today or today_utc(), args.receipt)
+        return prepush.main(opts, os.environ)
+    if args.command == "history":
+        from evidence_gate import history  # noqa: PLC0415
+
+        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit)
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 

@@ -468,3 +468,13 @@ def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
             for e in result.expired
         ]
     )
+
+
+def measure(data: bytes, file: str) -> tuple[int, int, dict[str, float]] | Violation:
+    """One ledger on its own (no baseline, no dates): its entry count, canonical bytes and effective budget, or
+    the first reason it does not parse or fit its schema (for `evidence-gate history`)."""
+    try:
+        ledger = parse(data, file)
+    except _Invalid as exc:
+        return exc.violations[0]
+    return len(ledger.entries), ledger.canonical_size(), effective_budget(ledger.budget)

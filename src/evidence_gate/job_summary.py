@@ -383,18 +383,31 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
     return "\n".join(out)
 
 
+def history_line(note: str, links: Links, picture: str) -> str:
+    """The line that links the freeze ledger's history picture (in the artifact when there is one)."""
+    where = (
+        gfm.link(f"{picture} in the receipt artifact", links.artifact)
+        if links.artifact
+        else f"{gfm.code(picture)} beside the receipt"
+    )
+    return f"**Freeze ledger over the base branch**: {gfm.text(note, 1000)} — picture: {where}\n\n"
+
+
 def render(
     receipt: dict[str, Any],
     receipt_sha256: str,
     notes: tuple[str, ...] = (),
     links: Links | None = None,
     check_name: str = "evidence-gate",
+    history: tuple[str, str] | None = None,
 ) -> str:
-    """The job summary: a heading with the check's name, the summary, the full detail collapsed."""
+    """The job summary: a heading with the check's name, the summary, the ledger's history (note, picture file)
+    when there is one, the full detail collapsed."""
     heading = f"## {gfm.text(check_name, 100)}"
     text = details(receipt, receipt_sha256, links)
+    ledger = history_line(history[0], links or Links(), history[1]) if history else ""
     return (
-        f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n<details><summary>Full detail: "
+        f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n{ledger}<details><summary>Full detail: "
         f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n"
     )
 

@@ -1,0 +1,367 @@
+"""`evidence-gate history`: the freeze ledger's entries and bytes along the base branch's first-parent history.
+
+Every commit's configuration and ledger are read from git objects (never a checkout), in a few batched `cat-file`
+calls: the root trees of all commits, then the folders on the way to each file, then the distinct blobs. A ledger
+that is absent, invalid, or named by a tree whose object is gone is a point of its own kind, drawn as a gap and
+said in the text, never a crash. With a folder of receipts, the seed-ledger counts of each patch are read too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import stat
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from evidence_gate import freeze_ledger, history_svg
+from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, parse_config
+from evidence_gate.errors import GateError
+from evidence_gate.git import Repo
+from evidence_gate.locked_paths import display_path
+from evidence_gate.model import Violation
+from evidence_gate.tree_entries import parse_tree
+
+BLOB_MODES = frozenset({b"100644", b"100755"})
+RECEIPT_SCHEMA = "evidence-gate/receipt/v1"
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Point:
+    """The ledger at one commit: `state` is measured, absent, invalid or unreadable (`detail` says why)."""
+
+    commit: str
+    when: int
+    subject: str
+    file: str
+    state: str
+    detail: str = ""
+    entries: int | None = None
+    size: int | None = None
+    max_entries: int | None = None  # None: no limit
+    max_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class PatchCounts:
+    """`properties.counts` of one receipt: open seed ledgers, closed failures, budget passes."""
+
+    name: str
+    head: str
+    day: str
+    open: int
+    closed_failures: int
+    budget_passes: int
+
+
+@dataclass(frozen=True)
+class History:
+    """Everything the text and the picture show."""
+
+    branch: str
+    tip: str
+    points: tuple[Point, ...]
+    patches: tuple[PatchCounts, ...] = ()
+    skipped: tuple[str, ...] = ()  # receipts not drawn, each with why
+    shallow: bool = False
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What a path names in one tree: a blob id, or why there is none (`absent`, `unreadable: …`, `not a file`)."""
+
+    blob: str | None
+    why: str = ""
+
+
+def _present(repo: Repo, oids: Iterable[str]) -> set[str]:
+    """The ids among `oids` whose objects are in this clone."""
+    keys = sorted(set(oids))
+    if not keys:
+        return set()
+    stdin = "".join(f"{k}\n" for k in keys).encode()
+    lines = repo.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
+    return {k for k, line in zip(keys, lines, strict=True) if not line.endswith((b" missing", b" ambiguous"))}
+
+
+def _read(repo: Repo, oids: Iterable[str], kind: str) -> dict[str, bytes | None]:
+    """Objects by id; None for one that is gone, of another type, or corrupt (read one by one to tell which)."""
+    wanted = sorted(set(oids))
+    present = _present(repo, wanted)
+    out: dict[str, bytes | None] = dict.fromkeys(wanted)
+    try:
+        out.update(repo.read_objects(sorted(present), kind))
+    except GateError:
+        for oid in present:
+            try:
+                out[oid] = repo.read_objects([oid], kind)[oid]
+            except GateError:
+                out[oid] = None
+    return out
+
+
+def lookup(repo: Repo, trees: Iterable[str], path: str) -> dict[str, _Found]:
+    """What `path` names in each of `trees` (root tree ids), one batched read per folder level."""
+    parts = [p.encode("utf-8", "surrogateescape") for p in path.split("/")]
+    where = {t: t for t in set(trees)}  # root tree -> the tree currently looked in
+    found: dict[str, _Found] = {}
+    for depth, name in enumerate(parts):
+        raw = _read(repo, where.values(), "tree")
+        last = depth == len(parts) - 1
+        nxt: dict[str, str] = {}
+        for root, oid in where.items():
+            data = raw.get(oid)
+            entries = None if data is None else parse_tree(data, len(oid) // 2)
+            if entries is None:
+                found[root] = _Found(None, f"unreadable: the tree {oid[:12]} is not in this clone or is damaged")
+                continue
+            hit = next(((m, o.hex()) for m, n, o in entries if n == name), None)
+            if hit is None or (not last and hit[0] != b"40000"):  # git follows no link or file on the way
+                found[root] = _Found(None, "absent")
+            elif last and hit[0] in BLOB_MODES:
+                found[root] = _Found(hit[1])
+            elif not last:
+                nxt[root] = hit[1]
+            else:
+                found[root] = _Found(None, f"not a regular file (mode {hit[0].decode()})")
+        where = nxt
+    return found
+
+
+def _first_parent(repo: Repo, tip: str, limit: int) -> list[tuple[str, str, int, str]]:
+    """(commit, root tree, committer time, subject) along the first-parent chain, oldest first."""
+    raw = repo.run("log", "--first-parent", f"--max-count={limit}", "-z", "--format=%H %T %ct %s", tip, "--").stdout
+    out = []
+    for record in raw.split(b"\0"):
+        if record.strip():
+            commit, tree, when, subject = [*record.decode("utf-8", "replace").split(" ", 3), ""][:4]
+            out.append((commit, tree, int(when), subject))
+    return out[::-1]
+
+
+def _configs(repo: Repo, trees: set[str]) -> dict[str, Config | str]:
+    """Each root tree's configuration, or why it cannot be used."""
+    looked = lookup(repo, trees, CONFIG_PATH)
+    blobs = _read(repo, [f.blob for f in looked.values() if f.blob], "blob")
+    out: dict[str, Config | str] = {}
+    for tree, f in looked.items():
+        if f.blob is None and f.why == "absent":
+            out[tree] = Config()
+            continue
+        data = blobs.get(f.blob) if f.blob else None
+        if data is None:
+            out[tree] = f"{CONFIG_PATH} is {f.why or 'unreadable: its blob is not in this clone or is damaged'}"
+            continue
+        try:
+            out[tree] = parse_config(data)
+        except ConfigInvalid as exc:
+            out[tree] = f"{exc.message}" + (f" (line {exc.line})" if exc.line else "")
+    return out
+
+
+def _measure(data: bytes | None, found: _Found, file: str) -> dict[str, Any]:
+    """Point fields for one ledger blob."""
+    if found.blob is None:
+        state = "absent" if found.why == "absent" else "unreadable" if found.why.startswith("unreadable") else "invalid"
+        return {"state": state, "detail": f"{file} is {found.why}"}
+    if data is None:
+        return {"state": "unreadable", "detail": f"the blob {found.blob[:12]} of {file} is not in this clone"}
+    measured = freeze_ledger.measure(data, file)
+    if isinstance(measured, Violation):
+        return {"state": "invalid", "detail": f"{file}:{measured.line}: {measured.message}"}
+    entries, size, budget = measured
+    limits = {k: None if budget[k] == float("inf") else int(budget[k]) for k in ("max_entries", "max_bytes")}
+    return {"state": "measured", "entries": entries, "size": size, **limits}
+
+
+def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> History:
+    """The ledger at each of the newest `limit` first-parent commits of `branch` (named `label` in the output)."""
+    repo.toplevel()
+    tip = repo.resolve(branch)
+    if tip is None:
+        raise GateError(
+            f"{branch!r} is not a commit in this clone", fix="pass --branch naming the base branch", usage=True
+        )
+    if branch == "HEAD":  # name the branch checked out, as a reader of the picture knows it
+        proc = repo.run("symbolic-ref", "--short", "-q", "HEAD", check=False)
+        branch = proc.stdout.decode("utf-8", "replace").strip() or branch
+    commits = _first_parent(repo, tip, limit)
+    configs = _configs(repo, {tree for _, tree, _, _ in commits})
+    by_file: dict[str, set[str]] = {}
+    for tree, config in configs.items():
+        if isinstance(config, Config):
+            by_file.setdefault(posixpath.normpath(config.freeze.file), set()).add(tree)
+    ledgers: dict[tuple[str, str], tuple[_Found, bytes | None]] = {}
+    for file, trees in by_file.items():
+        looked = lookup(repo, trees, file)
+        blobs = _read(repo, [f.blob for f in looked.values() if f.blob], "blob")
+        ledgers.update({(t, file): (f, blobs.get(f.blob) if f.blob else None) for t, f in looked.items()})
+    points = []
+    for commit, tree, when, subject in commits:
+        config = configs[tree]
+        if isinstance(config, str):
+            fields: dict[str, Any] = {"state": "invalid", "detail": config}
+            file = CONFIG_PATH
+        else:
+            file = posixpath.normpath(config.freeze.file)
+            found, data = ledgers[(tree, file)]
+            fields = _measure(data, found, file)
+        points.append(Point(commit, when, subject, file, **fields))
+    oldest_parents = repo.parents(commits[0][0]) if commits else []
+    shallow = repo.is_shallow() and any(not repo.has_object(p) for p in oldest_parents)
+    return History(label or branch, tip, tuple(points), shallow=shallow)
+
+
+def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...]]:
+    """The seed-ledger counts of every receipt below `folder` (`*.json`), and the files left out with why."""
+    if not folder.is_dir():
+        raise GateError(f"--receipts {folder} is not a folder", fix="pass a folder of receipt.json files", usage=True)
+    patches, skipped = [], []
+    for path in sorted(folder.rglob("*.json")):
+        name = display_path(str(path.relative_to(folder)))
+        try:
+            patch = _patch_counts(json.loads(_bounded_read(path)), name)
+        except (OSError, ValueError) as exc:
+            skipped.append(f"{name}: {str(exc)[:200]}")
+            continue
+        if isinstance(patch, str):
+            skipped.append(f"{name}: {patch}")
+        else:
+            patches.append(patch)
+    patches.sort(key=lambda p: (p.day, p.name))
+    return tuple(patches), tuple(skipped)
+
+
+def _bounded_read(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_RECEIPT_BYTES: a FIFO, a device or a huge file is refused, not read."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(MAX_RECEIPT_BYTES + 1)
+    if len(data) > MAX_RECEIPT_BYTES:
+        raise ValueError(f"larger than {MAX_RECEIPT_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
+def _section(receipt: dict[str, Any], key: str) -> dict[str, Any]:
+    value = receipt.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _patch_counts(receipt: Any, name: str) -> PatchCounts | str:
+    """One receipt's counts, or why it is not drawn."""
+    if not isinstance(receipt, dict) or receipt.get("schema") != RECEIPT_SCHEMA:
+        return f"not an evidence-gate receipt (schema is not {RECEIPT_SCHEMA})"
+    if receipt.get("state") != "final":
+        return "an aborted run: no counts"
+    props = _section(receipt, "properties")
+    counts = props.get("counts")
+    keys = ("open", "closed_failures", "budget_passes")
+    if not isinstance(counts, dict) or not all(type(counts.get(k)) is int and counts[k] >= 0 for k in keys):
+        return "properties.counts is missing or not three counts"
+    if not props.get("ledgers"):
+        return f"the properties were not run ({display_path(str(props.get('skipped') or 'no seed ledgers'))[:200]})"
+    git, mode = _section(receipt, "git"), _section(receipt, "mode")
+    head, day = str(git.get("head") or ""), str(mode.get("today") or "")
+    return PatchCounts(name, head, day, counts["open"], counts["closed_failures"], counts["budget_passes"])
+
+
+def _day(when: int) -> str:
+    return datetime.fromtimestamp(when, UTC).date().isoformat()
+
+
+def _describe(p: Point) -> str:
+    if p.state != "measured":
+        return f"{p.state}: {p.detail}"
+    limit_e = f" (max {p.max_entries})" if p.max_entries is not None else " (no max_entries)"
+    limit_b = f" (max {p.max_bytes})" if p.max_bytes is not None else " (no max_bytes)"
+    return f"{p.file}: {p.entries} {'entry' if p.entries == 1 else 'entries'}{limit_e}, {p.size} bytes{limit_b}"
+
+
+def text_lines(history: History) -> list[str]:
+    """The text output: the walk, one line per change of the ledger (gaps included), the receipts."""
+    pts = history.points
+    out = [
+        f"freeze ledger along the first-parent history of {history.branch} ({history.tip[:12]}): {len(pts)} commits, "
+        f"{_day(pts[0].when)} .. {_day(pts[-1].when)}"
+    ]
+    if history.shallow:
+        out.append(f"shallow clone: history starts at {pts[0].commit[:12]}; fetch with `fetch-depth: 0` for all of it")
+    previous = ""
+    for p in pts:
+        line = _describe(p)
+        if line != previous:
+            gap = " (drawn as a gap)" if p.state in ("invalid", "unreadable") else ""
+            out.append(f"{_day(p.when)} {p.commit[:12]} {line}{gap}")
+        previous = line
+    measured = [p for p in pts if p.state == "measured"]
+    if not measured:
+        out.append("no commit has a readable ledger: nothing to draw")
+    else:
+        peak = max(measured, key=lambda p: p.entries or 0)
+        out.append(f"now: {_describe(pts[-1])}; peak {peak.entries} entries on {_day(peak.when)} ({peak.commit[:12]})")
+    gaps = sum(p.state in ("invalid", "unreadable") for p in pts)
+    if gaps:
+        out.append(f"{gaps} commit(s) with an invalid or unreadable ledger or configuration, drawn as gaps")
+    for patch in history.patches:
+        out.append(
+            f"receipt {patch.name} ({patch.head[:12] or 'no head'}, {patch.day or 'no date'}): {patch.open} open, "
+            f"{patch.closed_failures} closed failures, {patch.budget_passes} budget passes"
+        )
+    out += [f"receipt skipped: {s}" for s in history.skipped]
+    return [display_path(line) for line in out]
+
+
+def main(
+    repo_dir: Path, branch: str, svg: Path | None, receipts: Path | None, limit: int, out: TextIO | None = None
+) -> int:
+    """`evidence-gate history`: print the walk and write the picture."""
+    out = out or sys.stdout
+    if limit < 1:
+        raise GateError("--limit must be at least 1", usage=True)
+    history = collect(Repo(repo_dir), branch, limit)
+    if receipts is not None:
+        patches, skipped = read_receipts(receipts)
+        history = History(history.branch, history.tip, history.points, patches, skipped, history.shallow)
+    for line in text_lines(history):
+        out.write(line + "\n")
+    if svg is not None:
+        try:
+            svg.write_text(history_svg.render(history), "utf-8")
+        except OSError as exc:
+            raise GateError(
+                f"cannot write {svg}: {exc.strerror}", fix="pass --svg naming a writable file", usage=True
+            ) from exc
+        out.write(f"picture: {svg}\n")
+    return 0
+
+
+PICTURE = "ledger-history.svg"  # the action writes it beside the receipt and uploads it with the artifact
+
+
+def summary_note(walked: History) -> str | None:
+    """One plain sentence for the job summary, or None when no commit has a readable ledger (nothing to show)."""
+    measured = [p for p in walked.points if p.state == "measured"]
+    if not measured:
+        return None
+    last = walked.points[-1]
+    now = f"at the baseline {_describe(last)}" if last.state == "measured" else f"the baseline's ledger is {last.state}"
+    peak = max(measured, key=lambda p: p.entries or 0)
+    gaps = sum(p.state in ("invalid", "unreadable") for p in walked.points)
+    return (
+        f"{len(walked.points)} first-parent commits of {walked.branch}: {now}; peak {peak.entries} entries on "
+        f"{_day(peak.when)}" + (f"; {gaps} commit(s) drawn as gaps (invalid or unreadable ledger)" if gaps else "")
+    )
+
+
+def picture_for(repo_dir: Path, baseline: str, label: str, limit: int = 1000) -> tuple[str, str] | None:
+    """The SVG and the summary note of the base branch's history up to `baseline`; None when it has no ledger."""
+    walked = collect(Repo(repo_dir), baseline, limit, label)
+    note = summary_note(walked)
+    return None if note is None else (history_svg.render(walked), note)
