@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import action_docs  # tests/ is on sys.path (conftest.py)
+from support import action_docs  # tests/ is on sys.path (conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -182,11 +182,11 @@ def test_self_test_runs_the_local_action_on_pull_requests_and_merge_groups() -> 
 
 
 def test_readme_tables_are_generated_from_action_yml() -> None:
-    """The README's inputs and outputs tables equal what tests/action_docs.py renders from action.yml."""
+    """The README's inputs and outputs tables equal what tests/support/action_docs.py renders from action.yml."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = action_docs.current_block(readme)
     assert found is not None, f"README.md lacks the {action_docs.BEGIN} block"
-    assert found == action_docs.block(action_docs.load_action()), "run: python tests/action_docs.py --write"
+    assert found == action_docs.block(action_docs.load_action()), "run: python tests/support/action_docs.py --write"
 
 
 def test_docs_generator_notices_a_changed_description() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from evidence_gate import freeze_ledger
 from evidence_gate.config import Config, FreezeConfig
-from freeze_strategies import TODAY, entry_fields, ledgers, render
+from support.freeze_strategies import TODAY, entry_fields, ledgers, render
 
 GROWTH = {"freeze-id-added", "freeze-expiry-extended", "freeze-budget-raised", "freeze-entry-rewritten"}
 CONFIGS = {"yaml": Config(), "json": Config(freeze=FreezeConfig(file="freeze.json"))}

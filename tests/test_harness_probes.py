@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from evidence_gate.harness_probes import new_references
 from evidence_gate.probe_scan import references
-from property_repo import GREEN, judge, red_repo, rows
-from repo_builder import GitRepo
+from support.property_repo import GREEN, judge, red_repo, rows
+from support.repo_builder import GitRepo
 
 # Each evasion: source added to code under test → a name the scan must report (on that source's last line).
 EVASIONS = {

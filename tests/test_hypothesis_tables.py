@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evidence_gate import hypothesis_tables, runner_env, sealed_run
-from property_repo import base_files, judge
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge
+from support.repo_builder import GitRepo
 
 UPPER = """\
 from hypothesis import given, strategies as st

@@ -12,8 +12,8 @@ import pytest
 
 from evidence_gate import property_lane, sealed_run
 from evidence_gate.assertion_hash import statement_hash
-from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
+from support.repo_builder import GitRepo
 
 SEED_PROPERTY = """\
 import os

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from property_repo import judge, red_repo, rows, sealed_only
-from repo_builder import GitRepo
+from support.property_repo import judge, red_repo, rows, sealed_only
+from support.repo_builder import GitRepo
 
 CASES = Path(__file__).parent / "property_cases"
 BEFORE_TESTS = {"evidence-path-edited", "harness-probed"}

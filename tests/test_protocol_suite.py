@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from property_repo import judge, ledger, rows
-from repo_builder import GitRepo
+from support.property_repo import judge, ledger, rows
+from support.repo_builder import GitRepo
 
 SUITE = Path(__file__).parent / "protocol_suite"
 FILES = ("tests/test_cart.py", "tests/test_codec.py", "tests/test_machine.py")

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-import real_project
-from action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
-from container_engine import Engine
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
-from real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
-from shared_data import EVENTS
+from support import real_project
+from support.action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
+from support.real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
+from support.shared_data import EVENTS
 
 SEEDS = [1101, 1102]
 TRIALS = 10

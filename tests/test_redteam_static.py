@@ -19,8 +19,8 @@ from evidence_gate.locked_paths import first_matching, glob_matches
 from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import printable_lines, render_text
 from evidence_gate.score_properties import parse_properties
-from repo_builder import GitRepo
-from scenario_repo import DEFAULT_BASE
+from support.repo_builder import GitRepo
+from support.scenario_repo import DEFAULT_BASE
 
 TAMPERED_LIST = {"SCORE_PROPERTIES": ""}
 

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import property_repo
 from evidence_gate import check_report, decision, job_summary, receipt, report_rows
 from evidence_gate.job_summary import Links
-from repo_builder import GitRepo
+from support import property_repo
+from support.repo_builder import GitRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "render_reports.py"

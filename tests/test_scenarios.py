@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import scenario_repo
+from support import scenario_repo
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 CASES = sorted(p.parent for p in SCENARIOS.rglob("scenario.yml"))

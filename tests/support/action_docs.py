@@ -1,6 +1,6 @@
 """The README's input and output tables of the GitHub Action, generated from action.yml.
 
-`python tests/action_docs.py` prints them; `--write` rewrites the block between the README's generated markers;
+`python tests/support/action_docs.py` prints them; `--write` rewrites the block between the README's generated markers;
 `--check` exits 1 when the README has drifted. tests/test_action_metadata.py runs the check.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-BEGIN = "<!-- generated:action-io (python tests/action_docs.py --write) -->"
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN = "<!-- generated:action-io (python tests/support/action_docs.py --write) -->"
 END = "<!-- /generated:action-io -->"
 
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if found != wanted:
             sys.stderr.write(
-                "README.md's action tables differ from action.yml; run python tests/action_docs.py --write\n"
+                "README.md's action tables differ from action.yml; run python tests/support/action_docs.py --write\n"
             )
             return 1
         return 0

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from repo_builder import GitRepo
+from support.repo_builder import GitRepo
 
 DEFAULT_BASE: dict[str, Any] = {
     "SCORE_PROPERTIES": "properties/test_alloc_properties.py::test_allocation_invariants\n",
