@@ -26,14 +26,14 @@ def test_generator_detects_drift() -> None:
 
 
 def test_every_row_in_readme() -> None:
-    """Each of the 23 row ids appears in the README table, in table order."""
+    """Each of the table's row ids appears in the README table once, in table order (the count comes from the data)."""
     section = README.read_text("utf-8").split(docs.START, 1)[1].split(docs.END, 1)[0]
     rows = [
         line.split("|")[2].strip().strip("`")
         for line in section.splitlines()
         if line.startswith("| ") and line.split("|")[1].strip().isdigit()
     ]
-    assert len(rows) == 23
+    assert rows, "the README's decision table has no rows"
     assert rows == [r.id for r in docs.decision.table()]
 
 
