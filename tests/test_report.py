@@ -54,6 +54,12 @@ def case_receipt(name: str) -> dict[str, Any]:
     return loaded
 
 
+def test_every_case_folder_has_a_receipt() -> None:
+    """Every folder under tests/report_cases is a case (one without receipt.json would be skipped by the glob)."""
+    folders = sorted(p for p in RENDER.CASES.iterdir() if p.is_dir())
+    assert folders and folders == CASES, sorted(set(folders) ^ set(CASES))
+
+
 def test_cases_cover_the_required_renders() -> None:
     """A passing run, a failing property, a tampering PR and a many-findings PR are among the cases, with PNGs."""
     names = {c.name for c in CASES}
