@@ -35,8 +35,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.action_runner import TODAY, Runner, action_env, make_runner, run_container  # noqa: E402 - needs tests/ on the path
-from support.container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
+from support.action_runner import (  # noqa: E402 - needs tests/ on the path
+    TODAY,
+    Runner,
+    action_env,
+    make_runner,
+    run_container,
+)
+from support.container_engine import (  # noqa: E402
+    IMAGE,
+    LOCAL_BASE,
+    Engine,
+    build_image,
+    ensure_base,
+    find_engine,
+    image_size,
+)
 from support.fake_github import FakeGitHub  # noqa: E402
 from support.fake_results_service import FakeResultsService, runtime_token  # noqa: E402
 from support.local_registry import empty_store, local_registry  # noqa: E402
