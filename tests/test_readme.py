@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from evidence_gate import docs
@@ -44,3 +45,21 @@ def test_configuration_example_is_valid_and_shows_the_defaults() -> None:
     parsed = parse_config(example.encode())
     assert parsed.locked == ("tools/**",)
     assert dataclasses.replace(parsed, locked=()) == Config()
+
+
+DOCS = ("ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md")
+REPO_PATH = re.compile(r"`((?:src|tests|scripts|bench|\.github)/[^`*\s]+?\.(?:py|json|md|yml|yaml))`")
+
+
+def test_contributor_docs_are_linked_and_name_real_files() -> None:
+    """The README links the newcomer docs, and every repository file they name in backticks exists (so a move or
+    a rename that forgets the docs fails here)."""
+    readme = README.read_text("utf-8")
+    root = README.parent
+    for name in DOCS:
+        assert f"]({name})" in readme, f"README.md does not link {name}"
+        named = REPO_PATH.findall((root / name).read_text("utf-8"))
+        concrete = [p for p in named if not any(part.isupper() for part in p.split("/")[:-1])]  # not GROUP/NAME
+        missing = [p for p in concrete if not (root / p).exists()]
+        assert not missing, f"{name} names files that do not exist: {missing}"
+    assert REPO_PATH.findall((root / "CONTRIBUTING.md").read_text("utf-8")), "the pattern found no path at all"
