@@ -1,4 +1,4 @@
-"""The freeze-ledger lane on ledger bytes: parsing, rules and every kind of growth (rows 6-14 statically)."""
+"""The freeze-ledger lane on ledger bytes: parsing, rules and every kind of growth (each static `freeze-*` row)."""
 
 from __future__ import annotations
 
