@@ -1,6 +1,6 @@
 """attrs from PyPI, gated end to end: its own test files as the locked properties, real pull requests on top.
 
-The project is the pinned sdist (tests/real_project.py), its code under test `src/attr` named like a package the
+The project is the pinned sdist (tests/support/real_project.py), its code under test `src/attr` named like a package the
 gate's own environment holds. Each pull request is merged like `refs/pull/N/merge` and judged on the host by the
 CLI and inside the action's image: the honest and bug PRs through the action itself on a `pull_request` event
 (against the fake check-runs API), the others through `check`. The plan is small (two seeds and a fresh one, ten
