@@ -3,7 +3,7 @@
     python bench/bench_container.py [--repeat N] [--no-cold-build] [--only-prebuilt]
 
 Uses the engine the container tests use (docker where a daemon answers, else podman on a debootstrap base; see
-tests/container_engine.py). Measured in one run: the image's size and the bytes its layers add over the base; the
+tests/support/container_engine.py). Measured in one run: the image's size and the bytes its layers add over the base; the
 build time from a warm base without the layer cache (`--no-cache`: apt downloads and installs everything), and a
 rebuild after a source change (the apt layer cached); then, on the demo repository's tampering pull request and its
 honest one, the wall time from `run` to a written receipt, beside the same check by the CLI on the host. Wall times
@@ -35,11 +35,25 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from action_runner import TODAY, Runner, action_env, make_runner, run_container  # noqa: E402 - needs tests/ on the path
-from container_engine import IMAGE, LOCAL_BASE, Engine, build_image, ensure_base, find_engine, image_size  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
-from fake_results_service import FakeResultsService, runtime_token  # noqa: E402
-from local_registry import empty_store, local_registry  # noqa: E402
+from support.action_runner import (  # noqa: E402 - needs tests/ on the path
+    TODAY,
+    Runner,
+    action_env,
+    make_runner,
+    run_container,
+)
+from support.container_engine import (  # noqa: E402
+    IMAGE,
+    LOCAL_BASE,
+    Engine,
+    build_image,
+    ensure_base,
+    find_engine,
+    image_size,
+)
+from support.fake_github import FakeGitHub  # noqa: E402
+from support.fake_results_service import FakeResultsService, runtime_token  # noqa: E402
+from support.local_registry import empty_store, local_registry  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 SHARED = ROOT.parent / "shared"

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from repo_builder import GitRepo  # noqa: E402
+from support.repo_builder import GitRepo  # noqa: E402
 
 PROPERTIES = """\
 from hypothesis import given, strategies as st

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0]
 
-Builds the pinned attrs sdist's repository (tests/real_project.py: cached under ~/.cache/evidence-gate, gated on
+Builds the pinned attrs sdist's repository (tests/support/real_project.py: cached under ~/.cache/evidence-gate, gated on
 its own tests/test_funcs.py and tests/test_dunders.py) with a plan of --seeds seeds, --trials examples per seed and
 no fresh seeds, and an honest pull request merged like refs/pull/N/merge. In the same run, interleaved, median of
 --repeat: the whole `evidence-gate check` on that merge commit against a sequential loop of
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import real_project  # noqa: E402
+from support import real_project  # noqa: E402
 
 TARGET_RATIO = 0.6
 TARGET_RSS = 1.5

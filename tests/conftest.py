@@ -11,11 +11,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService, runtime_token
-from repo_builder import GitRepo
-from shared_data import SHARED
+from support.container_engine import IMAGE, Engine, EngineUnavailable, build_image, find_engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService, runtime_token
+from support.repo_builder import GitRepo
+from support.shared_data import SHARED
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import shared_data
-from action_env import outputs, runner_env
 from evidence_gate import action
 from evidence_gate.errors import EXIT_PRECONDITION, EXIT_USAGE, GateError
-from fake_github import FakeGitHub
-from repo_builder import GitRepo
+from support import shared_data
+from support.action_env import outputs, runner_env
+from support.fake_github import FakeGitHub
+from support.repo_builder import GitRepo
 
 EVENTS = sorted(shared_data.EVENTS.glob("*.json"))
 

@@ -12,12 +12,12 @@ import sys
 import zipfile
 from pathlib import Path
 
-from action_env import FIXTURES, outputs, pull_request, runner_env
 from evidence_gate import action, attestation
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
-from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService
-from repo_builder import GitRepo
+from support.action_env import FIXTURES, outputs, pull_request, runner_env
+from support.fake_github import FakeGitHub, Scripted
+from support.fake_results_service import FakeResultsService
+from support.repo_builder import GitRepo
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:

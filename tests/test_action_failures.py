@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from action_env import FIXTURES, PullRequest, outputs, pull_request, runner_env
 from evidence_gate import action, gate, property_lane
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
-from fake_github import FakeGitHub, Scripted
+from support.action_env import FIXTURES, PullRequest, outputs, pull_request, runner_env
+from support.fake_github import FakeGitHub, Scripted
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:

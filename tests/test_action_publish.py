@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from action_env import outputs, runner_env
 from evidence_gate import action
 from evidence_gate.artifact_upload import build_zip
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from evidence_gate.receipt import canonical_bytes
-from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService
-from property_repo import GREEN, base_files
-from repo_builder import GitRepo
+from support.action_env import outputs, runner_env
+from support.fake_github import FakeGitHub, Scripted
+from support.fake_results_service import FakeResultsService
+from support.property_repo import GREEN, base_files
+from support.repo_builder import GitRepo
 
 DATA = Path(__file__).parent / "data"
 NAME = "evidence-gate-receipt"

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from action_env import outputs, runner_env
 from evidence_gate import action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
-from property_repo import GREEN, base_files
-from repo_builder import GitRepo
+from support.action_env import outputs, runner_env
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
+from support.property_repo import GREEN, base_files
+from support.repo_builder import GitRepo
 
 NAME = "gate-receipt"
 
@@ -80,9 +80,9 @@ def _job_env(m: Matrix, results: FakeResultsService, job: str, github_url: str |
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> Any:
     """Two real shard jobs of one run, run once for the module; their uploaded zips are replayed into each test."""
-    from fake_github import FakeGitHub as Hub
-    from fake_results_service import FakeResultsService as Service
-    from fake_results_service import runtime_token
+    from support.fake_github import FakeGitHub as Hub
+    from support.fake_results_service import FakeResultsService as Service
+    from support.fake_results_service import runtime_token
 
     root = tmp_path_factory.mktemp("matrix")
     repo, base, head, merge, event = _pull_request(root, shared_dir, {"src/calc.py": GREEN})

@@ -9,7 +9,7 @@ import pytest
 
 from evidence_gate import artifact_upload
 from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable
-from fake_results_service import JOB_ID, RUN_ID, FakeResultsService, runtime_token
+from support.fake_results_service import JOB_ID, RUN_ID, FakeResultsService, runtime_token
 
 FILES = [("receipt.json", b'{"ok": false}\n'), ("report.txt", b"FAIL: Locked evidence touched\n")]
 

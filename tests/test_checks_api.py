@@ -9,7 +9,7 @@ import pytest
 
 from evidence_gate import checks_api
 from evidence_gate.checks_api import Annotation, ChecksClient, ChecksError, ChecksForbidden
-from fake_github import FakeGitHub, Scripted
+from support.fake_github import FakeGitHub, Scripted
 
 SHA = "a" * 40
 WHEN = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-import scenario_repo
 from evidence_gate import cli, gate
 from evidence_gate.model import Violation
 from evidence_gate.report import render_text
+from support import scenario_repo
 
 FREEZE_ADD = (
     "  - id: a-new-quarantine\n"

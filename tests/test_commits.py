@@ -13,7 +13,7 @@ from evidence_gate.errors import EXIT_PRECONDITION, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext
 from evidence_gate.gate import resolve_commits
 from evidence_gate.git import Repo
-from repo_builder import PINNED_ENV, GitRepo
+from support.repo_builder import PINNED_ENV, GitRepo
 
 
 def _pr(git_repo: GitRepo) -> tuple[str, str, str, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from evidence_gate.config import Config, ConfigInvalid, is_agent, parse_config
@@ -115,10 +115,21 @@ def test_default_agent_globs(login: str, agent: bool) -> None:
     assert is_agent(login, Config().agents) is agent
 
 
-@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20))
-def test_plain_logins_are_humans(login: str) -> None:
-    """No login without the `[bot]` suffix or `agent-` prefix is an agent under the defaults."""
-    assert not is_agent(login, Config().agents) or login.startswith("agent-")
+@given(
+    st.sampled_from(["", "agent-", "Agent-", "AGENT-"]),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", max_size=20),
+    st.sampled_from(["", "[bot]", "[BOT]", "[bot", "bot]"]),
+)
+@example("", "octocat", "")
+@example("agent-", "42", "")
+@example("", "dependabot", "[bot]")
+def test_default_globs_are_exactly_prefix_or_suffix(prefix: str, name: str, suffix: str) -> None:
+    """Under the defaults a login is an agent exactly when it starts with `agent-` or ends with `[bot]` (any case):
+    both directions, so neither an always-false nor an always-true `is_agent` passes."""
+    login = prefix + name + suffix
+    assume(login)
+    expected = login.casefold().startswith("agent-") or login.casefold().endswith("[bot]")
+    assert is_agent(login, Config().agents) is expected, login
 
 
 def test_custom_globs_are_literal() -> None:

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
 from evidence_gate import property_lane
 from evidence_gate.sealed import confinement, seccomp
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.run import WorkerResult
-from property_repo import config as gate_config
-from property_repo import judge, red_repo, rows
-from repo_builder import GitRepo
+from support.escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
+from support.property_repo import config as gate_config
+from support.property_repo import judge, red_repo, rows
+from support.repo_builder import GitRepo
 
 FORK_BOMB = """\
 import os

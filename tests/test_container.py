@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
-from container_engine import Engine
-from escapes import EXTRAHEADER, PROBES, TOKEN
 from evidence_gate import attestation, demo
-from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService
-from repo_builder import GitRepo
-from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
+from support.action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
+from support.container_engine import Engine
+from support.escapes import EXTRAHEADER, PROBES, TOKEN
+from support.fake_github import FakeGitHub, Scripted
+from support.fake_results_service import FakeResultsService
+from support.repo_builder import GitRepo
+from support.runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
 
 pytestmark = pytest.mark.container
 

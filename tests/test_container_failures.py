@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from action_runner import Runner, action_env, make_runner, read_outputs
-from container_engine import Engine
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
+from support.action_runner import Runner, action_env, make_runner, read_outputs
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
 
 pytestmark = pytest.mark.container
 

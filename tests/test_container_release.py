@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from action_runner import action_env, make_runner, read_outputs, run_container
-from container_engine import Engine
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
-from local_registry import RegistryUnavailable, empty_store, local_registry
+from support.action_runner import action_env, make_runner, read_outputs, run_container
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
+from support.local_registry import RegistryUnavailable, empty_store, local_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

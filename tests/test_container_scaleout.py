@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from action_runner import OWNER_UID, REPOSITORY, _git, action_env, make_runner, read_outputs, run_container
-from container_engine import Engine
-from fake_github import FakeGitHub, Scripted
-from fake_results_service import FakeResultsService
+from support.action_runner import OWNER_UID, REPOSITORY, _git, action_env, make_runner, read_outputs, run_container
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub, Scripted
+from support.fake_results_service import FakeResultsService
 
 pytestmark = pytest.mark.container
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from action_env import pull_request, runner_env
 from evidence_gate import action, cli, decision, gate
 from evidence_gate.config import ConfigInvalid
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_USAGE, GateError, InputInvalid
 from evidence_gate.event_context import load_event
 from evidence_gate.score_properties import PropertiesInvalid
 from evidence_gate.strict_parse import ParseError
-from property_repo import red_repo
-from repo_builder import GitRepo
+from support.action_env import pull_request, runner_env
+from support.property_repo import red_repo
+from support.repo_builder import GitRepo
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evidence_gate"
 TODAY = "2026-09-10"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import shared_data
 from evidence_gate.errors import EXIT_USAGE, GateError
 from evidence_gate.event_context import load_event, parse_event
+from support import shared_data
 
 EVENTS = shared_data.EVENTS
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from evidence_gate.sealed.assertion_hash import exception_hash, matches, statement_hash
-from property_repo import base_files, judge, rows
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge, rows
+from support.repo_builder import GitRepo
 
 MODULE = """\
 def same_line(kind):

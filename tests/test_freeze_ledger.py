@@ -1,4 +1,4 @@
-"""The freeze-ledger lane on ledger bytes: parsing, rules and every kind of growth (rows 6-14 statically)."""
+"""The freeze-ledger lane on ledger bytes: parsing, rules and every kind of growth (each static `freeze-*` row)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evidence_gate import freeze_ledger
 from evidence_gate.config import Config, FreezeConfig, parse_config
 from evidence_gate.model import Violation
 from evidence_gate.receipt import empty_receipt, validate
-from freeze_strategies import HASH, SPEC_JSON, SPEC_YAML, TODAY, json_entry, render, yaml_entry
+from support.freeze_strategies import HASH, SPEC_JSON, SPEC_YAML, TODAY, json_entry, render, yaml_entry
 
 JSON_CONFIG = Config(freeze=FreezeConfig(file="freeze.json"))
 BUDGET = {"max_entries": 12, "max_bytes": 4096, "max_ttl_days": 14}

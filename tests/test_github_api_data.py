@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-import shared_data
+from support import shared_data
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "github_api_data.py"
 

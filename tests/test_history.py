@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import history_repo
 from evidence_gate import cli, history, history_svg
 from evidence_gate.git import Repo
+from support import history_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = Path(__file__).resolve().parent / "history_cases" / "built"

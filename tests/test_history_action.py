@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from action_env import runner_env
-from action_runner import action_env, make_runner, run_container
-from container_engine import Engine
 from evidence_gate import action
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
-from history_repo import ledger
-from repo_builder import GitRepo
+from support.action_env import runner_env
+from support.action_runner import action_env, make_runner, run_container
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
+from support.history_repo import ledger
+from support.repo_builder import GitRepo
 
 BASE = {
     "SCORE_PROPERTIES": "properties/test_p.py::test_x\n",

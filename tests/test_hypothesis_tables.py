@@ -10,8 +10,8 @@ import pytest
 
 from evidence_gate.sealed import hypothesis_tables, runner_env
 from evidence_gate.sealed import run as sealed_run
-from property_repo import base_files, judge
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge
+from support.repo_builder import GitRepo
 
 UPPER = """\
 from hypothesis import given, strategies as st

@@ -14,7 +14,7 @@ from evidence_gate.gate import CheckOptions, evaluate
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult
 from evidence_gate.score_properties import parse_properties
-from repo_builder import GitRepo
+from support.repo_builder import GitRepo
 
 BASE_FILES: dict[str, str | bytes | None] = {
     "SCORE_PROPERTIES": "properties/test_p.py::test_sum\n",

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-import scenario_repo
 from evidence_gate import gate
 from evidence_gate.errors import GateError
 from evidence_gate.git import Repo
-from repo_builder import GitRepo
+from support import scenario_repo
+from support.repo_builder import GitRepo
 
 TODAY = date(2026, 9, 20)
 # The patch drops the one entry and adds a comment, so baseline and head hold different ledger blobs.

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from evidence_gate import cli
-from repo_builder import PINNED_ENV, GitRepo
-from scenario_repo import DEFAULT_BASE
+from support.repo_builder import PINNED_ENV, GitRepo
+from support.scenario_repo import DEFAULT_BASE
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")

@@ -13,8 +13,8 @@ from evidence_gate.errors import EXIT_FAIL, GateError
 from evidence_gate.freeze_tools import failing_hash, propose
 from evidence_gate.git import Repo
 from evidence_gate.sealed.assertion_hash import statement_hash
-from property_repo import PROPERTY, judge, red_repo
-from repo_builder import GitRepo
+from support.property_repo import PROPERTY, judge, red_repo
+from support.repo_builder import GitRepo
 
 
 def test_freeze_hash_prints_the_failing_assertions_hash(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from property_repo import GREEN, judge, red_repo
-from repo_builder import GitRepo
+from support.property_repo import GREEN, judge, red_repo
+from support.repo_builder import GitRepo
 
 # The property needs `dep`, which lives only in vendor/ (not a package, not on pythonpath): only the install finds it.
 DEP_PROPERTY = """\

@@ -13,8 +13,8 @@ import pytest
 from evidence_gate import property_lane
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.assertion_hash import statement_hash
-from property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
+from support.repo_builder import GitRepo
 
 SEED_PROPERTY = """\
 import os

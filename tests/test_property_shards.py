@@ -11,8 +11,8 @@ import pytest
 from evidence_gate import cli
 from evidence_gate.errors import GateError
 from evidence_gate.shard_merge import merge
-from property_repo import judge, ledger, red_repo
-from repo_builder import GitRepo
+from support.property_repo import judge, ledger, red_repo
+from support.repo_builder import GitRepo
 
 
 def _shards(git_repo: GitRepo, tmp_path: Path, honest: bool) -> list[Path]:

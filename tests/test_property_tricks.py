@@ -7,20 +7,34 @@ from pathlib import Path
 
 import pytest
 
-from property_repo import judge, red_repo, rows, sealed_only
-from repo_builder import GitRepo
+from evidence_gate import decision
+from support.case_files import txt_files
+from support.property_repo import judge, red_repo, rows, sealed_only
+from support.repo_builder import GitRepo
 
 CASES = Path(__file__).parent / "property_cases"
 BEFORE_TESTS = {"evidence-path-edited", "harness-probed"}
 
 
+EXPECT_KEYS = {"doc", "rows", "mentions", "baseline", "config"}
+
+
 def _cases() -> list[Path]:
-    return sorted(p for p in CASES.iterdir() if (p / "expect.json").is_file())
+    return sorted(p for p in CASES.iterdir() if p.is_dir())
 
 
-def _patch_files(case: Path) -> dict[str, str | bytes | None]:
-    root = case / "patch"
-    return {str(p.relative_to(root))[: -len(".txt")]: p.read_bytes() for p in root.rglob("*.txt") if p.is_file()}
+def test_every_case_folder_is_a_whole_case() -> None:
+    """Each folder holds exactly expect.json and a non-empty patch/ of `.txt` files, and expect.json names only known
+    keys and real rows: a case missing a part, or with a misspelt key, would otherwise be dropped or pass unchecked."""
+    assert _cases(), CASES
+    row_ids = {r.id for r in decision.table()}
+    for case in _cases():
+        assert sorted(p.name for p in case.iterdir()) == ["expect.json", "patch"], case
+        expect = json.loads((case / "expect.json").read_text())
+        assert set(expect) <= EXPECT_KEYS and "rows" in expect and "doc" in expect, (case.name, sorted(expect))
+        assert set(expect["rows"]) <= row_ids, (case.name, expect["rows"])
+        txt_files(case / "patch")
+    assert sorted(p.name for p in CASES.iterdir() if not p.is_dir()) == ["README.md"]
 
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda p: p.name)
@@ -28,7 +42,7 @@ def test_trick_is_not_green(case: Path, git_repo: GitRepo, tmp_path: Path) -> No
     """The trick lands on one of the expected rows (controls: pass), never on a silent pass."""
     expect = json.loads((case / "expect.json").read_text())
     red_repo(git_repo, extra=expect.get("baseline"), **expect.get("config", {}))
-    git_repo.commit(case.name, _patch_files(case))
+    git_repo.commit(case.name, txt_files(case / "patch"))
     receipt = judge(git_repo, tmp_path)
     assert receipt["state"] == "final", receipt["errors"]
     found = rows(receipt)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from property_repo import judge, red_repo
-from repo_builder import GitRepo
+from support.property_repo import judge, red_repo
+from support.repo_builder import GitRepo
 
 BROKEN_IMPORT = "import shopping_cart_backend\n\n\ndef double(x):\n    return x * 2\n"
 CONFTEST = "import pytest\n\nimport calc\n\n\n@pytest.fixture\ndef base():\n    return calc.base()\n"

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from property_repo import judge, ledger, rows
-from repo_builder import GitRepo
+from support.case_files import txt_files
+from support.property_repo import judge, ledger, rows
+from support.repo_builder import GitRepo
 
 SUITE = Path(__file__).parent / "protocol_suite"
 FILES = ("tests/test_cart.py", "tests/test_codec.py", "tests/test_machine.py")
@@ -50,16 +51,12 @@ NODES = {
 }
 
 
-def _files(folder: Path) -> dict[str, str | bytes | None]:
-    return {str(p.relative_to(folder))[: -len(".txt")]: p.read_bytes() for p in folder.rglob("*.txt")}
-
-
 def _suite_repo(git_repo: GitRepo, patch: str) -> None:
-    files = _files(SUITE / "baseline")
+    files = txt_files(SUITE / "baseline")
     files.update({".evidence-gate.yml": json.dumps(CONFIG), "SCORE_PROPERTIES": "\n".join(FILES) + "\n"})
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit(patch, _files(SUITE / patch))
+    git_repo.commit(patch, txt_files(SUITE / patch))
 
 
 def test_honest_patch_passes_every_seed_of_every_kind_of_test(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -99,6 +96,12 @@ BUGS = {
         "tests/test_machine.py::TestCartMachine::runTest": "assert self.cart.total() == sum(PRICES[s] * q for s, q in self.model.items())",
     },
 }
+
+
+def test_every_suite_folder_is_used() -> None:
+    """The folders are exactly the baseline, the honest patch and the bugs above: a new bug folder not named in BUGS
+    would never run."""
+    assert sorted(p.name for p in SUITE.iterdir() if p.is_dir()) == sorted({"baseline", "honest", *BUGS})
 
 
 def _line_of(statement: str, path: str) -> int:

@@ -1,6 +1,6 @@
 """attrs from PyPI, gated end to end: its own test files as the locked properties, real pull requests on top.
 
-The project is the pinned sdist (tests/real_project.py), its code under test `src/attr` named like a package the
+The project is the pinned sdist (tests/support/real_project.py), its code under test `src/attr` named like a package the
 gate's own environment holds. Each pull request is merged like `refs/pull/N/merge` and judged on the host by the
 CLI and inside the action's image: the honest and bug PRs through the action itself on a `pull_request` event
 (against the fake check-runs API), the others through `check`. The plan is small (two seeds and a fresh one, ten
@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-import real_project
-from action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
-from container_engine import Engine
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
-from real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
-from shared_data import EVENTS
+from support import real_project
+from support.action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
+from support.container_engine import Engine
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
+from support.real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
+from support.shared_data import EVENTS
 
 SEEDS = [1101, 1102]
 TRIALS = 10

@@ -17,8 +17,8 @@ import pytest
 from evidence_gate.sealed import landlock, runner_env
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.assertion_hash import statement_hash
-from property_repo import base_files, judge, red_repo, rows, sealed_only
-from repo_builder import GitRepo
+from support.property_repo import base_files, judge, red_repo, rows, sealed_only
+from support.repo_builder import GitRepo
 
 FREEZE = "version: 1\nentries:\n{entries}"
 ENTRY = """\

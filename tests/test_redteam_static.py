@@ -20,8 +20,8 @@ from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import render_text
 from evidence_gate.score_properties import parse_properties
 from evidence_gate.visible import lines as printable_lines
-from repo_builder import GitRepo
-from scenario_repo import DEFAULT_BASE
+from support.repo_builder import GitRepo
+from support.scenario_repo import DEFAULT_BASE
 
 TAMPERED_LIST = {"SCORE_PROPERTIES": ""}
 

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import property_repo
 from evidence_gate import check_report, decision, job_summary, receipt, report_rows
 from evidence_gate.job_summary import Links
-from repo_builder import GitRepo
+from support import property_repo
+from support.repo_builder import GitRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "render_reports.py"
@@ -52,6 +52,12 @@ def case_receipt(name: str) -> dict[str, Any]:
     """The receipt of one report case."""
     loaded: dict[str, Any] = json.loads((RENDER.CASES / name / "receipt.json").read_text("utf-8"))
     return loaded
+
+
+def test_every_case_folder_has_a_receipt() -> None:
+    """Every folder under tests/report_cases is a case (one without receipt.json would be skipped by the glob)."""
+    folders = sorted(p for p in RENDER.CASES.iterdir() if p.is_dir())
+    assert folders and folders == CASES, sorted(set(folders) ^ set(CASES))
 
 
 def test_cases_cover_the_required_renders() -> None:

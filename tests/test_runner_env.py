@@ -16,9 +16,9 @@ from evidence_gate.errors import GateError
 from evidence_gate.freeze_tools import failing_hash
 from evidence_gate.git import Repo
 from evidence_gate.sealed import provenance, runner_env
-from property_repo import base_files, judge, rows
-from repo_builder import GitRepo
-from runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, harness_needs, named_repo, out_of_reach_repo
+from support.property_repo import base_files, judge, rows
+from support.repo_builder import GitRepo
+from support.runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, harness_needs, named_repo, out_of_reach_repo
 
 
 def test_a_worker_cannot_import_the_gates_own_dependencies(git_repo: GitRepo, tmp_path: Path) -> None:

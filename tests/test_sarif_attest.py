@@ -25,12 +25,11 @@ from hypothesis import strategies as st
 from in_toto_attestation.v1 import statement_pb2
 from in_toto_attestation.v1.statement import Statement
 
-import published_schemas
-import scenario_repo
-from action_env import outputs, pull_request, runner_env
 from evidence_gate import action, attestation, cli, decision, report, sarif
 from evidence_gate.errors import EXIT_FAIL
-from fake_github import FakeGitHub
+from support import published_schemas, scenario_repo
+from support.action_env import outputs, pull_request, runner_env
+from support.fake_github import FakeGitHub
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p for p in (ROOT / "tests" / "report_cases").iterdir() if (p / "receipt.json").is_file())

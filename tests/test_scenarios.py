@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-import scenario_repo
+from evidence_gate import decision
+from support import scenario_repo
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 CASES = sorted(p.parent for p in SCENARIOS.rglob("scenario.yml"))
@@ -59,6 +60,18 @@ def test_scenario(folder: Path, tmp_path: Path) -> None:
         assert _subset(wanted, receipt[section]), f"{section}: {wanted} not in {receipt[section]}"
 
 
-def test_scenarios_exist() -> None:
-    """The folder walk finds the scenario cases (an empty walk would make the suite vacuous)."""
-    assert len(CASES) >= 3
+def test_every_scenario_folder_is_a_case() -> None:
+    """The parametrized cases are exactly the folders two levels down (group/case), each holding only its
+    scenario.yml with known keys and a real row: a misnamed file or a stray folder is never silently skipped."""
+    groups = sorted(SCENARIOS.iterdir())
+    assert groups and all(g.is_dir() for g in groups), groups
+    folders = sorted(c for g in groups for c in g.iterdir())
+    assert folders == CASES, sorted(set(folders) ^ set(CASES))
+    row_ids = {r.id for r in decision.table()}
+    for folder in CASES:
+        assert [p.name for p in folder.iterdir()] == ["scenario.yml"], folder
+        expect = scenario_repo.load(folder)["expect"]
+        assert expect["row"] in row_ids and expect["exit"] == decision.row(expect["row"]).exit_code, (folder, expect)
+        named = [expect["row"], *expect.get("matched", []), *expect.get("not_matched", [])]
+        named += [v["row"] for v in expect.get("violations", []) if "row" in v]
+        assert set(named) <= row_ids, (folder, sorted(set(named) - row_ids))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from evidence_gate.sealed import landlock
-from property_repo import judge, red_repo
-from repo_builder import GitRepo
+from support.property_repo import judge, red_repo
+from support.repo_builder import GitRepo
 
 # Production code that is correct only when its escape failed: a run that reaches out gets the red baseline back.
 DIAL_OUT = """\

@@ -9,8 +9,8 @@ import pytest
 from evidence_gate.git import Repo, TreeEntry
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.tree_entries import check_tree, name_problem
-from property_repo import judge, red_repo, rows
-from repo_builder import GitRepo
+from support.property_repo import judge, red_repo, rows
+from support.repo_builder import GitRepo
 
 BLOB = bytes(20)
 

@@ -1,4 +1,4 @@
-"""Freeze-ledger lane (rows 6-14): the patched ledger may only shrink.
+"""Freeze-ledger lane (the `freeze-*` rows): the patched ledger may only shrink.
 
 Pure: takes the baseline's and the head's ledger bytes, the baseline configuration and the date, and returns
 violations plus the entries the dynamic lane must replay (removed) or re-run (expired). Decisions that fail closed:
@@ -251,7 +251,7 @@ def _rules(ledger: Ledger, config: Config, today: date, ttl: float, file: str) -
 
 
 def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
-    """Growth of any kind between the baseline's ledger and the head's (rows 7-10)."""
+    """Growth of any kind between the baseline's ledger and the head's (the four growth rows)."""
     out: list[Violation] = []
     base_ids = base.by_id()
     head_index = {e.id: i for i, e in reversed(list(enumerate(head.entries)))}

@@ -5,6 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SHARED = Path(os.environ.get("EVIDENCE_GATE_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+SHARED = Path(os.environ.get("EVIDENCE_GATE_SHARED") or Path(__file__).resolve().parents[3] / "shared")
 GITHUB_API = SHARED / "github-api"
 EVENTS = GITHUB_API / "events"

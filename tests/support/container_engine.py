@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCAL_BASE = "docker.io/library/debian:trixie-slim"
 # Overridable so that several checkouts on one machine (parallel worktrees) do not rebuild each other's image.
 IMAGE = os.environ.get("EVIDENCE_GATE_TEST_IMAGE", "localhost/evidence-gate:test")

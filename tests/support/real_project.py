@@ -21,8 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from container_engine import cache_dir, locked
-from repo_builder import GitRepo
+from support.container_engine import cache_dir, locked
+from support.repo_builder import GitRepo
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def cached_sdist(sdist: Sdist = ATTRS) -> Path:
                 raise ProjectUnavailable(
                     f"{sdist.filename} downloaded from the package index has sha256 {actual}, not the pinned "
                     f"{sdist.sha256}; the index (or a proxy) serves a different file: check the index URL in "
-                    "`pip config list`, or update the pin in tests/real_project.py after verifying the file on PyPI"
+                    "`pip config list`, or update the pin in tests/support/real_project.py after verifying the file on PyPI"
                 )
             partial = target.with_suffix(".partial")
             shutil.copyfile(got, partial)

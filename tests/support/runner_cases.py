@@ -4,8 +4,8 @@ a property that looks for the gate's own dependencies from inside the sealed run
 from __future__ import annotations
 
 from evidence_gate.sealed import runner_env
-from property_repo import base_files
-from repo_builder import GitRepo
+from support.property_repo import base_files
+from support.repo_builder import GitRepo
 
 GATE_DEPS = ("yaml", "jsonschema", "github", "requests", "attr", "attrs", "urllib3", "referencing", "jwt")
 

@@ -88,7 +88,7 @@ def _tries():
 
 REACHED = _tries()
 """
-# The red property's code under test (tests/property_repo.py), right only when an escape worked.
+# The red property's code under test (tests/support/property_repo.py), right only when an escape worked.
 DOUBLE = (
     PROBES
     + """

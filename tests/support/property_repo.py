@@ -10,7 +10,7 @@ from typing import Any
 from evidence_gate import gate, property_lane
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult
-from repo_builder import GitRepo
+from support.repo_builder import GitRepo
 
 PROPERTY = """\
 from hypothesis import given, strategies as st

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from repo_builder import GitRepo
+from support.repo_builder import GitRepo
 
 DEFAULT_BASE: dict[str, Any] = {
     "SCORE_PROPERTIES": "properties/test_alloc_properties.py::test_allocation_invariants\n",
@@ -96,7 +96,29 @@ def build(recipe: dict[str, Any], root: Path) -> GitRepo:
     return repo
 
 
+# Every key a recipe may use; a misspelt one (`expects:`, `violation:`) would otherwise be ignored and check nothing.
+RECIPE_KEYS = {"description", "author", "today", "args", "default_base", "base", "patch", "expect"}
+PART_KEYS = {"base": {"files"}, "patch": {"files", "rename"}}
+EXPECT_KEYS = {"row", "exit", "matched", "not_matched", "violations", "stdout_contains", "receipt"}
+FILE_KEYS = {"symlink", "gitlink", "base64", "text", "mode"}
+
+
+def _unknown_keys(recipe: dict[str, Any]) -> list[str]:
+    unknown = sorted(set(recipe) - RECIPE_KEYS)
+    for part, keys in PART_KEYS.items():
+        unknown += [f"{part}.{k}" for k in sorted(set(recipe.get(part) or {}) - keys)]
+        for path, spec in ((recipe.get(part) or {}).get("files") or {}).items():
+            if isinstance(spec, dict):
+                unknown += [f"{part}.files[{path}].{k}" for k in sorted(set(spec) - FILE_KEYS)]
+    return unknown + [f"expect.{k}" for k in sorted(set(recipe.get("expect") or {}) - EXPECT_KEYS)]
+
+
 def load(folder: Path) -> dict[str, Any]:
-    """A scenario's recipe."""
+    """A scenario's recipe, refused when it names a key the runner does not read or lacks the expected row and exit."""
     recipe: dict[str, Any] = yaml.safe_load((folder / "scenario.yml").read_text("utf-8"))
+    assert isinstance(recipe, dict), f"{folder}: scenario.yml is not a mapping"
+    unknown = _unknown_keys(recipe)
+    assert not unknown, f"{folder}: unknown keys {unknown}; the runner reads only {sorted(RECIPE_KEYS)}"
+    expect = recipe.get("expect") or {}
+    assert {"row", "exit"} <= set(expect) and "description" in recipe, f"{folder}: needs description, expect.row/exit"
     return recipe

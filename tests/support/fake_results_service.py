@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from local_server import LocalServer
+from support.local_server import LocalServer
 
 SERVICE = "/twirp/github.actions.results.api.v1.ArtifactService/"
 RUN_ID = "ce7f54c7-61c7-4aae-887f-30da475f5f1a"

@@ -13,12 +13,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import shared_data
-from container_engine import Engine
-from escapes import listening, persist_token
 from evidence_gate import demo
-from fake_github import FakeGitHub
-from fake_results_service import FakeResultsService
+from support import shared_data
+from support.container_engine import Engine
+from support.escapes import listening, persist_token
+from support.fake_github import FakeGitHub
+from support.fake_results_service import FakeResultsService
 
 TODAY = "2026-09-20"  # the demo's date: its freeze entries are unexpired then
 REPOSITORY = "octo-org/alloc"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo_builder import GitRepo
+from support.repo_builder import GitRepo
 
 FIXTURES = 60  # locked files the tampering PR touches: more than one batch of annotations
 

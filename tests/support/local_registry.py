@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from container_engine import Engine
+from support.container_engine import Engine
 
 
 class RegistryUnavailable(RuntimeError):

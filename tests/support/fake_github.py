@@ -24,9 +24,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 
-from local_server import LocalServer
+from support.local_server import LocalServer
 
-PUBLISH_SCHEMAS = Path(__file__).parent / "data" / "github-api-publish.json"
+PUBLISH_SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "github-api-publish.json"
 
 
 class BlobStore(LocalServer):

@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from repo_builder import PINNED_ENV, GitRepo
+from support.repo_builder import PINNED_ENV, GitRepo
 
 CONFIG = "version: 1\n"
 MOVED_CONFIG = "version: 1\nfreeze:\n  file: ci/freeze.json\n"

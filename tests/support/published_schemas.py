@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from container_engine import cache_dir, locked
-from real_project import file_sha256
+from support.container_engine import cache_dir, locked
+from support.real_project import file_sha256
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Test helpers: real git repositories, local servers standing in for GitHub, container runs and case builders."""
