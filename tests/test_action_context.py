@@ -79,5 +79,7 @@ def test_malformed_inputs_are_usage_errors(key: str, value: str) -> None:
 def test_missing_event_path_is_a_usage_error(tmp_path: Path) -> None:
     """Outside a runner (no GITHUB_EVENT_PATH) the action exits 2 with an escaped ::error:: line."""
     out = io.StringIO()
-    assert action.main({"GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")}, stdout=out) == EXIT_USAGE
+    env = {"GITHUB_STEP_SUMMARY": str(tmp_path / "s.md"), "GITHUB_WORKSPACE": str(tmp_path)}
+    assert action.main(env, stdout=out) == EXIT_USAGE
     assert out.getvalue().startswith("::error::GITHUB_EVENT_PATH is not set")
+    assert (tmp_path / "receipt.json").is_file() and (tmp_path / "receipt.sarif").is_file()
