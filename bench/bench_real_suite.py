@@ -61,6 +61,7 @@ class Measured:
     largest_kib: int  # ru_maxrss from wait4: the largest single process of the tree
     root_kib: int  # the started process alone (sampled)
     total_kib: int  # the tree's summed resident set at its peak (sampled)
+    cpu: float = 0.0  # user + system seconds of the process and every descendant it waited for (wait4)
 
 
 def _rss_tree(root: int) -> tuple[int, int]:
@@ -108,7 +109,8 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measu
         done.set()
         sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1])
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1], cpu)
 
 
 def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measured:
@@ -187,6 +189,14 @@ def report(
     print(f"plain loop (one pytest per seed):  median {loop:.2f}s  ({loop / n:.2f}s per seed)")
     print(f"evidence-gate check:               median {gate:.2f}s  ({gate / n:.2f}s per seed)")
     print(f"ratio gate/loop: {gate / loop:.2f}  (target <= {TARGET_RATIO})")
+    gate_cpu = statistics.median(g.cpu for g in gates)
+    loop_cpu = statistics.median(sum(r.cpu for r in runs) for runs in loops)
+    print(
+        f"CPU (user+sys, the whole process tree): loop median {loop_cpu:.2f}s, gate median {gate_cpu:.2f}s, "
+        f"ratio {gate_cpu / loop_cpu:.2f}"
+    )
+    walls = ", ".join(f"{sum(r.wall for r in runs):.2f}/{g.wall:.2f}" for runs, g in zip(loops, gates, strict=True))
+    print(f"each repeat, loop/gate wall: {walls}; load average at the end: {os.getloadavg()[0]:.1f}")
     print(
         f"peak RSS, one plain pytest run:          {mib(one)}  (the first run in a fresh checkout: "
         f"{mib(cold.largest_kib)}, when Hypothesis builds its Unicode table)"
