@@ -13,6 +13,7 @@ Worker-side (standard library only). Two questions are answered here:
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import sysconfig
@@ -73,7 +74,10 @@ class Snapshot:
 
     Checking re-reads each name from the namespace itself (a module's dict, a class's mappingproxy, a function), so
     a check costs one lookup per watched name; a class that gained a watched attribute (a descriptor that shadows an
-    inherited one, say `TestReport.passed`) is found by its size.
+    inherited one, say `TestReport.passed`) is found by its size. The lookups run in C, one `itemgetter` per
+    namespace and one `attrgetter` per function part (see `_unchanged`); only when one of them finds a difference
+    are the names judged one by one. Every object watched is also held here, so that its id cannot be reused by a
+    replacement after the original was freed.
     """
 
     def __init__(self) -> None:
@@ -83,10 +87,20 @@ class Snapshot:
         self.parts: list[tuple[str, Any, str, int]] = []
         self.classes: list[tuple[str, Any, frozenset[str]]] = []
         self.modules: set[str] = set()
+        self.seen: set[str] = set()  # every sys.modules name `extend` has judged (harness or not)
+        self.held: dict[int, object] = {}  # identity -> the object watched
+        # The same entries, grouped for the C-level check: (namespace, getter, objects, one name only)...
+        self._mapped: list[tuple[Any, Any, tuple[object, ...], bool]] = []
+        # ...(owners, getter, objects) per function part, and (class namespaces, their sizes).
+        self._read: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        self._sizes: tuple[tuple[Any, ...], tuple[int, ...]] = ((), ())
+        self._grouped = (0, 0, 0)  # how many entries, parts and classes the groups cover
 
     def add_module(self, name: str, module: types.ModuleType) -> None:
         """Watch one module: all of it for the harness, only its callables for the standard library."""
         self.modules.add(name)
+        self.seen.add(name)
+        self.held[id(module)] = module
         self.entries.append((f"sys.modules:{name}", MODULES, name, id(module)))
         code_only = not is_harness(name)
         namespace = vars(module)
@@ -96,6 +110,7 @@ class Snapshot:
             if not (callable(value) if code_only else _watched_value(key, value)):
                 continue
             self.entries.append((f"{name}:{key}", namespace, key, id(value)))
+            self.held[id(value)] = value
             if code_only:
                 continue
             self._add_parts(f"{name}:{key}", value)
@@ -109,15 +124,62 @@ class Snapshot:
             if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
                 continue
             self.entries.append((f"{key}.{attr}", members, attr, id(member)))
+            self.held[id(member)] = member
             self._add_parts(f"{key}.{attr}", member)
 
     def _add_parts(self, key: str, value: object) -> None:
         for part, owner in _parts(value):
-            self.parts.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
+            current = getattr(owner, part, None)
+            self.held[id(current)] = current
+            self.parts.append((f"{key}#{part}", owner, part, id(current)))
+
+    def _group(self) -> None:
+        """Extend the C-level groups to the entries, parts and classes added since they were last built."""
+        done_entries, done_parts, _classes = self._grouped
+        namespaces: dict[int, tuple[Any, list[str], list[int]]] = {}
+        for _key, namespace, name, ident in self.entries[done_entries:]:
+            group = namespaces.setdefault(id(namespace), (namespace, [], []))
+            group[1].append(name)
+            group[2].append(ident)
+        for namespace, names, idents in namespaces.values():
+            originals = tuple(self.held[i] for i in idents)
+            self._mapped.append((namespace, operator.itemgetter(*names), originals, len(names) == 1))
+        owners: dict[str, tuple[list[Any], list[int]]] = {}
+        for _key, owner, part, ident in self.parts[done_parts:]:
+            group_ = owners.setdefault(part, ([], []))
+            group_[0].append(owner)
+            group_[1].append(ident)
+        for part, (owned, idents) in owners.items():
+            self._read.append((tuple(owned), operator.attrgetter(part), tuple(self.held[i] for i in idents)))
+        self._sizes = (
+            tuple(members for _key, members, _names in self.classes),
+            tuple(len(names) for _key, _members, names in self.classes),
+        )
+        self._grouped = (len(self.entries), len(self.parts), len(self.classes))
+
+    def _unchanged(self) -> bool:
+        """True when every watched name still holds its object and no class grew (the common case), checked in C;
+        False when anything differs or cannot be read, and `changed` then judges name by name."""
+        if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
+            self._group()
+        same = operator.is_  # identity only: an object's own __eq__ never takes part
+        try:
+            for namespace, getter, originals, single in self._mapped:
+                found = getter(namespace)
+                if not (found is originals[0] if single else all(map(same, found, originals))):
+                    return False
+            for owned, getter, originals in self._read:
+                if not all(map(same, map(getter, owned), originals)):
+                    return False
+        except (KeyError, AttributeError, TypeError):
+            return False
+        return tuple(map(len, self._sizes[0])) == self._sizes[1]
 
     def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
         """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
         (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
+        if self._unchanged():
+            return []
         allowed = excused or {}
         # One tight pass over every watched name (the common case: nothing changed); the few hits are then judged.
         hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
@@ -138,10 +200,16 @@ class Snapshot:
         return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
 
     def extend(self) -> None:
-        """Watch harness modules imported since (a lazy import), leaving the known ones as they were."""
-        for name in [n for n in list(MODULES) if is_harness(n) and n not in self.modules]:
+        """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
+
+        Only names not judged before are looked at: a name that was not the harness's stays so, and a module
+        replaced under a watched name is the `sys.modules:` entry's change."""
+        for name in sorted(MODULES.keys() - self.seen, key=str):
+            if not isinstance(name, str) or not is_harness(name):
+                self.seen.add(name)
+                continue
             module = MODULES.get(name)
-            if isinstance(module, types.ModuleType):
+            if isinstance(module, types.ModuleType) and name not in self.modules:
                 self.add_module(name, module)
 
 
