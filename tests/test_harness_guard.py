@@ -136,3 +136,33 @@ def test_extend_watches_harness_modules_imported_later_and_never_others(probe: t
     finally:
         sys.modules.pop(later.__name__, None)
         sys.modules.pop(plain.__name__, None)
+
+
+def test_a_class_that_gains_plain_data_is_no_change_and_hides_nothing_after_it(probe: types.ModuleType) -> None:
+    """The harness's own classes gain lower-case data during an honest run; that is not reported, and a rebinding
+    after it still is (the fast path must not give up for good on a grown class)."""
+    snap = _snapshot(probe)
+    probe.Report.cache = {}
+    assert snap.changed() == []
+    probe.Report.passed = lambda self: False
+    assert snap.changed() == [f"{NAME}.Report.passed"]
+
+
+def test_a_lasting_excused_write_keeps_every_later_change_visible(probe: types.ModuleType) -> None:
+    """pytest's legacypath plugin keeps a monkeypatch on Config for the whole session (excused): the checks after
+    it still find an unexcused write, a write on top of the excused one, and the undo back to the original."""
+    snap = _snapshot(probe)
+    original, patched = probe.helper, _Equal()
+    probe.helper = patched
+    excused = {f"{NAME}:helper": id(patched)}
+    assert snap.changed(excused) == []
+    assert snap.changed(excused) == []
+    probe.other = _Equal()
+    assert snap.changed(excused) == [f"{NAME}.other"]
+    del probe.other
+    exec("def other(x, y=1):\n    return x - y\n", vars(probe))
+    assert snap.changed(excused) == [f"{NAME}.other"]
+    probe.helper = _Equal()
+    assert snap.changed(excused) == [f"{NAME}.helper", f"{NAME}.other"]
+    probe.helper = original
+    assert snap.changed(excused) == [f"{NAME}.other"]

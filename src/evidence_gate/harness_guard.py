@@ -75,7 +75,7 @@ class Snapshot:
     Checking re-reads each name from the namespace itself (a module's dict, a class's mappingproxy, a function), so
     a check costs one lookup per watched name; a class that gained a watched attribute (a descriptor that shadows an
     inherited one, say `TestReport.passed`) is found by its size. The lookups run in C, one `itemgetter` per
-    namespace and one `attrgetter` per function part (see `_unchanged`); only when one of them finds a difference
+    namespace and one `attrgetter` per function part (see `_same_objects`); only when one of them finds a difference
     are the names judged one by one. Every object watched is also held here, so that its id cannot be reused by a
     replacement after the original was freed.
     """
@@ -157,9 +157,9 @@ class Snapshot:
         )
         self._grouped = (len(self.entries), len(self.parts), len(self.classes))
 
-    def _unchanged(self) -> bool:
-        """True when every watched name still holds its object and no class grew (the common case), checked in C;
-        False when anything differs or cannot be read, and `changed` then judges name by name."""
+    def _same_objects(self) -> bool:
+        """True when every watched name still holds its object (the common case), checked in C; False when anything
+        differs or cannot be read, and `changed` then judges name by name."""
         if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
             self._group()
         same = operator.is_  # identity only: an object's own __eq__ never takes part
@@ -173,15 +173,30 @@ class Snapshot:
                     return False
         except (KeyError, AttributeError, TypeError):
             return False
-        return tuple(map(len, self._sizes[0])) == self._sizes[1]
+        return True
+
+    def _grown(self, allowed: dict[str, int | None]) -> list[str]:
+        """Watched attributes that classes gained; only classes whose size changed are looked at (the harness's own
+        classes gain unwatched data attributes during an honest run, so some always have)."""
+        if tuple(map(len, self._sizes[0])) == self._sizes[1]:
+            return []
+        out: list[str] = []
+        for key, members, names in self.classes:
+            if len(members) != len(names):
+                out += [
+                    f"{key}.{attr}"
+                    for attr in set(members) - names
+                    if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed
+                ]
+        return out
 
     def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
         """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
         (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
-        if self._unchanged():
-            return []
         allowed = excused or {}
-        # One tight pass over every watched name (the common case: nothing changed); the few hits are then judged.
+        if self._same_objects():
+            return sorted(k.replace(":", ".", 1) for k in self._grown(allowed))
+        # Something differs: every watched name is judged, and the hits are named.
         hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
         hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
         out: list[str] = []
@@ -190,14 +205,31 @@ class Snapshot:
             current = None if value is _missing else id(value)
             if not (key in allowed and allowed[key] == current):
                 out.append(key)
-        for key, members, names in self.classes:
-            if len(members) != len(names):
-                out += [
-                    f"{key}.{attr}"
-                    for attr in set(members) - names
-                    if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed
-                ]
+        if not out:
+            self._rebase()
+        out += self._grown(allowed)
         return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
+
+    def _rebase(self) -> None:
+        """After a judgement that found every difference legitimate (an excused monkeypatch: pytest's own
+        legacypath plugin keeps one on `Config` for the whole session), the C-level check compares with the objects
+        held now, so that the next checks stay fast. Any later write differs from those and is judged name by name
+        again, against the identities taken at the start; a name that cannot be read keeps its old comparison."""
+        mapped = []
+        for namespace, getter, originals, single in self._mapped:
+            try:
+                found = getter(namespace)
+            except (KeyError, AttributeError, TypeError):
+                mapped.append((namespace, getter, originals, single))
+                continue
+            mapped.append((namespace, getter, (found,) if single else tuple(found), single))
+        read = []
+        for owned, getter, originals in self._read:
+            try:
+                read.append((owned, getter, tuple(map(getter, owned))))
+            except (AttributeError, TypeError):
+                read.append((owned, getter, originals))
+        self._mapped, self._read = mapped, read
 
     def extend(self) -> None:
         """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
