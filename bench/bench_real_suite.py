@@ -113,8 +113,9 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measu
     return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1], cpu)
 
 
-def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measured:
-    """`evidence-gate check` on the merge commit, as an agent's PR."""
+def gate_run(project: real_project.RealProject, merge: str, out: Path, src: Path | None = None) -> Measured:
+    """`evidence-gate check` on the merge commit, as an agent's PR (`src`: another copy of the gate's `src/` folder,
+    e.g. an earlier release's, put first on the path)."""
     argv = [
         sys.executable,
         "-m",
@@ -127,9 +128,12 @@ def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measur
         "--author",
         "agent-bench",
         "--receipt",
-        str(out / "receipt.json"),
+        str(out / "receipt.json" if src is None else out / "receipt-other.json"),
     ]
-    return measure(argv, out, real_project.env_without_git(), out / "gate.log")
+    env = real_project.env_without_git()
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return measure(argv, out, env, out / ("gate.log" if src is None else "gate-other.log"))
 
 
 def loop_run(project: real_project.RealProject, seeds: list[int], plugin_dir: Path, out: Path) -> list[Measured]:
@@ -214,6 +218,22 @@ def report(
     return 0
 
 
+def report_other(
+    args: argparse.Namespace, others: list[Measured], loops: list[list[Measured]], receipt: dict[str, object]
+) -> None:
+    """The gate from --other-src, against the same loop runs."""
+    wall = statistics.median(g.wall for g in others)
+    cpu = statistics.median(g.cpu for g in others)
+    loop = statistics.median(sum(r.wall for r in runs) for runs in loops)
+    loop_cpu = statistics.median(sum(r.cpu for r in runs) for runs in loops)
+    row = receipt.get("decision", {}).get("row") if isinstance(receipt.get("decision"), dict) else None
+    print(
+        f"gate from {args.other_src} (decision {row}): median {wall:.2f}s, ratio {wall / loop:.2f}; "
+        f"CPU median {cpu:.2f}s, ratio {cpu / loop_cpu:.2f}; largest process {mib(max(g.largest_kib for g in others))}"
+    )
+    print("each repeat, its wall: " + ", ".join(f"{g.wall:.2f}" for g in others))
+
+
 def main() -> int:
     """Build the repository, run both sides interleaved and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,6 +241,12 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=0, help="the gate's properties.jobs (0: one per core)")
+    parser.add_argument(
+        "--other-src",
+        type=Path,
+        help="also time the gate from this copy of its src/ folder (e.g. `git archive` of an earlier commit), "
+        "interleaved in the same run",
+    )
     args = parser.parse_args()
     seeds = [1101 + i for i in range(args.seeds)]
     with tempfile.TemporaryDirectory(prefix="bench-real-suite-") as tmp:
@@ -233,16 +259,23 @@ def main() -> int:
         # One untimed run first, as on a developer's checkout: Hypothesis caches its Unicode table in .hypothesis/.
         (cold,) = loop_run(project, [1100], plugin_dir, work)
         gates: list[Measured] = []
+        others: list[Measured] = []
         loops: list[list[Measured]] = []
         for i in range(args.repeat):
             out = work / f"run{i}"
             out.mkdir()
             loops.append(loop_run(project, seeds, plugin_dir, out))
             gates.append(gate_run(project, merge, out))
+            if args.other_src:
+                others.append(gate_run(project, merge, out, args.other_src.resolve()))
         receipt = json.loads((work / "run0" / "receipt.json").read_text(encoding="utf-8"))
         if receipt.get("decision", {}).get("row") != "pass":
             print((work / "run0" / "gate.log").read_text(encoding="utf-8")[-3000:], file=sys.stderr)
-        return report(args, gates, loops, cold, receipt)
+        code = report(args, gates, loops, cold, receipt)
+        if others:
+            other = json.loads((work / "run0" / "receipt-other.json").read_text(encoding="utf-8"))
+            report_other(args, others, loops, other)
+        return code
 
 
 if __name__ == "__main__":
