@@ -1,6 +1,6 @@
 """The whole gate on a real suite (attrs from PyPI) against a plain per-seed pytest loop: wall time and memory.
 
-    .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0]
+    .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0] [--other-src DIR]
 
 Builds the pinned attrs sdist's repository (tests/real_project.py: cached under ~/.cache/evidence-gate, gated on
 its own tests/test_funcs.py and tests/test_dunders.py) with a plan of --seeds seeds, --trials examples per seed and
@@ -10,6 +10,10 @@ no fresh seeds, and an honest pull request merged like refs/pull/N/merge. In the
 with the same examples per seed (a Hypothesis profile loaded after attrs' own conftest loads its profile). The
 loop's checkout gets one untimed run first, as a developer's would have had: Hypothesis keeps its Unicode table in
 `.hypothesis/` and rebuilds it (about 200 MiB and 2 s of CPU) where that folder is new or unwritable.
+
+Time: wall, and CPU (user+sys of each process tree, from wait4), which moves less with the machine's load.
+`--other-src DIR` also times the gate from another copy of its `src/` folder (`git archive REV src | tar -x`),
+interleaved in the same run, for before/after figures under the same load.
 
 Memory: the peak resident set of one plain pytest run, against the gate's (a) largest single process (what
 `wait4`/GNU time report: the gate or one of its workers), (b) the gate's own process, and (c) the peak of the sum
