@@ -271,7 +271,14 @@ def main(argv: list[str]) -> int:
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before)
     origin = provenance.ProvenancePlugin(expected, emit)
-    args = [
+    code = pytest.main(pytest_args(job), plugins=[plugin, origin])
+    origin.report(final=True)
+    return int(code)
+
+
+def pytest_args(job: dict[str, Any]) -> list[str]:
+    """The session's command line: the gate's ini, the tree as rootdir and conftest boundary, no cache."""
+    return [
         "-c",
         job["ini"],
         "--rootdir",
@@ -291,9 +298,6 @@ def main(argv: list[str]) -> int:
         "console_output_style=classic",
         *job["args"],
     ]
-    code = pytest.main(args, plugins=[plugin, origin])
-    origin.report(final=True)
-    return int(code)
 
 
 def leave(code: int) -> None:
