@@ -1,6 +1,6 @@
 """The whole gate on a real suite (attrs from PyPI) against a plain per-seed pytest loop: wall time and memory.
 
-    .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0]
+    .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0] [--other-src DIR]
 
 Builds the pinned attrs sdist's repository (tests/support/real_project.py: cached under ~/.cache/evidence-gate, gated on
 its own tests/test_funcs.py and tests/test_dunders.py) with a plan of --seeds seeds, --trials examples per seed and
@@ -10,6 +10,10 @@ no fresh seeds, and an honest pull request merged like refs/pull/N/merge. In the
 with the same examples per seed (a Hypothesis profile loaded after attrs' own conftest loads its profile). The
 loop's checkout gets one untimed run first, as a developer's would have had: Hypothesis keeps its Unicode table in
 `.hypothesis/` and rebuilds it (about 200 MiB and 2 s of CPU) where that folder is new or unwritable.
+
+Time: wall, and CPU (user+sys of each process tree, from wait4), which moves less with the machine's load.
+`--other-src DIR` also times the gate from another copy of its `src/` folder (`git archive REV src | tar -x`),
+interleaved in the same run, for before/after figures under the same load.
 
 Memory: the peak resident set of one plain pytest run, against the gate's (a) largest single process (what
 `wait4`/GNU time report: the gate or one of its workers), (b) the gate's own process, and (c) the peak of the sum
@@ -61,6 +65,7 @@ class Measured:
     largest_kib: int  # ru_maxrss from wait4: the largest single process of the tree
     root_kib: int  # the started process alone (sampled)
     total_kib: int  # the tree's summed resident set at its peak (sampled)
+    cpu: float = 0.0  # user + system seconds of the process and every descendant it waited for (wait4)
 
 
 def _rss_tree(root: int) -> tuple[int, int]:
@@ -108,11 +113,13 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measu
         done.set()
         sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1])
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1], cpu)
 
 
-def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measured:
-    """`evidence-gate check` on the merge commit, as an agent's PR."""
+def gate_run(project: real_project.RealProject, merge: str, out: Path, src: Path | None = None) -> Measured:
+    """`evidence-gate check` on the merge commit, as an agent's PR (`src`: another copy of the gate's `src/` folder,
+    e.g. an earlier release's, put first on the path)."""
     argv = [
         sys.executable,
         "-m",
@@ -125,9 +132,12 @@ def gate_run(project: real_project.RealProject, merge: str, out: Path) -> Measur
         "--author",
         "agent-bench",
         "--receipt",
-        str(out / "receipt.json"),
+        str(out / "receipt.json" if src is None else out / "receipt-other.json"),
     ]
-    return measure(argv, out, real_project.env_without_git(), out / "gate.log")
+    env = real_project.env_without_git()
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return measure(argv, out, env, out / ("gate.log" if src is None else "gate-other.log"))
 
 
 def loop_run(project: real_project.RealProject, seeds: list[int], plugin_dir: Path, out: Path) -> list[Measured]:
@@ -187,6 +197,14 @@ def report(
     print(f"plain loop (one pytest per seed):  median {loop:.2f}s  ({loop / n:.2f}s per seed)")
     print(f"evidence-gate check:               median {gate:.2f}s  ({gate / n:.2f}s per seed)")
     print(f"ratio gate/loop: {gate / loop:.2f}  (target <= {TARGET_RATIO})")
+    gate_cpu = statistics.median(g.cpu for g in gates)
+    loop_cpu = statistics.median(sum(r.cpu for r in runs) for runs in loops)
+    print(
+        f"CPU (user+sys, the whole process tree): loop median {loop_cpu:.2f}s, gate median {gate_cpu:.2f}s, "
+        f"ratio {gate_cpu / loop_cpu:.2f}"
+    )
+    walls = ", ".join(f"{sum(r.wall for r in runs):.2f}/{g.wall:.2f}" for runs, g in zip(loops, gates, strict=True))
+    print(f"each repeat, loop/gate wall: {walls}; load average at the end: {os.getloadavg()[0]:.1f}")
     print(
         f"peak RSS, one plain pytest run:          {mib(one)}  (the first run in a fresh checkout: "
         f"{mib(cold.largest_kib)}, when Hypothesis builds its Unicode table)"
@@ -204,6 +222,22 @@ def report(
     return 0
 
 
+def report_other(
+    args: argparse.Namespace, others: list[Measured], loops: list[list[Measured]], receipt: dict[str, object]
+) -> None:
+    """The gate from --other-src, against the same loop runs."""
+    wall = statistics.median(g.wall for g in others)
+    cpu = statistics.median(g.cpu for g in others)
+    loop = statistics.median(sum(r.wall for r in runs) for runs in loops)
+    loop_cpu = statistics.median(sum(r.cpu for r in runs) for runs in loops)
+    row = receipt.get("decision", {}).get("row") if isinstance(receipt.get("decision"), dict) else None
+    print(
+        f"gate from {args.other_src} (decision {row}): median {wall:.2f}s, ratio {wall / loop:.2f}; "
+        f"CPU median {cpu:.2f}s, ratio {cpu / loop_cpu:.2f}; largest process {mib(max(g.largest_kib for g in others))}"
+    )
+    print("each repeat, its wall: " + ", ".join(f"{g.wall:.2f}" for g in others))
+
+
 def main() -> int:
     """Build the repository, run both sides interleaved and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -211,6 +245,12 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=0, help="the gate's properties.jobs (0: one per core)")
+    parser.add_argument(
+        "--other-src",
+        type=Path,
+        help="also time the gate from this copy of its src/ folder (e.g. `git archive` of an earlier commit), "
+        "interleaved in the same run",
+    )
     args = parser.parse_args()
     seeds = [1101 + i for i in range(args.seeds)]
     with tempfile.TemporaryDirectory(prefix="bench-real-suite-") as tmp:
@@ -223,16 +263,23 @@ def main() -> int:
         # One untimed run first, as on a developer's checkout: Hypothesis caches its Unicode table in .hypothesis/.
         (cold,) = loop_run(project, [1100], plugin_dir, work)
         gates: list[Measured] = []
+        others: list[Measured] = []
         loops: list[list[Measured]] = []
         for i in range(args.repeat):
             out = work / f"run{i}"
             out.mkdir()
             loops.append(loop_run(project, seeds, plugin_dir, out))
             gates.append(gate_run(project, merge, out))
+            if args.other_src:
+                others.append(gate_run(project, merge, out, args.other_src.resolve()))
         receipt = json.loads((work / "run0" / "receipt.json").read_text(encoding="utf-8"))
         if receipt.get("decision", {}).get("row") != "pass":
             print((work / "run0" / "gate.log").read_text(encoding="utf-8")[-3000:], file=sys.stderr)
-        return report(args, gates, loops, cold, receipt)
+        code = report(args, gates, loops, cold, receipt)
+        if others:
+            other = json.loads((work / "run0" / "receipt-other.json").read_text(encoding="utf-8"))
+            report_other(args, others, loops, other)
+        return code
 
 
 if __name__ == "__main__":

@@ -55,9 +55,10 @@ def _encodings(value: str) -> set[str]:
     return forms
 
 
-def text(value: str, limit: int = MAX_TEXT) -> str:
-    """`value` with secrets masked, cut to `limit` characters (saying how much was cut)."""
-    for secret in _environment_secrets():
+def text(value: str, limit: int = MAX_TEXT, secrets: tuple[str, ...] | None = None) -> str:
+    """`value` with secrets masked, cut to `limit` characters (saying how much was cut). `secrets`: the forms of the
+    environment's secret values, when the caller read them already (`_environment_secrets`)."""
+    for secret in _environment_secrets() if secrets is None else secrets:
         value = value.replace(secret, MASK)
     for pattern in PATTERNS:
         value = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + MASK, value)
@@ -67,11 +68,16 @@ def text(value: str, limit: int = MAX_TEXT) -> str:
 
 
 def value(data: Any, limit: int = MAX_TEXT) -> Any:
-    """Every string inside a JSON value (keys too) through `text`."""
+    """Every string inside a JSON value (keys too) through `text`; the environment is read once per call, not once
+    per string (decoding `os.environ` costs more than masking a short string)."""
+    return _value(data, limit, _environment_secrets())
+
+
+def _value(data: Any, limit: int, secrets: tuple[str, ...]) -> Any:
     if isinstance(data, str):
-        return text(data, limit)
+        return text(data, limit, secrets)
     if isinstance(data, list):
-        return [value(item, limit) for item in data]
+        return [_value(item, limit, secrets) for item in data]
     if isinstance(data, dict):
-        return {text(str(k), limit): value(v, limit) for k, v in data.items()}
+        return {text(str(k), limit, secrets): _value(v, limit, secrets) for k, v in data.items()}
     return data

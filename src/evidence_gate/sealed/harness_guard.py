@@ -13,6 +13,7 @@ Worker-side (standard library only). Two questions are answered here:
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import sysconfig
@@ -84,7 +85,10 @@ class Snapshot:
 
     Checking re-reads each name from the namespace itself (a module's dict, a class's mappingproxy, a function), so
     a check costs one lookup per watched name; a class that gained a watched attribute (a descriptor that shadows an
-    inherited one, say `TestReport.passed`) is found by its size.
+    inherited one, say `TestReport.passed`) is found by its size. The lookups run in C, one `itemgetter` per
+    namespace and one `attrgetter` per function part (see `_same_objects`); only when one of them finds a difference
+    are the names judged one by one. Every object watched is also held here, so that its id cannot be reused by a
+    replacement after the original was freed.
     """
 
     def __init__(self) -> None:
@@ -94,10 +98,20 @@ class Snapshot:
         self.parts: list[tuple[str, Any, str, int]] = []
         self.classes: list[tuple[str, Any, frozenset[str]]] = []
         self.modules: set[str] = set()
+        self.seen: set[str] = set()  # every sys.modules name `extend` has judged (harness or not)
+        self.held: dict[int, object] = {}  # identity -> the object watched
+        # The same entries, grouped for the C-level check: (namespace, getter, objects, one name only)...
+        self._mapped: list[tuple[Any, Any, tuple[object, ...], bool]] = []
+        # ...(owners, getter, objects) per function part, and (class namespaces, their sizes).
+        self._read: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        self._sizes: tuple[tuple[Any, ...], tuple[int, ...]] = ((), ())
+        self._grouped = (0, 0, 0)  # how many entries, parts and classes the groups cover
 
     def add_module(self, name: str, module: types.ModuleType) -> None:
         """Watch one module: all of it for the harness, only its callables for the standard library."""
         self.modules.add(name)
+        self.seen.add(name)
+        self.held[id(module)] = module
         self.entries.append((f"sys.modules:{name}", MODULES, name, id(module)))
         code_only = not is_harness(name)
         namespace = vars(module)
@@ -107,6 +121,7 @@ class Snapshot:
             if not (callable(value) if code_only else _watched_value(key, value)):
                 continue
             self.entries.append((f"{name}:{key}", namespace, key, id(value)))
+            self.held[id(value)] = value
             if code_only:
                 continue
             self._add_parts(f"{name}:{key}", value)
@@ -120,17 +135,79 @@ class Snapshot:
             if attr in {"__dict__", "__weakref__", "__doc__"} or not _watched_value(attr, member):
                 continue
             self.entries.append((f"{key}.{attr}", members, attr, id(member)))
+            self.held[id(member)] = member
             self._add_parts(f"{key}.{attr}", member)
 
     def _add_parts(self, key: str, value: object) -> None:
         for part, owner in _parts(value):
-            self.parts.append((f"{key}#{part}", owner, part, id(getattr(owner, part, None))))
+            current = getattr(owner, part, None)
+            self.held[id(current)] = current
+            self.parts.append((f"{key}#{part}", owner, part, id(current)))
+
+    def _group(self) -> None:
+        """Extend the C-level groups to the entries, parts and classes added since they were last built."""
+        done_entries, done_parts, _classes = self._grouped
+        namespaces: dict[int, tuple[Any, list[str], list[int]]] = {}
+        for _key, namespace, name, ident in self.entries[done_entries:]:
+            group = namespaces.setdefault(id(namespace), (namespace, [], []))
+            group[1].append(name)
+            group[2].append(ident)
+        for namespace, names, idents in namespaces.values():
+            originals = tuple(self.held[i] for i in idents)
+            self._mapped.append((namespace, operator.itemgetter(*names), originals, len(names) == 1))
+        owners: dict[str, tuple[list[Any], list[int]]] = {}
+        for _key, owner, part, ident in self.parts[done_parts:]:
+            group_ = owners.setdefault(part, ([], []))
+            group_[0].append(owner)
+            group_[1].append(ident)
+        for part, (owned, idents) in owners.items():
+            self._read.append((tuple(owned), operator.attrgetter(part), tuple(self.held[i] for i in idents)))
+        self._sizes = (
+            tuple(members for _key, members, _names in self.classes),
+            tuple(len(names) for _key, _members, names in self.classes),
+        )
+        self._grouped = (len(self.entries), len(self.parts), len(self.classes))
+
+    def _same_objects(self) -> bool:
+        """True when every watched name still holds its object (the common case), checked in C; False when anything
+        differs or cannot be read, and `changed` then judges name by name."""
+        if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
+            self._group()
+        same = operator.is_  # identity only: an object's own __eq__ never takes part
+        try:
+            for namespace, getter, originals, single in self._mapped:
+                found = getter(namespace)
+                if not (found is originals[0] if single else all(map(same, found, originals))):
+                    return False
+            for owned, getter, originals in self._read:
+                if not all(map(same, map(getter, owned), originals)):
+                    return False
+        except (KeyError, AttributeError, TypeError):
+            return False
+        return True
+
+    def _grown(self, allowed: dict[str, int | None]) -> list[str]:
+        """Watched attributes that classes gained; only classes whose size changed are looked at (the harness's own
+        classes gain unwatched data attributes during an honest run, so some always have)."""
+        if tuple(map(len, self._sizes[0])) == self._sizes[1]:
+            return []
+        out: list[str] = []
+        for key, members, names in self.classes:
+            if len(members) != len(names):
+                out += [
+                    f"{key}.{attr}"
+                    for attr in set(members) - names
+                    if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed
+                ]
+        return out
 
     def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
         """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
         (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
         allowed = excused or {}
-        # One tight pass over every watched name (the common case: nothing changed); the few hits are then judged.
+        if self._same_objects():
+            return sorted(k.replace(":", ".", 1) for k in self._grown(allowed))
+        # Something differs: every watched name is judged, and the hits are named.
         hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
         hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
         out: list[str] = []
@@ -139,20 +216,43 @@ class Snapshot:
             current = None if value is _missing else id(value)
             if not (key in allowed and allowed[key] == current):
                 out.append(key)
-        for key, members, names in self.classes:
-            if len(members) != len(names):
-                out += [
-                    f"{key}.{attr}"
-                    for attr in set(members) - names
-                    if _watched_value(attr, members[attr]) and f"{key}.{attr}" not in allowed
-                ]
+        if not out:
+            self._rebase()
+        out += self._grown(allowed)
         return sorted(k.replace(":", ".", 1) for k in out if "#" not in k or k.split("#", 1)[0] not in out)
 
+    def _rebase(self) -> None:
+        """After a judgement that found every difference legitimate (an excused monkeypatch: pytest's own
+        legacypath plugin keeps one on `Config` for the whole session), the C-level check compares with the objects
+        held now, so that the next checks stay fast. Any later write differs from those and is judged name by name
+        again, against the identities taken at the start; a name that cannot be read keeps its old comparison."""
+        mapped = []
+        for namespace, getter, originals, single in self._mapped:
+            try:
+                found = getter(namespace)
+            except (KeyError, AttributeError, TypeError):
+                mapped.append((namespace, getter, originals, single))
+                continue
+            mapped.append((namespace, getter, (found,) if single else tuple(found), single))
+        read = []
+        for owned, getter, originals in self._read:
+            try:
+                read.append((owned, getter, tuple(map(getter, owned))))
+            except (AttributeError, TypeError):
+                read.append((owned, getter, originals))
+        self._mapped, self._read = mapped, read
+
     def extend(self) -> None:
-        """Watch harness modules imported since (a lazy import), leaving the known ones as they were."""
-        for name in [n for n in list(MODULES) if is_harness(n) and n not in self.modules]:
+        """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
+
+        Only names not judged before are looked at: a name that was not the harness's stays so, and a module
+        replaced under a watched name is the `sys.modules:` entry's change."""
+        for name in sorted(MODULES.keys() - self.seen, key=str):
+            if not isinstance(name, str) or not is_harness(name):
+                self.seen.add(name)
+                continue
             module = MODULES.get(name)
-            if isinstance(module, types.ModuleType):
+            if isinstance(module, types.ModuleType) and name not in self.modules:
                 self.add_module(name, module)
 
 

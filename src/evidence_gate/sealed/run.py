@@ -264,10 +264,16 @@ class WorkerResult:
     problems: list[str] = field(default_factory=list)
     log_tail: str = ""
     seconds: float = 0.0
+    # Where the first session-finished marker arrived (`_accept` notes it), so that the ledgers, which ask once per
+    # test, do not scan every event each time; events are only ever appended.
+    finished_at: int | None = field(default=None, repr=False, compare=False)
 
     @property
     def finished(self) -> dict[str, Any] | None:
         """The session-finished marker, if the session got that far."""
+        at = self.finished_at
+        if at is not None and at < len(self.events) and self.events[at].get(EV) == Event.FINISHED:
+            return self.events[at]
         return next((e for e in self.events if e.get(EV) == Event.FINISHED), None)
 
 
@@ -317,6 +323,8 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
         return
     event = redact.value(event)  # the one place worker text enters the gate: bounded, secrets masked
     result.events.append(event)
+    if event[EV] == Event.FINISHED and result.finished_at is None:
+        result.finished_at = len(result.events) - 1
     on_event(event)
 
 

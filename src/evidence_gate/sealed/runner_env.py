@@ -37,7 +37,7 @@ STORAGE_FOLDER = "hypothesis-storage"
 # `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, no environment, an explicit sys.path.
 BOOTSTRAP = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-    f"from {PRIVATE_PACKAGE}.worker import main; sys.exit(main(sys.argv[2:]))"
+    f"from {PRIVATE_PACKAGE}.worker import leave, main; leave(main(sys.argv[2:]))"
 )
 
 

@@ -275,11 +275,19 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
 
     from . import plugin as pytest_plugin  # noqa: PLC0415
 
+    harness_installed(job.get("runner_links", []))
     before = pytest_plugin.snapshot()
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before)
     origin = provenance.ProvenancePlugin(expected, emit)
-    args = [
+    code = pytest.main(pytest_args(job), plugins=[plugin, origin])
+    origin.report(final=True)
+    return int(code)
+
+
+def pytest_args(job: dict[str, Any]) -> list[str]:
+    """The session's command line: the gate's ini, the tree as rootdir and conftest boundary, no cache."""
+    return [
         "-c",
         job["ini"],
         "--rootdir",
@@ -299,9 +307,43 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
         "console_output_style=classic",
         *job["args"],
     ]
-    code = pytest.main(args, plugins=[plugin, origin])
-    origin.report(final=True)
-    return int(code)
+
+
+def leave(code: int) -> None:
+    """End the worker once its last event is written: flush what it printed, then exit without the interpreter's
+    teardown (freeing every module, class and cache of the session costs a few hundred ms and judges nothing; the
+    code under test's atexit handlers and finalizers do not run, and nothing is read from the worker after this)."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a stream the code under test replaced or closed: nothing to keep
+            pass
+    os._exit(code)
+
+
+def harness_installed(links: list[str]) -> None:
+    """Tell Hypothesis that the folders the runner's links point into are installed packages, as they are.
+
+    Hypothesis adds the constants of every "local" module (one outside the interpreter's site-packages and standard
+    library, and outside test folders) to what it generates. Started with `-S`, the interpreter's site-packages is
+    the base installation's, not the venv or dist-packages folder the harness lives in, so pytest, pluggy and the
+    gate's own worker modules would count as the project's code: their string and number constants would steer the
+    examples (a plain pytest run never does that) and every worker would parse some 140 harness files for them.
+    The project's code (the sealed tree, an install site) is never under these folders.
+    """
+    from hypothesis.internal import scrutineer  # noqa: PLC0415 - after the trusted imports, before any test
+
+    installed = getattr(scrutineer, "SITE_PACKAGES_DIRS", None)
+    location = getattr(scrutineer, "ModuleLocation", None)
+    if not isinstance(installed, set):
+        return  # a Hypothesis without local constants (or a different layout): nothing to correct
+    from pathlib import Path  # noqa: PLC0415
+
+    installed.update(Path(os.path.realpath(link)).parent for link in links)
+    cached = getattr(getattr(location, "from_path", None), "cache_clear", None)
+    if callable(cached):
+        cached()
 
 
 def _site_builtins() -> None:
