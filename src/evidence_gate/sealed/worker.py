@@ -285,7 +285,7 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
     return int(code)
 
 
-def pytest_args(job: dict[str, Any]) -> list[str]:
+def pytest_args(job: Job) -> list[str]:
     """The session's command line: the gate's ini, the tree as rootdir and conftest boundary, no cache."""
     return [
         "-c",
