@@ -17,15 +17,6 @@ from evidence_gate.model import Violation
 from evidence_gate.report import render_text
 from support import scenario_repo
 
-FREEZE_ADD = (
-    "  - id: a-new-quarantine\n"
-    "    test: tests/test_parser.py::test_large_input\n"
-    '    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef"\n'
-    '    added_at: "2026-09-19"\n'
-    '    expires: "2026-09-26"\n'
-    "    owner: humans\n"
-)
-
 
 def _repo(tmp_path: Path, patch: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> Path:
     recipe = {"patch": {"files": patch or {"src/alloc.py": "def allocate(total, parts):\n    return [total]\n"}}}
@@ -79,7 +70,7 @@ def test_json_output_is_the_receipt(tmp_path: Path) -> None:
 
 def test_decision_fail_is_exit_10_with_located_violation(tmp_path: Path) -> None:
     """A freeze entry added by the patch exits 10 and prints `freeze.yaml:LINE: ... [freeze-id-added]`."""
-    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + FREEZE_ADD
+    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + scenario_repo.FREEZE_ADD
     proc, receipt = _run(_repo(tmp_path, {"freeze.yaml": ledger}), tmp_path, "--no-run")
     assert proc.returncode == 10, proc.stdout + proc.stderr
     assert receipt is not None

@@ -35,14 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p for p in (ROOT / "tests" / "report_cases").iterdir() if (p / "receipt.json").is_file())
 DOCS = "https://github.example/octo/evidence-gate/blob/v1/README.md"
 STATEMENT_SCHEMA = json.loads((ROOT / "tests" / "data" / "intoto-statement-v1.schema.json").read_text("utf-8"))
-FREEZE_ADD = (
-    "  - id: a-new-quarantine\n"
-    "    test: tests/test_parser.py::test_large_input\n"
-    '    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef"\n'
-    '    added_at: "2026-09-19"\n'
-    '    expires: "2026-09-26"\n'
-    "    owner: humans\n"
-)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +142,7 @@ def test_rules_link_to_anchors_the_rendered_readme_has(sarif_schema: jsonschema.
 def test_check_format_sarif_on_a_grown_ledger(tmp_path: Path, sarif_schema: jsonschema.Draft4Validator) -> None:
     """A patch adding a freeze entry: exit 10, SARIF on stdout with the finding on the ledger line as an error,
     and the Statement beside the receipt naming the real head commit and the receipt's real bytes."""
-    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + FREEZE_ADD
+    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + scenario_repo.FREEZE_ADD
     repo = scenario_repo.build({"patch": {"files": {"freeze.yaml": ledger}}}, tmp_path / "repo").path
     proc, receipt_file = _check(repo, tmp_path, "--format", "sarif")
     assert proc.returncode == 10, proc.stderr
@@ -363,7 +355,7 @@ def test_planted_side_files_never_redirect_or_stop_the_action(tmp_path: Path, sh
 def test_merge_prints_sarif_of_the_merged_receipt(tmp_path: Path, sarif_schema: jsonschema.Draft4Validator) -> None:
     """`merge --format sarif` over two real shard receipts: valid SARIF of the merged verdict, and the Statement
     beside the merged receipt."""
-    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + FREEZE_ADD
+    ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + scenario_repo.FREEZE_ADD
     repo = scenario_repo.build({"patch": {"files": {"freeze.yaml": ledger}}}, tmp_path / "repo").path
     shards = [tmp_path / f"shard-{k}.json" for k in (1, 2)]
     for k, shard in enumerate(shards, 1):

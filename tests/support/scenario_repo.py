@@ -14,6 +14,16 @@ import yaml
 
 from support.repo_builder import GitRepo
 
+# An entry appended to DEFAULT_BASE's ledger: a new quarantine, the one thing the ledger may never gain.
+FREEZE_ADD = (
+    "  - id: a-new-quarantine\n"
+    "    test: tests/test_parser.py::test_large_input\n"
+    '    assertion_hash: "0123456789abcdef0123456789abcdef0123456789abcdef"\n'
+    '    added_at: "2026-09-19"\n'
+    '    expires: "2026-09-26"\n'
+    "    owner: humans\n"
+)
+
 DEFAULT_BASE: dict[str, Any] = {
     "SCORE_PROPERTIES": "properties/test_alloc_properties.py::test_allocation_invariants\n",
     "properties/test_alloc_properties.py": (
