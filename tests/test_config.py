@@ -6,7 +6,8 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from evidence_gate.config import Config, ConfigInvalid, is_agent, parse_config
+from evidence_gate.config import Config, is_agent, parse_config
+from evidence_gate.errors import InputInvalid
 
 SPEC_EXAMPLE = b"""\
 version: 1
@@ -48,7 +49,7 @@ def test_absent_or_null_gives_defaults(data: bytes | None) -> None:
 @pytest.mark.parametrize("data", [b"", b"# only a comment\n"])
 def test_empty_file_is_invalid(data: bytes) -> None:
     """A file with no YAML document at all is config-invalid (fail closed), not silently the defaults."""
-    with pytest.raises(ConfigInvalid, match="does not parse"):
+    with pytest.raises(InputInvalid, match="does not parse"):
         parse_config(data)
 
 
@@ -65,7 +66,7 @@ def test_empty_file_is_invalid(data: bytes) -> None:
 )
 def test_invalid_values_name_the_field(data: bytes, field: str) -> None:
     """A wrong value, unknown key or sexagesimal number is config-invalid naming the field."""
-    with pytest.raises(ConfigInvalid) as info:
+    with pytest.raises(InputInvalid) as info:
         parse_config(data)
     assert field.split(".", maxsplit=1)[0] in info.value.message
 
@@ -84,14 +85,14 @@ def test_invalid_values_name_the_field(data: bytes, field: str) -> None:
 )
 def test_unsafe_or_broken_yaml_is_invalid(data: bytes) -> None:
     """Duplicate keys, aliases, tags, syntax errors, bad encodings, sexagesimal and non-finite numbers are rejected."""
-    with pytest.raises(ConfigInvalid):
+    with pytest.raises(InputInvalid):
         parse_config(data)
 
 
 @pytest.mark.parametrize("path", ["/usr/lib", "../outside", "src/../../x"])
 def test_pythonpath_stays_inside(path: str) -> None:
     """A pythonpath entry that leaves the repository is rejected."""
-    with pytest.raises(ConfigInvalid, match="inside the repository"):
+    with pytest.raises(InputInvalid, match="inside the repository"):
         parse_config(f"version: 1\nproperties: {{pythonpath: ['{path}']}}\n".encode())
 
 

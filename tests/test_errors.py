@@ -11,11 +11,8 @@ from typing import Any
 import pytest
 
 from evidence_gate import action, cli, decision, gate
-from evidence_gate.config import ConfigInvalid
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_USAGE, GateError, InputInvalid
 from evidence_gate.event_context import load_event
-from evidence_gate.score_properties import PropertiesInvalid
-from evidence_gate.strict_parse import ParseError
 from support.action_env import pull_request, runner_env
 from support.property_repo import red_repo
 from support.repo_builder import GitRepo
@@ -66,10 +63,27 @@ def test_rowless_errors_and_unknown_rows() -> None:
 
 
 def test_the_input_errors_are_one_class() -> None:
-    """Configuration, SCORE_PROPERTIES and strict-parse errors are one (message, line) class under their old names."""
-    assert ConfigInvalid is PropertiesInvalid is ParseError is InputInvalid
+    """Configuration and strict-parse errors are the one (message, line) class, and src defines no other exception."""
+    from evidence_gate.config import parse_config
+    from evidence_gate.strict_parse import load_json
+
+    with pytest.raises(InputInvalid) as bad_json:
+        load_json(b'{"a": 1, "a": 2}')
+    with pytest.raises(InputInvalid) as bad_config:
+        parse_config(b"version: [")
+    assert bad_json.value.message and bad_config.value.message
     error = InputInvalid("bad", 3)
     assert (error.message, error.line, str(error)) == ("bad", 3, "bad")
+    src = Path(__file__).resolve().parents[1] / "src" / "evidence_gate"
+    defined = {
+        node.name
+        for path in src.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id in {"Exception", "ValueError"} for b in node.bases)
+    }
+    assert "InputInvalid" in defined
+    assert not {"ConfigInvalid", "PropertiesInvalid", "ParseError"} & defined, defined
 
 
 def test_freeze_hash_on_run_integrity_exits_as_the_table_says(

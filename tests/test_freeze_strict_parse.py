@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_gate.strict_parse import ParseError, json_lines, load_json, load_yaml, yaml_lines
+from evidence_gate.errors import InputInvalid
+from evidence_gate.strict_parse import json_lines, load_json, load_yaml, yaml_lines
 
 
 @pytest.mark.parametrize(
@@ -16,20 +17,20 @@ from evidence_gate.strict_parse import ParseError, json_lines, load_json, load_y
     ],
 )
 def test_yaml_holes_are_parse_errors(text: bytes, fragment: str) -> None:
-    """Each input is a ParseError naming the problem, never a value or a crash."""
-    with pytest.raises(ParseError, match=fragment):
+    """Each input is a InputInvalid naming the problem, never a value or a crash."""
+    with pytest.raises(InputInvalid, match=fragment):
         load_yaml(text)
 
 
 def test_json_huge_integer_is_a_parse_error() -> None:
-    """A 5000-digit JSON integer is a ParseError, not a ValueError escaping the loader."""
-    with pytest.raises(ParseError, match="not valid JSON"):
+    """A 5000-digit JSON integer is a InputInvalid, not a ValueError escaping the loader."""
+    with pytest.raises(InputInvalid, match="not valid JSON"):
         load_json(b"[" + b"9" * 5000 + b"]")
 
 
 def test_json_duplicate_key_has_a_line() -> None:
     """A JSON duplicate key is reported at the duplicate's line."""
-    with pytest.raises(ParseError) as info:
+    with pytest.raises(InputInvalid) as info:
         load_json(b'{"a": 1,\n "b": {"c": 1,\n  "c": 2}}')
     assert info.value.line == 3 and "'c'" in info.value.message
 

@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any
 from evidence_gate import action_verdict, decision, gate, receipt_types, seed_ledger
 from evidence_gate.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
 from evidence_gate.config import CONFIG_PATH
-from evidence_gate.errors import GateError
+from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import Violation
 from evidence_gate.receipt import empty_receipt, sha256_of
 from evidence_gate.report import violations_of
 from evidence_gate.run_artifacts import Rest, RestError
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 if TYPE_CHECKING:
     from evidence_gate.action import Inputs
@@ -99,7 +99,7 @@ def parse_trigger(path: Path, env_name: str | None) -> Trigger:
     """The triggering run from the event payload; a usage error on anything but `workflow_run`."""
     try:
         payload = load_json(path.read_bytes())
-    except (OSError, ParseError) as exc:
+    except (OSError, InputInvalid) as exc:
         raise GateError(f"cannot read the event payload {path}: {exc}", usage=True) from exc
     run = _obj(payload).get("workflow_run")
     if (env_name not in (None, "", "workflow_run")) or not isinstance(run, dict):

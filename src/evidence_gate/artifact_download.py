@@ -18,9 +18,10 @@ from typing import Any
 
 from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, backend_ids
 from evidence_gate.digest import sha256_digest
+from evidence_gate.errors import InputInvalid
 from evidence_gate.receipt import validate
 from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merge` applies to a receipt file
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 MAX_ZIP = 4 << 20  # an artifact holding one receipt and its text report; anything larger is not ours
 RECEIPT_MEMBER = "receipt.json"
@@ -141,7 +142,7 @@ def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, A
         raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` inflates past the {limit}-byte cap")
     try:
         value = load_json(raw)
-    except ParseError as exc:
+    except InputInvalid as exc:
         raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not strict JSON ({exc})") from exc
     if not isinstance(value, dict):
         raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not a JSON object")

@@ -12,12 +12,9 @@ from typing import Any
 import jsonschema
 
 from evidence_gate.errors import InputInvalid
-from evidence_gate.strict_parse import ParseError, load_yaml
+from evidence_gate.strict_parse import load_yaml
 
 CONFIG_PATH = ".evidence-gate.yml"
-
-
-ConfigInvalid = InputInvalid  # the baseline configuration can't be used; the one (message, line) error, see errors.py
 
 
 @dataclass(frozen=True)
@@ -117,13 +114,13 @@ def parse_config(data: bytes | None) -> Config:
         return Config()
     try:
         raw = load_yaml(data)
-    except ParseError as exc:
-        raise ConfigInvalid(f"{CONFIG_PATH} does not parse: {exc.message}", exc.line) from exc
+    except InputInvalid as exc:
+        raise InputInvalid(f"{CONFIG_PATH} does not parse: {exc.message}", exc.line) from exc
     if raw is None:
         return Config()
     problems = schema_errors(raw, "config.schema.json")
     if problems:
-        raise ConfigInvalid(
+        raise InputInvalid(
             f"{CONFIG_PATH} is invalid: {problems[0]}"
             + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
         )
@@ -133,7 +130,7 @@ def parse_config(data: bytes | None) -> Config:
             props[key] = tuple(props[key])
     for p in props.get("pythonpath", ()):
         if p.startswith("/") or ".." in p.split("/"):
-            raise ConfigInvalid(f"{CONFIG_PATH}: properties.pythonpath entry {p!r} must stay inside the repository")
+            raise InputInvalid(f"{CONFIG_PATH}: properties.pythonpath entry {p!r} must stay inside the repository")
     return Config(
         version=raw["version"],
         agents=tuple(raw.get("agents", Config.agents)),

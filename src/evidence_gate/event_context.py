@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evidence_gate.errors import GateError
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.errors import GateError, InputInvalid
+from evidence_gate.strict_parse import load_json
 
 SUPPORTED = ("pull_request", "pull_request_target", "merge_group")
 
@@ -84,7 +84,7 @@ def load_event(path: Path, event_name: str | None = None) -> EventContext:
         payload = load_json(path.read_bytes())
     except OSError as exc:
         raise GateError(f"cannot read the event file {path}: {exc.strerror}", fix="check --event", usage=True) from exc
-    except ParseError as exc:
+    except InputInvalid as exc:
         raise GateError(
             f"the event file {path} does not parse: {exc.message}", fix="check --event", usage=True
         ) from exc

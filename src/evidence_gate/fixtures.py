@@ -13,9 +13,10 @@ from typing import Any
 
 from evidence_gate.config import Config, schema_errors
 from evidence_gate.digest import sha256_digest
+from evidence_gate.errors import InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 
 def canonical_json(value: Any) -> bytes:
@@ -24,19 +25,19 @@ def canonical_json(value: Any) -> bytes:
 
 
 def parse_records(data: bytes, fixtures_dir: str, path: str) -> list[dict[str, Any]]:
-    """The records of a digests file; raises ParseError with the first problem."""
+    """The records of a digests file; raises InputInvalid with the first problem."""
     raw = load_json(data)
     problems = schema_errors(raw, "digests.schema.json")
     if problems:
-        raise ParseError(f"{path} is invalid: {problems[0]}")
+        raise InputInvalid(f"{path} is invalid: {problems[0]}")
     ids = [r["id"] for r in raw["records"]]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise ParseError(f"{path}: duplicate record id {duplicates[0]!r}")
+        raise InputInvalid(f"{path}: duplicate record id {duplicates[0]!r}")
     for record in raw["records"]:
         name = record.get("input_file")
         if name is not None and (".." in name.split("/") or name.startswith("/")):
-            raise ParseError(f"{path}: input_file {name!r} must stay inside {fixtures_dir}/")
+            raise InputInvalid(f"{path}: input_file {name!r} must stay inside {fixtures_dir}/")
     records: list[dict[str, Any]] = raw["records"]
     return records
 
@@ -81,7 +82,7 @@ def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple
     receipt["digests_sha256"] = sha256_digest(data)
     try:
         records = parse_records(data, config.fixtures.dir, config.fixtures.digests)
-    except ParseError as exc:
+    except InputInvalid as exc:
         return LaneResult((Violation("config-invalid", exc.message, config.fixtures.digests, exc.line),), receipt), []
     if records and not config.fixtures.producer:
         return LaneResult(

@@ -14,8 +14,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from evidence_gate.config import CONFIG_PATH, ConfigInvalid, parse_config
-from evidence_gate.errors import EXIT_FAIL, GateError
+from evidence_gate.config import CONFIG_PATH, parse_config
+from evidence_gate.errors import EXIT_FAIL, GateError, InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.property_lane import pytest_job, unloadable
 from evidence_gate.sealed import confinement
@@ -23,7 +23,7 @@ from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.plugin import matches_spec
 from evidence_gate.sealed.protocol import EV, Event, Kind
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 DEFAULT_TTL_DAYS = 14
 # What each non-eligible status means for a person who wants to freeze the test.
@@ -47,7 +47,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
         raise GateError(f"{repo.path} has no HEAD commit", fix="commit the test first", usage=True)
     try:
         config = parse_config(repo.read_blob(head, CONFIG_PATH))
-    except ConfigInvalid as exc:
+    except InputInvalid as exc:
         raise GateError(exc.message, fix=f"correct {CONFIG_PATH}", row="config-invalid") from exc
     props = config.properties
     ws = Workspace()
@@ -170,7 +170,7 @@ def main(args: argparse.Namespace, today: Callable[[], date]) -> int:
         return 0
     try:
         receipt = load_json(Path(args.receipt).read_bytes())
-    except (OSError, ParseError) as exc:
+    except (OSError, InputInvalid) as exc:
         raise GateError(
             f"cannot read {args.receipt}: {exc}", fix="pass the receipt.json of a gate run", usage=True
         ) from exc

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evidence_gate import freeze_ledger, history_svg
-from evidence_gate.config import CONFIG_PATH, Config, ConfigInvalid, parse_config
-from evidence_gate.errors import GateError
+from evidence_gate.config import CONFIG_PATH, Config, parse_config
+from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.locked_paths import display_path
 from evidence_gate.model import Violation
@@ -160,7 +160,7 @@ def _configs(repo: Repo, trees: set[str]) -> dict[str, Config | str]:
             continue
         try:
             out[tree] = parse_config(data)
-        except ConfigInvalid as exc:
+        except InputInvalid as exc:
             out[tree] = f"{exc.message}" + (f" (line {exc.line})" if exc.line else "")
     return out
 

@@ -12,9 +12,6 @@ ORACLES = ("human_reviewed", "model_draft")
 _KEYS = ("oracle", "counterexample")
 
 
-PropertiesInvalid = InputInvalid  # the list can't be used; the one (message, line) error, see errors.py
-
-
 @dataclass(frozen=True)
 class PropertySpec:
     """One entry of the list."""
@@ -34,17 +31,17 @@ def _check_node(node: str, line: int) -> None:
     file = node.split("::", 1)[0]
     hidden = [c for c in node if unicodedata.category(c) in HOSTILE_CATEGORIES]
     if hidden:  # a BOM or zero-width space would lock a file that does not exist instead of the real one
-        raise PropertiesInvalid(f"{node!r} contains the invisible character U+{ord(hidden[0]):04X}", line)
+        raise InputInvalid(f"{node!r} contains the invisible character U+{ord(hidden[0]):04X}", line)
     if not file.endswith(".py") or file.startswith("/") or ".." in file.split("/") or "\\" in file:
-        raise PropertiesInvalid(f"{node!r} is not a repository-relative .py test file or node id", line)
+        raise InputInvalid(f"{node!r} is not a repository-relative .py test file or node id", line)
 
 
 def parse_properties(data: bytes) -> tuple[PropertySpec, ...]:
-    """All entries; raises PropertiesInvalid on a malformed line, unknown key or duplicate node."""
+    """All entries; raises InputInvalid on a malformed line, unknown key or duplicate node."""
     try:
         text = data.decode("utf-8-sig")  # an editor's byte-order mark is not part of the first node id
     except UnicodeDecodeError as exc:
-        raise PropertiesInvalid(f"not valid UTF-8 at byte {exc.start}") from exc
+        raise InputInvalid(f"not valid UTF-8 at byte {exc.start}") from exc
     specs: list[PropertySpec] = []
     seen: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), 1):
@@ -56,18 +53,18 @@ def parse_properties(data: bytes) -> tuple[PropertySpec, ...]:
         for word in words[1:]:
             key, sep, value = word.partition("=")
             if not sep or key not in _KEYS or not value:
-                raise PropertiesInvalid(f"unknown option {word!r}; expected oracle=... or counterexample=NODE", number)
+                raise InputInvalid(f"unknown option {word!r}; expected oracle=... or counterexample=NODE", number)
             if key in options:
-                raise PropertiesInvalid(f"option {key!r} given twice", number)
+                raise InputInvalid(f"option {key!r} given twice", number)
             options[key] = value
         oracle = options.get("oracle", "human_reviewed")
         if oracle not in ORACLES:
-            raise PropertiesInvalid(f"oracle={oracle} is not one of {', '.join(ORACLES)}", number)
+            raise InputInvalid(f"oracle={oracle} is not one of {', '.join(ORACLES)}", number)
         counterexample = options.get("counterexample")
         if counterexample is not None:
             _check_node(counterexample, number)
         if node in seen:
-            raise PropertiesInvalid(f"{node!r} is listed twice (first on line {seen[node]})", number)
+            raise InputInvalid(f"{node!r} is listed twice (first on line {seen[node]})", number)
         seen[node] = number
         specs.append(PropertySpec(node, oracle, counterexample, number))
     return tuple(specs)

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate import decision, receipt_types, seed_ledger
-from evidence_gate.errors import GateError
+from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.model import Violation
 from evidence_gate.receipt import sha256_of, validate, write_receipt
 from evidence_gate.receipt_types import SeedLedgerJson
 from evidence_gate.report import Context, render, violations_of
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 MAX_RECEIPT = 1 << 20
 
@@ -33,7 +33,7 @@ def _load(path: Path) -> dict[str, Any]:
                 usage=True,
             )
         value = load_json(data)
-    except (OSError, ParseError) as exc:
+    except (OSError, InputInvalid) as exc:
         raise GateError(
             f"cannot read shard receipt {path}: {exc}", fix="pass the receipt.json of each --shard run", usage=True
         ) from exc

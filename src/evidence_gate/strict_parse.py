@@ -22,9 +22,6 @@ _DECIMAL_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
 _PLAIN_FLOAT = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 
 
-ParseError = InputInvalid  # a file is not acceptable input; the one (message, line) error, see errors.py
-
-
 def _mark_line(node: yaml.Node | None) -> int | None:
     mark = node.start_mark if node is not None else None
     return mark.line + 1 if mark is not None else None
@@ -37,21 +34,21 @@ class _StrictLoader(yaml.SafeLoader):
         event = self.peek_event()  # type: ignore[no-untyped-call]
         line = event.start_mark.line + 1 if event.start_mark is not None else None
         if isinstance(event, yaml.AliasEvent):
-            raise ParseError("YAML aliases are not allowed", line)
+            raise InputInvalid("YAML aliases are not allowed", line)
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
-            raise ParseError(f"YAML anchors are not allowed (&{anchor})", line)
+            raise InputInvalid(f"YAML anchors are not allowed (&{anchor})", line)
         tag = getattr(event, "tag", None)
         implicit = getattr(event, "implicit", True)
         explicit = (
             tag is not None and tag != "!" and not (implicit is True or (isinstance(implicit, tuple) and implicit[0]))
         )
         if explicit:
-            raise ParseError(f"YAML tags are not allowed ({tag})", line)
+            raise InputInvalid(f"YAML tags are not allowed ({tag})", line)
         self._depth = getattr(self, "_depth", 0) + 1
         try:
             if self._depth > MAX_DEPTH:
-                raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", line)
+                raise InputInvalid(f"nesting deeper than {MAX_DEPTH} levels", line)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -61,12 +58,12 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     seen: dict[Any, int | None] = {}
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
-            raise ParseError("YAML merge keys (<<) are not allowed; write the keys out", _mark_line(key_node))
+            raise InputInvalid("YAML merge keys (<<) are not allowed; write the keys out", _mark_line(key_node))
         key = loader.construct_object(key_node, deep=deep)
         if not isinstance(key, str):
-            raise ParseError(f"mapping keys must be strings, got {key!r}", _mark_line(key_node))
+            raise InputInvalid(f"mapping keys must be strings, got {key!r}", _mark_line(key_node))
         if key in seen:
-            raise ParseError(f"duplicate key {key!r} (first on line {seen[key]})", _mark_line(key_node))
+            raise InputInvalid(f"duplicate key {key!r} (first on line {seen[key]})", _mark_line(key_node))
         seen[key] = _mark_line(key_node)
     return loader.construct_mapping(node, deep=deep)
 
@@ -74,20 +71,20 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     text = str(node.value)
     if not _DECIMAL_INT.match(text):
-        raise ParseError(f"{text!r} is not a plain decimal integer; quote it if it is text", _mark_line(node))
+        raise InputInvalid(f"{text!r} is not a plain decimal integer; quote it if it is text", _mark_line(node))
     try:
         return int(text)
     except ValueError as exc:  # more digits than int() converts
-        raise ParseError(f"integer of {len(text)} digits is too long", _mark_line(node)) from exc
+        raise InputInvalid(f"integer of {len(text)} digits is too long", _mark_line(node)) from exc
 
 
 def _construct_float(loader: _StrictLoader, node: yaml.ScalarNode) -> float:
     text = str(node.value)
     if not _PLAIN_FLOAT.match(text):
-        raise ParseError(f"{text!r} is not a finite decimal number", _mark_line(node))
+        raise InputInvalid(f"{text!r} is not a finite decimal number", _mark_line(node))
     value = float(text)
     if not math.isfinite(value):  # `1.0e+999` matches the pattern but overflows
-        raise ParseError(f"{text!r} overflows to infinity", _mark_line(node))
+        raise InputInvalid(f"{text!r} overflows to infinity", _mark_line(node))
     return value
 
 
@@ -104,7 +101,7 @@ _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestam
 
 def _check_depth(value: Any, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
-        raise ParseError(f"nesting deeper than {MAX_DEPTH} levels")
+        raise InputInvalid(f"nesting deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
         for v in value.values():
             _check_depth(v, depth + 1)
@@ -115,38 +112,38 @@ def _check_depth(value: Any, depth: int = 0) -> None:
 
 def _check_size(data: bytes) -> str:
     if len(data) > MAX_BYTES:
-        raise ParseError(f"file is {len(data)} bytes, over the {MAX_BYTES}-byte limit")
+        raise InputInvalid(f"file is {len(data)} bytes, over the {MAX_BYTES}-byte limit")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ParseError(f"not valid UTF-8 at byte {exc.start}") from exc
+        raise InputInvalid(f"not valid UTF-8 at byte {exc.start}") from exc
 
 
 def load_yaml(data: bytes) -> Any:
-    """One YAML document, strictly; raises ParseError."""
+    """One YAML document, strictly; raises InputInvalid."""
     text = _check_size(data)
     try:
         docs = list(yaml.load_all(text, Loader=_StrictLoader))
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
-        raise ParseError(f"not valid YAML: {exc.problem or exc}", line) from exc
+        raise InputInvalid(f"not valid YAML: {exc.problem or exc}", line) from exc
     except (yaml.YAMLError, RecursionError) as exc:
-        raise ParseError(f"not valid YAML: {exc}") from exc
+        raise InputInvalid(f"not valid YAML: {exc}") from exc
     if len(docs) != 1:
-        raise ParseError(f"expected exactly one YAML document, found {len(docs)}")
+        raise InputInvalid(f"expected exactly one YAML document, found {len(docs)}")
     _check_depth(docs[0])
     return docs[0]
 
 
 def _reject_constant(name: str) -> float:
-    raise ParseError(f"non-finite number {name} is not allowed")
+    raise InputInvalid(f"non-finite number {name} is not allowed")
 
 
 def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ParseError(f"duplicate key {key!r}")
+            raise InputInvalid(f"duplicate key {key!r}")
         out[key] = value
     return out
 
@@ -154,32 +151,32 @@ def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ParseError(f"number {text} overflows to infinity")
+        raise InputInvalid(f"number {text} overflows to infinity")
     return value
 
 
 def load_json(data: bytes) -> Any:
-    """One JSON value, strictly; raises ParseError with the line where json reports one."""
+    """One JSON value, strictly; raises InputInvalid with the line where json reports one."""
     text = _check_size(data)
     try:
         value = json.loads(
             text, object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant, parse_float=_finite_float
         )
     except json.JSONDecodeError as exc:
-        raise ParseError(f"not valid JSON: {exc.msg}", exc.lineno) from exc
-    except ParseError as exc:
+        raise InputInvalid(f"not valid JSON: {exc.msg}", exc.lineno) from exc
+    except InputInvalid as exc:
         if exc.line is None:  # the pairs hook knows no position; the scanner finds the duplicate's line
             try:
                 json_lines(data)
-            except ParseError as located:
+            except InputInvalid as located:
                 raise located from exc
             except (IndexError, ValueError):  # the scanner gave up: keep the error without a line
                 pass
         raise
     except RecursionError as exc:
-        raise ParseError("nesting too deep") from exc
+        raise InputInvalid("nesting too deep") from exc
     except ValueError as exc:  # an integer with more digits than int() converts
-        raise ParseError(f"not valid JSON: {exc}") from exc
+        raise InputInvalid(f"not valid JSON: {exc}") from exc
     _check_depth(value)
     return value
 
@@ -213,7 +210,7 @@ _JSON_END = ",]}" + _JSON_WS
 def json_lines(data: bytes) -> dict[NodePath, int]:
     """The 1-based line of every value of a JSON text that `load_json` accepted, keyed by its path.
 
-    A member's line is its key's line. Raises ParseError with the line of a duplicate key.
+    A member's line is its key's line. Raises InputInvalid with the line of a duplicate key.
     """
     text = data.decode("utf-8")
     starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
@@ -240,7 +237,7 @@ def json_lines(data: bytes) -> dict[NodePath, int]:
                 key_line = bisect_right(starts, i)
                 key, i = _scanstring(text, i + 1)
                 if key in seen:
-                    raise ParseError(f"duplicate key {key!r}", key_line)
+                    raise InputInvalid(f"duplicate key {key!r}", key_line)
                 seen.add(key)
                 i = value(skip(i) + 1, (*path, key), key_line)
             else:

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate import redact
+from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
 from evidence_gate.sealed.protocol import EV, TOKEN, Event, Job, Limits, Mode
-from evidence_gate.strict_parse import ParseError, load_json
+from evidence_gate.strict_parse import load_json
 
 MAX_LINE = 64 * 1024
 MAX_EVENTS_BYTES = 32 * 1024 * 1024
@@ -308,7 +309,7 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
         return
     try:
         event = load_json(line)
-    except ParseError as exc:
+    except InputInvalid as exc:
         result.problems.append(f"a result line is not acceptable JSON: {exc.message}")
         return
     if not isinstance(event, dict) or not isinstance(event.get(EV), str):
