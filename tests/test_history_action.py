@@ -56,8 +56,12 @@ def test_summary_links_the_picture_in_the_artifact(
     assert ET.fromstring(svg).get("width") == "960" and "Freeze ledger on main" in svg
     (stored,) = results.state.artifacts
     with zipfile.ZipFile(io.BytesIO(stored.data)) as archive:
-        assert set(archive.namelist()) == {"receipt.json", "report.txt", "ledger-history.svg"}
+        names = {"receipt.json", "report.txt", "ledger-history.svg", "receipt.sarif", "receipt.intoto.json"}
+        assert set(archive.namelist()) == names
         assert archive.read("ledger-history.svg").decode("utf-8") == svg
+        # The SARIF log and the Statement travel with the receipt they describe, byte for byte as on disk.
+        for name in ("receipt.sarif", "receipt.intoto.json", "receipt.json"):
+            assert archive.read(name) == (repo.path / name).read_bytes(), name
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text("utf-8")
     line = next(x for x in summary.splitlines() if x.startswith("**Freeze ledger over the base branch**"))
     plain = line.replace("\\", "")  # gfm.text escapes punctuation that could start markup

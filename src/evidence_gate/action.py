@@ -559,12 +559,15 @@ def _finish(
     for line in text.splitlines():
         run.say(log_text(line))
     picture = _ledger_picture(run, inputs, receipt, target) if inputs.shard is None else None
-    extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
-    artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
-    links = check_report.links_from(run.env, run.env.get("GITHUB_REPOSITORY", ""), receipt, artifact_id)
-    files, problems = action_files.write(receipt, target.file, target.shown, links.docs, head)
+    repository = run.env.get("GITHUB_REPOSITORY", "")
+    docs = check_report.links_from(run.env, repository, receipt).docs
+    files, problems = action_files.write(receipt, target.file, target.shown, docs, head)
     for problem in problems:
         run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
+    extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
+    extra += action_files.artifact_files(target.file, files)
+    artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
+    links = check_report.links_from(run.env, repository, receipt, artifact_id)
     found = check_report.annotations_for(receipt)
     if inputs.shard is None and check_report.cap_note(len(found), inputs.max_annotations):
         run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))

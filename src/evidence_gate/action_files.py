@@ -3,6 +3,7 @@ outputs that name them, including what `actions/attest` needs in its custom-pred
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,22 @@ def write(
         out["attestation-predicate-type"] = attestation.PREDICATE_TYPE
         out["attestation-predicate-path"] = receipt_shown
     return out, problems
+
+
+def artifact_files(receipt_file: Path, outputs: dict[str, str]) -> list[tuple[str, bytes]]:
+    """The side files this run wrote, as (name in the artifact, bytes), read back through no link."""
+    written = [
+        (sarif_path(receipt_file), bool(outputs.get("sarif-path"))),
+        (attestation.statement_path(receipt_file), bool(outputs.get("attestation-path"))),
+    ]
+    out: list[tuple[str, bytes]] = []
+    for path, wrote in written:
+        if not wrote:
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            out.append((path.name, handle.read()))
+    return out
