@@ -143,6 +143,10 @@ def test_merge_posts_one_check_run_over_every_seed(
     assert [m["shard"] for m in merged["merged_from"]] == [[1, 2], [2, 2]]
     assert sorted(results.state.downloads) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
     assert _receipt_of(results.state.blobs[NAME].data) == merged
+    with zipfile.ZipFile(io.BytesIO(results.state.blobs[NAME].data)) as archive:
+        # The merged SARIF log and Statement travel with the merged receipt, as in gate mode.
+        for name in ("receipt.sarif", "receipt.intoto.json"):
+            assert archive.read(name) == (matrix.repo.path / name).read_bytes(), name
     assert outputs(matrix.root / "merge" / "output")["check-run-id"] == str(run_id)
     (listed,) = results.state.listed
     assert listed["workflow_job_run_backend_id"] == "job-merge"

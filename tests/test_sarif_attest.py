@@ -267,8 +267,10 @@ def test_statement_names_the_pull_request_head_and_detects_a_changed_receipt(tmp
     proc, receipt_file = _check(repo, tmp_path)
     assert proc.returncode == 0, proc.stderr
     pr_head = _rev(repo, "HEAD^2")
-    path = attestation.write_beside(receipt_file, commit=pr_head)
-    assert path == receipt_file.with_name("receipt.intoto.json")
+    written = attestation.write_beside(receipt_file, commit=pr_head)
+    assert written is not None
+    path, data = written
+    assert path == receipt_file.with_name("receipt.intoto.json") and path.read_bytes() == data
     _statement_ok(path, receipt_file, pr_head)
     receipt_file.write_bytes(receipt_file.read_bytes().replace(b'"ok": true', b'"ok": false'))
     with pytest.raises(AssertionError):

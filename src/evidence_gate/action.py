@@ -561,11 +561,11 @@ def _finish(
     picture = _ledger_picture(run, inputs, receipt, target) if inputs.shard is None else None
     repository = run.env.get("GITHUB_REPOSITORY", "")
     docs = check_report.links_from(run.env, repository, receipt).docs
-    files, problems = action_files.write(receipt, target.file, target.shown, docs, head)
-    for problem in problems:
+    side = action_files.write(receipt, target.file, target.shown, docs, head)
+    for problem in side.problems:
         run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
     extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
-    extra += action_files.artifact_files(target.file, files)
+    extra += side.files
     artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
     links = check_report.links_from(run.env, repository, receipt, artifact_id)
     found = check_report.annotations_for(receipt)
@@ -586,7 +586,7 @@ def _finish(
         ledger = (picture[1], history.PICTURE) if picture else None
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger)
         _write_summary(run.env, job_summary.truncate_bytes(summary))
-    _write_outputs(run, receipt, target.shown, run_id, artifact_id, files)
+    _write_outputs(run, receipt, target.shown, run_id, artifact_id, side.outputs)
     return step_exit(code, inputs.fail_on)
 
 

@@ -3,7 +3,7 @@ outputs that name them, including what `actions/attest` needs in its custom-pred
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,46 +41,40 @@ def empty() -> dict[str, str]:
     return dict.fromkeys(OUTPUTS, "")
 
 
+@dataclass(frozen=True)
+class SideFiles:
+    """What `write` did: the step outputs, what could not be written, and each written file's (name, bytes)."""
+
+    outputs: dict[str, str]
+    problems: list[str]
+    files: list[tuple[str, bytes]]
+
+
 def write(
     receipt: dict[str, Any], receipt_file: Path, receipt_shown: str, docs: str | None, commit: str | None
-) -> tuple[dict[str, str], list[str]]:
-    """Write the SARIF log and the Statement beside the receipt file; the outputs, and what could not be written."""
-    out, problems = empty(), []
+) -> SideFiles:
+    """Write the SARIF log and the Statement beside the receipt file; the outputs, the problems and the files."""
+    out, problems, files = empty(), [], []
     sarif = sarif_path(receipt_file)
+    log = render("sarif", receipt, Context(docs=docs)).encode("utf-8")
     try:
-        write_atomic(sarif, render("sarif", receipt, Context(docs=docs)).encode("utf-8"))
+        write_atomic(sarif, log)
         out["sarif-path"] = _shown(receipt_shown, receipt_file, sarif)
+        files.append((sarif.name, log))
     except OSError as exc:
         problems.append(f"the SARIF file could not be written at {sarif} ({exc.strerror or exc})")
     try:
         data = receipt_file.read_bytes()
-        statement = attestation.write_beside(receipt_file, commit=commit)
+        statement = attestation.write_beside(receipt_file, commit=commit, receipt_bytes=data)
     except (OSError, ValueError) as exc:
         problems.append(f"the in-toto Statement could not be written beside {receipt_file} ({exc})")
-        return out, problems
+        return SideFiles(out, problems, files)
     if statement is not None:
-        out["attestation-path"] = _shown(receipt_shown, receipt_file, statement)
+        path, encoded = statement
+        files.append((path.name, encoded))
+        out["attestation-path"] = _shown(receipt_shown, receipt_file, path)
         out["attestation-subject-name"] = receipt_file.name
         out["attestation-subject-digest"] = sha256_digest(data)
         out["attestation-predicate-type"] = attestation.PREDICATE_TYPE
         out["attestation-predicate-path"] = receipt_shown
-    return out, problems
-
-
-def artifact_files(receipt_file: Path, outputs: dict[str, str]) -> list[tuple[str, bytes]]:
-    """The side files this run wrote, as (name in the artifact, bytes), read back through no link."""
-    written = [
-        (sarif_path(receipt_file), bool(outputs.get("sarif-path"))),
-        (attestation.statement_path(receipt_file), bool(outputs.get("attestation-path"))),
-    ]
-    out: list[tuple[str, bytes]] = []
-    for path, wrote in written:
-        if not wrote:
-            continue
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as handle:
-            out.append((path.name, handle.read()))
-    return out
+    return SideFiles(out, problems, files)

@@ -46,13 +46,12 @@ class Target:
     upload_name: str | None  # None: no artifact
 
 
-def _upload(run: Reporter, name: str, data: bytes, text: str) -> str:
+def _upload(run: Reporter, name: str, data: bytes, text: str, side: list[tuple[str, bytes]]) -> str:
     from evidence_gate import artifact_upload  # noqa: PLC0415
 
+    files = [("receipt.json", data), ("report.txt", text.encode("utf-8")), *side]
     try:
-        done = artifact_upload.upload(
-            run.env, name, [("receipt.json", data), ("report.txt", text.encode("utf-8"))], sleep=run.sleep
-        )
+        done = artifact_upload.upload(run.env, name, files, sleep=run.sleep)
     except Exception as exc:  # noqa: BLE001 - unavailable, refused or a client bug: the receipt is still on disk
         run.warn_once(f"artifact {name} not uploaded ({exc})")
         return ""
@@ -99,13 +98,12 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
-    artifact_id = _upload(run, target.upload_name, data, text) if target.upload_name else ""
-    links = check_report.links_from(run.env, target.repository, receipt, artifact_id)
-    files, problems = action_files.write(
-        receipt, target.receipt_path, target.receipt_path_input, links.docs, target.check_sha or None
-    )
-    for problem in problems:
+    docs = check_report.links_from(run.env, target.repository, receipt).docs
+    side = action_files.write(receipt, target.receipt_path, target.receipt_path_input, docs, target.check_sha or None)
+    for problem in side.problems:
         run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
+    artifact_id = _upload(run, target.upload_name, data, text, side.files) if target.upload_name else ""
+    links = check_report.links_from(run.env, target.repository, receipt, artifact_id)
     report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
     run_id = _check_run(run, target, report, now)
     if run_id is None:
@@ -130,7 +128,7 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
         "receipt-path": target.receipt_path_input,
         "check-run-id": "" if run_id is None else str(run_id),
         "artifact-id": artifact_id,
-        **files,
+        **side.outputs,
     }
     if run.env.get("GITHUB_OUTPUT"):
         append_outputs(Path(run.env["GITHUB_OUTPUT"]), outputs)

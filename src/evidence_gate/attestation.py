@@ -54,17 +54,21 @@ def statement(receipt_bytes: bytes, receipt_name: str, commit: str | None = None
     }
 
 
-def write_beside(receipt_path: Path, commit: str | None = None) -> Path | None:
+def write_beside(
+    receipt_path: Path, commit: str | None = None, receipt_bytes: bytes | None = None
+) -> tuple[Path, bytes] | None:
     """Write the Statement of the receipt on disk beside it; remove a stale one when there is nothing to attest.
 
-    Returns the Statement's path, or None when the receipt names no head commit. OSError (and ValueError for a
-    commit that is not a full id) propagate: the caller says what could not be written.
+    `receipt_bytes` are the receipt file's bytes when the caller holds them already. Returns the Statement's path
+    and bytes, or None when the receipt names no head commit. OSError (and ValueError for a commit that is not a
+    full id) propagate: the caller says what could not be written.
     """
     target = statement_path(receipt_path)
-    made = statement(receipt_path.read_bytes(), receipt_path.name, commit)
+    data = receipt_path.read_bytes() if receipt_bytes is None else receipt_bytes
+    made = statement(data, receipt_path.name, commit)
     if made is None:
         target.unlink(missing_ok=True)
         return None
-    data = json.dumps(made, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_atomic(target, data.encode("utf-8"))
-    return target
+    encoded = (json.dumps(made, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    write_atomic(target, encoded)
+    return target, encoded
