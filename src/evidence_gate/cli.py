@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="judge a pull request on a git checkout")
-    check.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    _repo_option(check)
     check.add_argument(
         "--base",
         default=None,
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     fsub = freeze.add_subparsers(dest="freeze_command", required=True)
     fhash = fsub.add_parser("hash", help="the assertion hash of a failing test")
     fhash.add_argument("node", metavar="NODE", help="a pytest node id, e.g. properties/test_x.py::test_y")
-    fhash.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    _repo_option(fhash)
     propose = fsub.add_parser("propose", help="a ledger entry, only for a freeze_eligible seed ledger")
     propose.add_argument("--receipt", type=Path, required=True, metavar="R", help="a receipt from `check`")
     propose.add_argument("--test", required=True, metavar="NODE", help="the node id whose seed ledger to use")
@@ -106,10 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _repo_option(parser: argparse.ArgumentParser) -> None:
+    """`--repo DIR`, the git checkout every subcommand that reads git takes."""
+    parser.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+
+
 def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`pre-push` and `history`: the gate's static lanes before a push, and the ledger's size over time."""
     push = sub.add_parser("pre-push", help="the static lanes on the commit being pushed (a pre-commit hook)")
-    push.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    _repo_option(push)
     push.add_argument(
         "--against",
         default=None,
@@ -121,7 +126,7 @@ def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     push.add_argument("--receipt", type=Path, default=None, metavar="PATH", help="also write the receipt here")
 
     history = sub.add_parser("history", help="the freeze ledger's entries and bytes over the base branch (SVG)")
-    history.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
+    _repo_option(history)
     history.add_argument("--branch", default="HEAD", metavar="REF", help="the base branch to walk (default: HEAD)")
     history.add_argument("--svg", type=Path, default=None, metavar="FILE", help="write the picture here")
     history.add_argument(
