@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -16,6 +17,11 @@ from support.fake_github import FakeGitHub
 from support.fake_results_service import FakeResultsService, runtime_token
 from support.repo_builder import GitRepo
 from support.shared_data import SHARED
+
+# The suite's own properties judge results, not speed: on 2 shared cores an example can take 250 ms, and a
+# deadline then fails a correct test (seen: test_any_history_draws_a_well_formed_picture at load 15).
+settings.register_profile("evidence-gate-tests", deadline=None)
+settings.load_profile("evidence-gate-tests")
 
 
 @pytest.fixture
