@@ -385,3 +385,16 @@ def test_a_merge_group_matrix_merges_on_the_group_commit(
         assert code == EXIT_PASS, printed
     (run,) = github.runs.values()
     assert (run["head_sha"], run["conclusion"]) == (head, "success")
+
+
+def test_merge_reads_a_service_answering_camel_case(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """act's (and Gitea's, Forgejo's) results service answers `databaseId`, `signedUrl`: the merge lists, downloads
+    and merges both shards, and uploads the merged receipt through the same dialect."""
+    results.camel = True
+    _plant(results, matrix.zips)
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    assert sorted(results.state.downloads) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
+    assert _receipt_of(results.state.blobs[NAME].data) == merged

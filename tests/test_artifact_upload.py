@@ -80,3 +80,36 @@ def test_wrong_token_is_refused(results: FakeResultsService) -> None:
     with pytest.raises(ArtifactError, match="HTTP 401"):
         artifact_upload.upload(env, "r", FILES, sleep=lambda _s: None)
     results.state.auth.clear()
+
+
+def test_a_camel_case_service_is_understood_for_upload(results: FakeResultsService) -> None:
+    """A service that answers the lowerCamelCase JSON names (`signedUploadUrl`, `artifactId`), as act's does."""
+    results.camel = True
+    done = artifact_upload.upload(env_for(results), "r", FILES, sleep=lambda _s: None)
+    assert (done.artifact_id, done.sha256) == ("4242", results.state.blobs["r"].sha256)
+
+
+def test_a_camel_case_service_is_understood_for_list_and_download(results: FakeResultsService) -> None:
+    """ListArtifacts' `databaseId`, `workflowJobRunBackendId` and GetSignedArtifactURL's `signedUrl` are read."""
+    from evidence_gate import artifact_download
+
+    results.camel = True
+    data = artifact_upload.build_zip(FILES)
+    results.plant("shard-1-of-1", data, job_id="job-other")
+    client, ids = artifact_download.client_for(env_for(results), sleep=lambda _s: None)
+    (listed,) = artifact_download.list_run_artifacts(client, ids)
+    assert (listed.name, listed.artifact_id, listed.job_backend_id, listed.size) == (
+        "shard-1-of-1",
+        "4242",
+        "job-other",
+        len(data),
+    )
+    assert artifact_download.download(client, listed) == data
+
+
+def test_an_answer_naming_one_field_twice_is_refused() -> None:
+    """`signed_upload_url` and `signedUploadUrl` in one answer is malformed (protobuf's parser refuses it too)."""
+    assert artifact_upload.json_name("workflow_job_run_backend_id") == "workflowJobRunBackendId"
+    assert artifact_upload.answer_field({"databaseId": "7"}, "database_id") == "7"
+    with pytest.raises(ArtifactError, match="both 'signed_url' and 'signedUrl'"):
+        artifact_upload.answer_field({"signed_url": "a", "signedUrl": "b"}, "signed_url")

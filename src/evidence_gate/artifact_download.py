@@ -2,7 +2,8 @@
 the receipt read out of an artifact zip under size caps.
 
 The twirp shapes follow `results/api/v1/artifact.proto` as @actions/artifact v2 speaks it (JSON with the proto field
-names; int64 values are JSON strings, wrapper types are bare values). ListArtifacts is asked with this job's backend
+names; int64 values are JSON strings, wrapper types are bare values); answers are read under either proto3 JSON name
+(`database_id` or `databaseId`), as act's, Gitea's and Forgejo's services answer the lowerCamelCase ones. ListArtifacts is asked with this job's backend
 ids and answers every artifact of the run; GetSignedArtifactURL is asked with the artifact's own ids.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, backend_ids
+from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, answer_field, backend_ids
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.receipt import validate
@@ -51,14 +52,16 @@ def _digits(value: Any) -> int | None:
 def _listed(raw: Any) -> Listed:
     if not isinstance(raw, dict):
         raise ArtifactError("ListArtifacts answered an artifact that is not an object")
-    name, run_id, job_id = raw.get("name"), raw.get("workflow_run_backend_id"), raw.get("workflow_job_run_backend_id")
-    artifact_id, size = _digits(raw.get("database_id")), _digits(raw.get("size", "0"))
+    name = answer_field(raw, "name")
+    run_id, job_id = answer_field(raw, "workflow_run_backend_id"), answer_field(raw, "workflow_job_run_backend_id")
+    size = answer_field(raw, "size")
+    artifact_id, size = _digits(answer_field(raw, "database_id")), _digits("0" if size is None else size)
     if not (isinstance(name, str) and isinstance(run_id, str) and isinstance(job_id, str)) or None in (
         artifact_id,
         size,
     ):
         raise ArtifactError(f"ListArtifacts answered an artifact without name, ids or size: {str(raw)[:200]}")
-    digest = raw.get("digest")
+    digest = answer_field(raw, "digest")
     return Listed(
         name, str(artifact_id), int(size or 0), digest if isinstance(digest, str) and digest else None, run_id, job_id
     )
@@ -81,7 +84,8 @@ def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[List
     answer = client.twirp(
         "ListArtifacts", {"workflow_run_backend_id": ids[0], "workflow_job_run_backend_id": ids[1]}, require_ok=False
     )
-    raw = answer.get("artifacts", [])
+    raw = answer_field(answer, "artifacts")
+    raw = [] if raw is None else raw
     if not isinstance(raw, list):
         raise ArtifactError("ListArtifacts answered no artifact list")
     newest: dict[str, Listed] = {}
@@ -104,7 +108,7 @@ def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes
         },
         require_ok=False,
     )
-    url = answer.get("signed_url")
+    url = answer_field(answer, "signed_url")
     if not isinstance(url, str) or not url:
         raise ArtifactError(f"GetSignedArtifactURL returned no signed_url for {item.name}")
     data = client.get_blob(url, limit)

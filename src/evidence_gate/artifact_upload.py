@@ -3,7 +3,9 @@
 CreateArtifact (twirp JSON) returns a signed blob URL; the zip is PUT there as one block blob; FinalizeArtifact
 records its size and `sha256:` digest and returns the artifact id. The run and job backend ids come from the
 `Actions.Results:<run>:<job>` scope in the `scp` claim of `ACTIONS_RUNTIME_TOKEN`; the endpoint is
-`ACTIONS_RESULTS_URL`. Only the standard library is used.
+`ACTIONS_RESULTS_URL`. Answers are read under either proto3 JSON name of a field (`signed_upload_url` or
+`signedUploadUrl`): GitHub's service answers the proto names, act's, Gitea's and Forgejo's the lowerCamelCase ones.
+Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -62,6 +64,21 @@ def backend_ids(token: str) -> tuple[str, str]:
         if len(fields) == 3 and fields[0] == "Actions.Results" and fields[1] and fields[2]:
             return fields[1], fields[2]
     raise ArtifactError("ACTIONS_RUNTIME_TOKEN carries no Actions.Results scope")
+
+
+def json_name(proto_name: str) -> str:
+    """The lowerCamelCase JSON name proto3 gives a field (`workflow_run_backend_id` -> `workflowRunBackendId`)."""
+    head, *rest = proto_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def answer_field(answer: Mapping[str, Any], proto_name: str) -> Any:
+    """A field of a results-service answer under its proto name or its JSON name (a proto3 JSON reader must accept
+    both), None when absent; both at once is a malformed answer, as protobuf's own JSON parser holds it."""
+    camel = json_name(proto_name)
+    if camel != proto_name and proto_name in answer and camel in answer:
+        raise ArtifactError(f"the service answered both {proto_name!r} and {camel!r} for one field")
+    return answer.get(proto_name, answer.get(camel))
 
 
 def build_zip(files: Sequence[tuple[str, bytes]]) -> bytes:
@@ -173,11 +190,12 @@ def upload(
     client = ResultsClient(results_url, token, sleep=sleep)
     ids = {"workflow_run_backend_id": run_id, "workflow_job_run_backend_id": job_id, "name": name}
     created = client.twirp("CreateArtifact", {**ids, "version": 4})
-    signed = created.get("signed_upload_url")
+    signed = answer_field(created, "signed_upload_url")
     if not isinstance(signed, str):
         raise ArtifactError("CreateArtifact returned no signed_upload_url")
     data = build_zip(files)
     digest = sha256_digest(data)
     client.put_blob(signed, data)
     final = client.twirp("FinalizeArtifact", {**ids, "size": str(len(data)), "hash": digest})
-    return Uploaded(str(final.get("artifact_id", "")), len(data), digest)
+    artifact_id = answer_field(final, "artifact_id")
+    return Uploaded("" if artifact_id is None else str(artifact_id), len(data), digest)

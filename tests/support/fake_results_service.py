@@ -5,7 +5,9 @@ claims with the bytes that actually arrived. Every twirp body is checked against
 `results/api/v1/artifact.proto` (as @actions/artifact sends them: proto field names, int64 as strings): an unknown
 field, a wrong type or another job's ids is a recorded problem and a 400. Jobs of one run get their own runtime
 tokens (`job_token`), as the matrix jobs of a workflow run do; artifacts are stored per run, listed for any of
-its jobs, and a second artifact with one name in a run is refused with 409, as the real service does.
+its jobs, and a second artifact with one name in a run is refused with 409, as the real service does. With
+`camel = True` it answers the lowerCamelCase proto3 JSON names (`signedUploadUrl`, `databaseId`), as act's, Gitea's
+and Forgejo's services do.
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ class FakeResultsService(LocalServer):
         self.jobs = {token: JOB_ID}  # runtime token -> the job backend id it carries
         self.state = State()
         self._ids = itertools.count(4242)
+        self.camel = False
         super().__init__()
 
     def job_token(self, job_id: str) -> str:
@@ -176,6 +179,15 @@ class FakeResultsService(LocalServer):
                 for a in chosen
             ]
         }
+
+    def named(self, value: Any) -> Any:
+        """An answer with its field names in this service's dialect (proto names, or lowerCamelCase JSON names)."""
+        if isinstance(value, list):
+            return [self.named(v) for v in value]
+        if not isinstance(value, dict) or not self.camel:
+            return value
+        camel = {k: k.split("_")[0] + "".join(p.title() for p in k.split("_")[1:]) for k in value}
+        return {camel[k]: self.named(v) for k, v in value.items()}
 
     @property
     def url(self) -> str:
@@ -244,15 +256,16 @@ class FakeResultsService(LocalServer):
                         )
                         return
                     state.created.append(body)
-                    self._answer(200, {"ok": True, "signed_upload_url": f"{fake.url}blob/{body['name']}?sig=s3cr3t"})
+                    signed = f"{fake.url}blob/{body['name']}?sig=s3cr3t"
+                    self._answer(200, fake.named({"ok": True, "signed_upload_url": signed}))
                 elif method == "FinalizeArtifact":
                     state.finalized.append(body)
                     blob = state.blobs.get(body["name"])
                     stored = fake.plant(body["name"], blob.data if blob else b"", job_id=job_id)
-                    self._answer(200, {"ok": True, "artifact_id": str(stored.database_id)})
+                    self._answer(200, fake.named({"ok": True, "artifact_id": str(stored.database_id)}))
                 elif method == "ListArtifacts":
                     state.listed.append(body)
-                    self._answer(200, fake._listing(body))
+                    self._answer(200, fake.named(fake._listing(body)))
                 elif method == "GetSignedArtifactURL":
                     found = [
                         a
@@ -262,7 +275,8 @@ class FakeResultsService(LocalServer):
                     if not found:
                         self._answer(404, {"code": "not_found", "msg": "artifact not found"})
                         return
-                    self._answer(200, {"signed_url": f"{fake.url}download/{found[-1].database_id}?sig=r34d"})
+                    signed = f"{fake.url}download/{found[-1].database_id}?sig=r34d"
+                    self._answer(200, fake.named({"signed_url": signed}))
 
             def do_GET(self) -> None:
                 split = urlsplit(self.path)
