@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 
 import pytest
@@ -26,11 +27,33 @@ def test_upload_size_and_hash_match_what_the_store_received(results: FakeResults
     final = results.state.finalized[0]
     assert (final["size"], final["hash"]) == (str(len(blob.data)), blob.sha256)
     assert (done.size, done.sha256, done.artifact_id) == (len(blob.data), blob.sha256, "4242")
-    assert {k.lower(): v for k, v in blob.headers.items()}.get("x-ms-blob-type") == "BlockBlob"
-    with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
+    assert len(blob.blocks) == 1  # a zip under 8 MiB is one Put Block, then the Put Block List
+    assert {k.lower(): v for k, v in blob.headers.items()}.get("x-ms-blob-content-type") == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(_read_back(results, "evidence-gate-receipt"))) as archive:
         assert {n: archive.read(n) for n in archive.namelist()} == dict(FILES)
     created = results.state.created[0]
     assert (created["workflow_run_backend_id"], created["workflow_job_run_backend_id"]) == (RUN_ID, JOB_ID)
+
+
+def _read_back(results: FakeResultsService, name: str) -> bytes:
+    """The stored artifact `name`, downloaded through ListArtifacts, GetSignedArtifactURL and the signed URL."""
+    from evidence_gate import artifact_download
+
+    client, ids = artifact_download.client_for(env_for(results), sleep=lambda _s: None)
+    (item,) = [a for a in artifact_download.list_run_artifacts(client, ids) if a.name == name]
+    return artifact_download.download(client, item)
+
+
+def test_a_zip_over_one_block_is_staged_in_blocks_and_committed_in_order(results: FakeResultsService) -> None:
+    """Put Block for each 1000-byte chunk under ids of one length, Put Block List in order: the stored artifact, read
+    back, is the zip that was built, byte for byte."""
+    files = [("receipt.json", random.Random(16).randbytes(5000))]  # incompressible: several blocks
+    done = artifact_upload.upload(env_for(results), "big", files, sleep=lambda _s: None, block_size=1000)
+    blob = results.state.blobs["big"]
+    assert len(blob.blocks) == -(-done.size // 1000) > 2
+    assert len({len(b) for b in blob.blocks}) == 1 and len(set(blob.blocks)) == len(blob.blocks)
+    assert _read_back(results, "big") == artifact_upload.build_zip(files)
+    assert artifact_upload.build_zip(files) == blob.data and done.sha256 == blob.sha256
 
 
 def test_zip_bytes_depend_only_on_the_files() -> None:

@@ -1,6 +1,7 @@
 """Artifact upload from inside the container, without Node: the Actions results-service protocol.
 
-CreateArtifact (twirp JSON) returns a signed blob URL; the zip is PUT there as one block blob; FinalizeArtifact
+CreateArtifact (twirp JSON) returns a signed blob URL; the zip goes there as @actions/artifact sends it, Put Block
+for each chunk then Put Block List (act's service keeps nothing of a single Put Blob); FinalizeArtifact
 records its size and `sha256:` digest and returns the artifact id. The run and job backend ids come from the
 `Actions.Results:<run>:<job>` scope in the `scp` claim of `ACTIONS_RUNTIME_TOKEN`; the endpoint is
 `ACTIONS_RESULTS_URL`. Answers are read under either proto3 JSON name of a field (`signed_upload_url` or
@@ -15,7 +16,9 @@ import io
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +28,7 @@ from evidence_gate.digest import sha256_digest
 
 SERVICE = "twirp/github.actions.results.api.v1.ArtifactService"
 MAX_ATTEMPTS = 4
+BLOCK_SIZE = 8 << 20  # @actions/artifact's upload chunk size
 # A fixed timestamp keeps the zip's bytes (and so its digest) a function of the files alone.
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
@@ -146,19 +150,27 @@ class ResultsClient:
             raise ArtifactError(f"{method}: the service said no: {str(answer)[:300]}")
         return answer
 
-    def put_blob(self, url: str, data: bytes) -> None:
-        """Upload the zip to the signed URL as one block blob."""
+    def put_blocks(self, url: str, data: bytes, block_size: int = BLOCK_SIZE) -> list[str]:
+        """Upload the zip to the signed URL as the Azure SDK does for @actions/artifact: one Put Block per chunk, then
+        Put Block List naming them in order; the block ids (base64 of a prefix and the index, one length for all)."""
         if not url.startswith(("https://", "http://")):
             raise ArtifactError("CreateArtifact returned a signed URL that is not http(s)")
-        request = urllib.request.Request(  # noqa: S310 - scheme checked
-            url,
-            data=data,
-            method="PUT",
-            headers={
-                "x-ms-blob-type": "BlockBlob",
-                "Content-Type": "application/zip",
-                "Content-Length": str(len(data)),
-            },
+        prefix = str(uuid.uuid4())
+        ids: list[str] = []
+        for index, start in enumerate(range(0, len(data), block_size)):
+            block_id = base64.b64encode(f"{prefix}{index:06d}".encode()).decode()
+            chunk = data[start : start + block_size]
+            self._put(_with_query(url, comp="block", blockid=block_id), chunk, {"Content-Type": "application/zip"})
+            ids.append(block_id)
+        listing = "".join(f"<Latest>{block_id}</Latest>" for block_id in ids)
+        body = f'<?xml version="1.0" encoding="utf-8"?><BlockList>{listing}</BlockList>'.encode()
+        headers = {"Content-Type": "application/xml; charset=utf-8", "x-ms-blob-content-type": "application/zip"}
+        self._put(_with_query(url, comp="blocklist"), body, headers)
+        return ids
+
+    def _put(self, url: str, data: bytes, headers: Mapping[str, str]) -> None:
+        request = urllib.request.Request(  # noqa: S310 - scheme checked by the caller
+            url, data=data, method="PUT", headers={**headers, "Content-Length": str(len(data))}
         )
         self._send("blob upload", request)
 
@@ -173,12 +185,20 @@ class ResultsClient:
         return data
 
 
+def _with_query(url: str, **params: str) -> str:
+    """The signed URL with `params` added to its query (the signature's own parameters kept as they are)."""
+    split = urllib.parse.urlsplit(url)
+    extra = "&".join(f"{key}={urllib.parse.quote(value, safe='')}" for key, value in params.items())
+    return urllib.parse.urlunsplit(split._replace(query=f"{split.query}&{extra}" if split.query else extra))
+
+
 def upload(
     env: Mapping[str, str],
     name: str,
     files: Sequence[tuple[str, bytes]],
     *,
     sleep: Callable[[float], None] = time.sleep,
+    block_size: int = BLOCK_SIZE,
 ) -> Uploaded:
     """Zip `files` and upload them as artifact `name`; ArtifactUnavailable when the runner offers no service."""
     token = env.get("ACTIONS_RUNTIME_TOKEN", "")
@@ -195,7 +215,7 @@ def upload(
         raise ArtifactError("CreateArtifact returned no signed_upload_url")
     data = build_zip(files)
     digest = sha256_digest(data)
-    client.put_blob(signed, data)
+    client.put_blocks(signed, data, block_size)
     final = client.twirp("FinalizeArtifact", {**ids, "size": str(len(data)), "hash": digest})
     artifact_id = answer_field(final, "artifact_id")
     return Uploaded("" if artifact_id is None else str(artifact_id), len(data), digest)

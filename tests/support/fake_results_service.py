@@ -12,9 +12,12 @@ and Forgejo's services do.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import itertools
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -65,10 +68,11 @@ def runtime_token(scp: str = f"Actions.GenericRead:x Actions.Results:{RUN_ID}:{J
 
 @dataclass
 class Blob:
-    """One uploaded blob."""
+    """One committed blob: the staged blocks a Put Block List named, joined in its order."""
 
     data: bytes
     headers: dict[str, str]
+    blocks: list[str] = field(default_factory=list)
 
     @property
     def sha256(self) -> str:
@@ -99,6 +103,7 @@ class State:
     created: list[dict[str, Any]] = field(default_factory=list)
     finalized: list[dict[str, Any]] = field(default_factory=list)
     blobs: dict[str, Blob] = field(default_factory=dict)
+    staged: dict[str, dict[str, bytes]] = field(default_factory=dict)
     auth: list[str | None] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     failures: dict[str, list[int]] = field(default_factory=dict)
@@ -295,17 +300,56 @@ class FakeResultsService(LocalServer):
                 self.wfile.write(found[0].data)
 
             def do_PUT(self) -> None:
+                """Azure's block-blob protocol as the official upload client uses it: Put Block stages a block under
+                its base64 id, Put Block List commits the named blocks in order. A single Put Blob is refused, as
+                act's service keeps 0 bytes of one."""
                 split = urlsplit(self.path)
+                query = parse_qs(split.query)
                 data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self._failure("blob"):
                     return
-                if parse_qs(split.query).get("sig") != ["s3cr3t"] or self.headers.get("x-ms-blob-type") != "BlockBlob":
-                    state.problems.append(f"blob PUT without signature or blob type: {self.path}")
-                    self._answer(403, {"msg": "signature"})
+                name = split.path.removeprefix("/blob/")
+                comp = query.get("comp", [""])[0]
+                if query.get("sig") != ["s3cr3t"] or comp not in ("block", "blocklist"):
+                    state.problems.append(
+                        f"blob PUT without signature, or a Put Blob (not Put Block/List): {self.path}"
+                    )
+                    self._answer(403, {"msg": "signature or protocol"})
                     return
-                state.blobs[split.path.removeprefix("/blob/")] = Blob(data, dict(self.headers.items()))
+                if comp == "block":
+                    block_id = query.get("blockid", [""])[0]
+                    try:
+                        raw_id = base64.b64decode(block_id, validate=True)
+                    except binascii.Error:
+                        raw_id = b""
+                    if not raw_id or len(raw_id) > 64:
+                        state.problems.append(
+                            f"Put Block with a block id that is not base64 of 1-64 bytes: {block_id!r}"
+                        )
+                        self._answer(400, {"msg": "InvalidQueryParameterValue"})
+                        return
+                    state.staged.setdefault(name, {})[block_id] = data
+                else:
+                    ids = self._block_list(data)
+                    staged = state.staged.pop(name, {})
+                    if ids is None or any(i not in staged for i in ids) or len({len(i) for i in ids}) > 1:
+                        state.problems.append(f"Put Block List naming blocks not staged, or of mixed lengths: {data!r}")
+                        self._answer(400, {"msg": "InvalidBlockList"})
+                        return
+                    state.blobs[name] = Blob(b"".join(staged[i] for i in ids), dict(self.headers.items()), ids)
                 self.send_response(201)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+
+            @staticmethod
+            def _block_list(body: bytes) -> list[str] | None:
+                try:
+                    root = ET.fromstring(body)
+                except ET.ParseError:
+                    return None
+                allowed = {"Latest", "Committed", "Uncommitted"}
+                if root.tag != "BlockList" or any(child.tag not in allowed for child in root):
+                    return None
+                return [child.text or "" for child in root]
 
         return Handler
