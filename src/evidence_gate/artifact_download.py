@@ -25,6 +25,7 @@ from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merg
 from evidence_gate.strict_parse import load_json
 
 MAX_ZIP = 4 << 20  # an artifact holding one receipt and its text report; anything larger is not ours
+MAX_INFLATED = 4 * MAX_ZIP  # every member together, inflated: receipt, report, SARIF, Statement, history picture
 RECEIPT_MEMBER = "receipt.json"
 
 
@@ -96,9 +97,9 @@ def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[List
 
 
 def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes:
-    """The artifact's zip, within `limit` bytes and equal to the size and digest the service recorded."""
-    if item.size > limit:
-        raise ArtifactError(f"artifact {item.name} is {item.size} bytes, over the {limit}-byte cap")
+    """The artifact's zip, read no further than the gate's own `limit`, and equal to the digest the uploader recorded
+    when the service has one. The size the service lists is not checked here: services compute it their own way
+    (act lists its folder's 4096), so the caller proves the bytes by their content and records a disagreeing size."""
     answer = client.twirp(
         "GetSignedArtifactURL",
         {
@@ -115,9 +116,33 @@ def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes
     digest = sha256_digest(data)
     if item.digest is not None and item.digest != digest:
         raise ArtifactError(f"artifact {item.name}: downloaded {digest}, the service recorded {item.digest}")
-    if item.size and item.size != len(data):
-        raise ArtifactError(f"artifact {item.name}: downloaded {len(data)} bytes, the service recorded {item.size}")
     return data
+
+
+def size_note(item: Listed, data: bytes) -> str | None:
+    """What to record when the size the service listed is not the size downloaded (None when they agree)."""
+    if item.size == len(data):
+        return None
+    return (
+        f"the results service listed {item.size} bytes for artifact {item.name}; {len(data)} were downloaded and "
+        "the receipt was proved by its content (zip CRCs, schema, shard, commits, configuration)"
+    )
+
+
+def _check_members(archive: zipfile.ZipFile) -> None:
+    """Inflate every member, within MAX_INFLATED bytes declared in all, so each CRC-32 is checked: a truncated or
+    altered zip is refused whichever member it hits."""
+    members = archive.infolist()
+    declared = sum(i.file_size for i in members)
+    if declared > MAX_INFLATED:
+        raise ReceiptUnusable(f"the artifact's members declare {declared} bytes, over the {MAX_INFLATED}-byte cap")
+    for info in members:
+        try:
+            with archive.open(info) as handle:
+                while handle.read(1 << 16):
+                    pass
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+            raise ReceiptUnusable(f"member `{info.filename}` of the artifact does not inflate intact ({exc})") from exc
 
 
 def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, Any], bytes]:
@@ -131,6 +156,7 @@ def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, A
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise ReceiptUnusable(f"the artifact is not a readable zip ({exc})") from exc
     with archive:
+        _check_members(archive)
         members = [i for i in archive.infolist() if i.filename == RECEIPT_MEMBER]
         if len(members) != 1:
             raise ReceiptUnusable(f"the artifact holds {len(members)} `{RECEIPT_MEMBER}` entries, not one")
@@ -170,4 +196,5 @@ __all__ = [
     "download",
     "list_run_artifacts",
     "receipt_from_zip",
+    "size_note",
 ]
