@@ -318,3 +318,84 @@ def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert seen == ["tcp"], seen
     assert TOKEN not in json.dumps(receipt)
+
+
+# Run as root, then as `nobody` (the interpreter's modules loaded first: /root, where it may live, is 0700).
+AS_NOBODY = """
+import codecs, ctypes, errno, json, os, resource, struct, sys
+from evidence_gate.sealed import confinement
+codecs.lookup("ascii")
+libc = ctypes.CDLL(None, use_errno=True)
+resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+def status(name):
+    return int(next(l for l in open("/proc/self/status") if l.startswith(name + ":")).split()[1], 16)
+def bound():
+    try:
+        return confinement.bound_tasks(64)
+    except confinement.Unconfined as exc:
+        return "refused: " + str(exc)
+def forks_until_refused():
+    pids, why = [], ""
+    try:
+        for _ in range(100):
+            pid = os.fork()
+            if pid == 0:
+                import time
+                time.sleep(5)
+                os._exit(0)
+            pids.append(pid)
+    except OSError as exc:
+        why = errno.errorcode[exc.errno]
+    for pid in pids:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return len(pids), why
+"""
+
+
+def _as_nobody(code: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", AS_NOBODY + code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    value = json.loads(proc.stdout.splitlines()[-1])
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
+def test_a_worker_in_a_user_namespace_of_its_own_is_bound_not_refused() -> None:
+    """The worker as `nobody` in a user namespace it made (for its network) holds every capability there, yet none
+    in the initial namespace, where the kernel asks: the bound binds (forks stop below 64 with EAGAIN), so the
+    worker runs instead of refusing as if CAP_SYS_RESOURCE exempted it."""
+    seen = _as_nobody(
+        "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+        "assert libc.unshare(0x10000000) == 0, os.strerror(ctypes.get_errno())\n"
+        "print(json.dumps({'caps': status('CapEff'), 'initial': confinement.in_initial_user_namespace(),"
+        " 'bound': bound(), 'forks': forks_until_refused()}))\n"
+    )
+    assert seen["caps"] & confinement.EXEMPTING == confinement.EXEMPTING and not seen["initial"], seen
+    assert seen["bound"] == "RLIMIT_NPROC 64 on uid 65534", seen
+    forked, why = seen["forks"]
+    assert forked < 64 and why == "EAGAIN", seen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
+def test_capabilities_in_the_initial_namespace_still_exempt_and_are_refused() -> None:
+    """`nobody` keeping CAP_SYS_ADMIN in the initial namespace is exempt from the limit: refused by name, and the
+    measurement alone sees it too (a fork at a soft limit of 0 succeeds), as it does for root. (CAP_SYS_ADMIN, not
+    CAP_SYS_RESOURCE: this machine's bounding set lacks the latter, and the kernel exempts for either.)"""
+    seen = _as_nobody(
+        "root_probe = confinement._limit_binds()\n"
+        "libc.prctl(8, 1, 0, 0, 0)\n"  # PR_SET_KEEPCAPS: keep the permitted set across the uid change
+        "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+        "kept = 1 << 21\n"
+        "header = ctypes.create_string_buffer(struct.pack('=Ii', 0x20080522, 0), 8)\n"
+        "data = ctypes.create_string_buffer(struct.pack('=IIIIII', kept, kept, 0, 0, 0, 0), 24)\n"
+        "assert libc.syscall(126, header, data) == 0\n"
+        "print(json.dumps({'caps': status('CapEff'), 'bound': bound(), 'probe': confinement._limit_binds(),"
+        " 'root_probe': root_probe}))\n"
+    )
+    assert seen["caps"] == 1 << 21, seen
+    assert seen["bound"].startswith("refused: the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN"), seen
+    assert seen["probe"] == seen["root_probe"] == "a fork at a soft limit of 0 succeeded", seen
