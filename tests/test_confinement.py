@@ -24,8 +24,8 @@ from evidence_gate.sealed import confinement, seccomp
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.run import WorkerResult
 from support.escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
+from support.property_repo import base_files, judge, red_repo, rows
 from support.property_repo import config as gate_config
-from support.property_repo import judge, red_repo, rows
 from support.repo_builder import GitRepo
 
 FORK_BOMB = """\
@@ -284,6 +284,47 @@ def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp
     )
     assert hashed.returncode != 0
     assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_digest_records_a_refusing_worker_never_produced_are_not_mismatches(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An honest producer whose sealed workers refuse to run (Landlock's layer limit): the headline is the run's
+    real problem, `run-integrity` naming the bound, not `fixture-digest-mismatch` ("make the producer's output
+    match") for a record nothing produced; the record says `unproduced`."""
+    import hashlib
+
+    producer = "def produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
+    expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()
+    files = base_files(fresh_seeds=0, seeds=[11], jobs=1)
+    config = json.loads(str(files[".evidence-gate.yml"]))
+    config["fixtures"] = {"producer": "calc:produce"}
+    files[".evidence-gate.yml"] = json.dumps(config)
+    files["fixtures/digests.json"] = json.dumps(
+        {"version": 1, "records": [{"id": "two", "input": [1, 2], "output_sha256": expected}]}
+    )
+    files["src/calc.py"] = "def double(x):\n    return x + 1\n\n\n" + producer
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})
+    receipt_path = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(git_repo.path), "--base", "main", "--author", "agent-x", "--receipt"]
+    check = subprocess.run(
+        [sys.executable, "-c", STACKED_GATE, *argv, str(receipt_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    assert check.returncode == 10, check.stdout + check.stderr
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert "fixture-digest-mismatch" not in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    (record,) = receipt["fixtures"]["digests"]
+    assert (record["status"], record["produced_sha256"]) == ("unproduced", None), record
+    assert any(
+        "digest record 'two' was not produced" in v["message"] and "16 Landlock layers" in v["message"]
+        for v in receipt["violations"]
+    ), receipt["violations"]
 
 
 def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytest.MonkeyPatch) -> None:
