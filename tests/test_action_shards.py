@@ -456,3 +456,17 @@ def test_merge_reads_a_service_answering_camel_case(
     assert code == EXIT_PASS, printed
     assert sorted(results.state.downloads) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
     assert _receipt_of(results.state.blobs[NAME].data) == merged
+
+
+def test_an_unwritable_step_summary_keeps_the_merge_verdict(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """`mode: merge` with $GITHUB_STEP_SUMMARY unwritable (a folder): the failing verdict keeps exit 10 and its
+    outputs, and a `::warning::` names the file."""
+    results.plant("something-else", b"PK")
+    env = _job_env(matrix, results, "merge-nosummary", github.url, mode="merge")
+    env["GITHUB_STEP_SUMMARY"] = str(matrix.root)
+    code, printed = _run(env)
+    assert code == EXIT_FAIL, printed
+    assert outputs(matrix.root / "merge-nosummary" / "output")["row"] == "run-integrity"
+    assert any(line.startswith("::warning::") and "GITHUB_STEP_SUMMARY" in line for line in printed.splitlines())
