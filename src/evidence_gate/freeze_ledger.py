@@ -28,7 +28,7 @@ from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
-from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml, yaml_lines
+from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
 
 DEFAULT_TTL_DAYS = 14
 BUDGET_KEYS = ("max_entries", "max_bytes", "max_ttl_days")
@@ -118,8 +118,7 @@ def parse(data: bytes, file: str) -> Ledger:
     """Parse and schema-check one ledger; raises _Invalid with every problem found, each at its line."""
     json_format = _is_json(file)
     try:
-        raw = load_json(data) if json_format else load_yaml(data)
-        lines = json_lines(data) if json_format else yaml_lines(data)
+        raw, lines = (load_json(data), json_lines(data)) if json_format else load_yaml_lines(data)
     except InputInvalid as exc:
         raise _Invalid(
             [
