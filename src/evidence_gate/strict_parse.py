@@ -25,14 +25,18 @@ _PLAIN_FLOAT = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
-_RESOLVER = yaml.resolver.Resolver()
+_IMPLICIT: dict[str | None, list[tuple[str, re.Pattern[str]]]] = yaml.resolver.Resolver.yaml_implicit_resolvers
 _BOOLS = yaml.constructor.SafeConstructor.bool_values
 
 
 def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
-    """The tag YAML 1.1's implicit resolvers give a scalar (SafeLoader's, `str` when none matches)."""
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
-    return tag
+    """The tag YAML 1.1's implicit resolvers give a scalar: `Resolver.resolve` for a scalar, without its path
+    resolvers (SafeLoader registers none), `str` when none matches or the scalar is quoted."""
+    if implicit[0]:
+        for tag, regexp in _IMPLICIT.get(value[:1], []) + _IMPLICIT.get(None, []):
+            if regexp.match(value):
+                return tag
+    return _STR
 
 
 class _PyParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
@@ -54,6 +58,12 @@ except ImportError:  # pragma: no cover - a PyYAML built without libyaml reads t
 _PARSER = PARSERS.get("libyaml", _PyParser)
 
 NodePath = tuple[str | int, ...]
+# Event classes as plain values: `type(e) is C` is the fast test, and mypy need not narrow the parser's events.
+_SCALAR: Any = yaml.ScalarEvent
+_ALIAS: Any = yaml.AliasEvent
+_SEQUENCE: Any = yaml.SequenceStartEvent
+_SEQUENCE_END: Any = yaml.SequenceEndEvent
+_MAPPING_END: Any = yaml.MappingEndEvent
 
 
 class _Builder:
@@ -77,11 +87,11 @@ class _Builder:
         self.parser.get_event()  # DocumentEnd
         return value
 
-    def node(self, event: Any, path: NodePath, line: int, depth: int, key: bool = False) -> Any:
+    def node(self, event: Any, path: NodePath, line: int, depth: int, as_key: bool = False) -> Any:
         """The value that starts with `event`, recorded at `line` under `path` (a mapping key is not recorded)."""
         here = event.start_mark.line + 1
         kind = type(event)
-        if kind is yaml.AliasEvent:
+        if kind is _ALIAS:
             raise InputInvalid("YAML aliases are not allowed", here)
         if event.anchor is not None:
             raise InputInvalid(f"YAML anchors are not allowed (&{event.anchor})", here)
@@ -90,34 +100,54 @@ class _Builder:
             raise InputInvalid(f"YAML tags are not allowed ({tag})", here)
         if depth > MAX_DEPTH:
             raise InputInvalid(f"nesting deeper than {MAX_DEPTH} levels", here)
-        if not key:
+        if not as_key:
             self.lines[path] = line
-        if kind is yaml.ScalarEvent:
+        if kind is _SCALAR:
             resolved = tag if tag not in (None, "!") else _resolve(event.value, implicit)
-            if key and resolved == _MERGE:
+            if as_key and resolved == _MERGE:
                 raise InputInvalid("YAML merge keys (<<) are not allowed; write the keys out", here)
             return _scalar(event.value, resolved, here)
-        get = self.parser.get_event
-        if kind is yaml.SequenceStartEvent:
+        get, lines = self.parser.get_event, self.lines
+        plain = depth < MAX_DEPTH  # a child scalar without anchor or tag passes every check above: read it inline
+        if kind is _SEQUENCE:
             items: list[Any] = []
             event = get()
-            while type(event) is not yaml.SequenceEndEvent:
-                items.append(self.node(event, (*path, len(items)), event.start_mark.line + 1, depth + 1))
+            while type(event) is not _SEQUENCE_END:
+                if plain and type(event) is _SCALAR and event.anchor is None and event.tag is None:
+                    here = event.start_mark.line + 1
+                    lines[(*path, len(items))] = here
+                    text = event.value
+                    tag = _resolve(text, event.implicit) if event.implicit[0] else _STR
+                    items.append(text if tag == _STR else _scalar(text, tag, here))
+                else:
+                    items.append(self.node(event, (*path, len(items)), event.start_mark.line + 1, depth + 1))
                 event = get()
             return items
         mapping: dict[str, Any] = {}
         seen: dict[str, int] = {}
         event = get()
-        while type(event) is not yaml.MappingEndEvent:
+        while type(event) is not _MAPPING_END:
             key_line = event.start_mark.line + 1
-            key = self.node(event, path, key_line, depth + 1, key=True)
+            if plain and type(event) is _SCALAR and event.anchor is None and event.tag is None:
+                key = event.value
+                tag = _resolve(key, event.implicit) if event.implicit[0] else _STR
+                if tag != _STR:
+                    key = self.node(event, path, key_line, depth + 1, as_key=True)
+            else:
+                key = self.node(event, path, key_line, depth + 1, as_key=True)
             if not isinstance(key, str):
                 raise InputInvalid(f"mapping keys must be strings, got {key!r}", key_line)
             if key in seen:
                 raise InputInvalid(f"duplicate key {key!r} (first on line {seen[key]})", key_line)
             seen[key] = key_line
             event = get()
-            mapping[key] = self.node(event, (*path, key), key_line, depth + 1)
+            if plain and type(event) is _SCALAR and event.anchor is None and event.tag is None:
+                lines[(*path, key)] = key_line
+                text = event.value
+                tag = _resolve(text, event.implicit) if event.implicit[0] else _STR
+                mapping[key] = text if tag == _STR else _scalar(text, tag, event.start_mark.line + 1)
+            else:
+                mapping[key] = self.node(event, (*path, key), key_line, depth + 1)
             event = get()
         return mapping
 
