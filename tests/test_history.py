@@ -119,6 +119,32 @@ def test_only_the_first_parent_chain_is_walked(tmp_path: Path) -> None:
     assert walked.branch == "main" and not walked.shallow
 
 
+def test_each_distinct_blob_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty-eight commits, most changing another file, share one configuration and three ledgers: three ledger
+    parses and one configuration parse, not 28 of each (the action walks 1,000 commits after every run)."""
+    repo = history_repo.DatedRepo(tmp_path / "repo")
+    repo.commit("start", {".evidence-gate.yml": history_repo.CONFIG, "freeze.yaml": history_repo.ledger(1)})
+    for n in range(27):  # the dates run to 2026-09-28
+        files = {"README": f"{n}\n"} | ({"freeze.yaml": history_repo.ledger(2 + n // 14)} if n % 14 == 0 else {})
+        repo.commit(f"change {n}", files)
+    calls = {"ledger": 0, "config": 0}
+    measure, parse_config = history.freeze_ledger.measure, history.parse_config
+
+    def counted_measure(data: bytes, file: str) -> object:
+        calls["ledger"] += 1
+        return measure(data, file)
+
+    def counted_config(data: bytes | None) -> object:
+        calls["config"] += 1
+        return parse_config(data)
+
+    monkeypatch.setattr(history.freeze_ledger, "measure", counted_measure)
+    monkeypatch.setattr(history, "parse_config", counted_config)
+    walked = history.collect(Repo(repo.path), "main")
+    assert [p.entries for p in walked.points] == [1] + [2] * 14 + [3] * 13
+    assert calls == {"ledger": 3, "config": 1}
+
+
 def test_svg_is_well_formed_titled_and_escaped(case: dict[str, str]) -> None:
     """The SVG parses as XML, is 960 px wide, has a title, and spells out the hostile commit subject."""
     svg = case["history.svg"]

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from evidence_gate.errors import InputInvalid
+from evidence_gate.schema_check import Check, compile_schema
 from evidence_gate.strict_parse import load_yaml
+
+if TYPE_CHECKING:
+    import jsonschema
 
 CONFIG_PATH = ".evidence-gate.yml"
 
@@ -94,10 +96,26 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+@cache
+def compiled(name: str) -> Check:
+    """A packaged schema's validity check, compiled once (see schema_check)."""
+    return compile_schema(schema(name))
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    import jsonschema  # noqa: PLC0415 - only an invalid instance needs jsonschema's messages (≈ 95 ms to import)
+
+    return jsonschema.Draft202012Validator(schema(name))
+
+
 def sorted_schema_errors(instance: Any, schema_name: str) -> list[jsonschema.ValidationError]:
-    """Every violation of a packaged schema, sorted by path."""
-    validator = jsonschema.Draft202012Validator(schema(schema_name))
-    return sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+    """Every violation of a packaged schema, sorted by path: none when the compiled check passes, else
+    jsonschema's own (the compiled check only ever saves the walk over a valid instance)."""
+    if compiled(schema_name)(instance):
+        return []
+    errors = _validator(schema_name).iter_errors(instance)
+    return sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])
 
 
 def schema_errors(instance: Any, schema_name: str) -> list[str]:
@@ -142,6 +160,7 @@ def parse_config(data: bytes | None) -> Config:
     )
 
 
+@lru_cache(maxsize=1024)
 def login_glob(pattern: str) -> re.Pattern[str]:
     """A login glob as a regex: `*` and `?` are wildcards, everything else (`[bot]` included) is literal."""
     body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern.casefold())

@@ -22,13 +22,14 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
-from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml, yaml_lines
+from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
 
 DEFAULT_TTL_DAYS = 14
 BUDGET_KEYS = ("max_entries", "max_bytes", "max_ttl_days")
@@ -114,12 +115,29 @@ def _strings(value: Any, path: NodePath = ()) -> Iterator[tuple[NodePath, Any]]:
             yield from _strings(v, (*path, i))
 
 
+def _has_odd_value(raw: Any) -> bool:
+    """Whether any value is a float or a string of more than printable ASCII (a walk without paths; `_strings`
+    then finds where)."""
+    stack = [raw]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if not (value.isascii() and value.isprintable()):  # printable ASCII is exactly " " to "~"
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, float):
+            return True
+    return False
+
+
 def parse(data: bytes, file: str) -> Ledger:
     """Parse and schema-check one ledger; raises _Invalid with every problem found, each at its line."""
     json_format = _is_json(file)
     try:
-        raw = load_json(data) if json_format else load_yaml(data)
-        lines = json_lines(data) if json_format else yaml_lines(data)
+        raw, lines = (load_json(data), json_lines(data)) if json_format else load_yaml_lines(data)
     except InputInvalid as exc:
         raise _Invalid(
             [
@@ -139,7 +157,7 @@ def parse(data: bytes, file: str) -> Ledger:
         return _nearest_line(lines, path)
 
     problems: list[Violation] = []
-    for path, value in _strings(raw):
+    for path, value in _strings(raw) if _has_odd_value(raw) else ():
         if isinstance(value, float) or (isinstance(value, str) and not set(value) <= _PRINTABLE):
             what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
             problems.append(
@@ -196,6 +214,7 @@ def _entry_line(ledger: Ledger, index: int, field: str | None = None) -> int:
     return ledger.line(ledger.list_key, index, *([_field_key(field, ledger)] if field else []))
 
 
+@lru_cache(maxsize=4096)
 def _agent_owner(owner: str, agents: tuple[str, ...]) -> bool:
     names = {owner, owner.lstrip("@"), *owner.lstrip("@").split("/")}
     return any(n.casefold() == "agent" or is_agent(n, agents) for n in names if n)

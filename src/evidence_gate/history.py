@@ -150,18 +150,21 @@ def _configs(repo: Repo, trees: set[str]) -> dict[str, Config | str]:
     looked = lookup(repo, trees, CONFIG_PATH)
     blobs = _read(repo, [f.blob for f in looked.values() if f.blob], "blob")
     out: dict[str, Config | str] = {}
+    by_blob: dict[str, Config | str] = {}  # a branch has few distinct configurations: parse each blob once
     for tree, f in looked.items():
         if f.blob is None and f.why == "absent":
             out[tree] = Config()
             continue
         data = blobs.get(f.blob) if f.blob else None
-        if data is None:
+        if data is None or f.blob is None:
             out[tree] = f"{CONFIG_PATH} is {f.why or 'unreadable: its blob is not in this clone or is damaged'}"
             continue
-        try:
-            out[tree] = parse_config(data)
-        except InputInvalid as exc:
-            out[tree] = f"{exc.message}" + (f" (line {exc.line})" if exc.line else "")
+        if f.blob not in by_blob:
+            try:
+                by_blob[f.blob] = parse_config(data)
+            except InputInvalid as exc:
+                by_blob[f.blob] = f"{exc.message}" + (f" (line {exc.line})" if exc.line else "")
+        out[tree] = by_blob[f.blob]
     return out
 
 
@@ -203,6 +206,7 @@ def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> Hist
         blobs = _read(repo, [f.blob for f in looked.values() if f.blob], "blob")
         ledgers.update({(t, file): (f, blobs.get(f.blob) if f.blob else None) for t, f in looked.items()})
     points = []
+    measured: dict[tuple[str, str], dict[str, Any]] = {}  # (blob, file): each distinct ledger is parsed once
     for commit, tree, when, subject in commits:
         config = configs[tree]
         if isinstance(config, str):
@@ -211,7 +215,13 @@ def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> Hist
         else:
             file = posixpath.normpath(config.freeze.file)
             found, data = ledgers[(tree, file)]
-            fields = _measure(data, found, file)
+            if found.blob is None or data is None:
+                fields = _measure(data, found, file)
+            else:
+                key = (found.blob, file)
+                if key not in measured:
+                    measured[key] = _measure(data, found, file)
+                fields = measured[key]
         points.append(Point(commit, when, subject, file, **fields))
     oldest_parents = repo.parents(commits[0][0]) if commits else []
     shallow = repo.is_shallow() and any(not repo.has_object(p) for p in oldest_parents)
