@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evidence_gate import receipt_types
+from evidence_gate import decision, receipt_types
 from evidence_gate.receipt_types import ViolationJson
 
 # Lanes in reading order.
@@ -27,6 +27,18 @@ class RowInfo:
     lane: str
     anchor: str
     todo: str
+    title: str | None = None  # shown instead of the decision table's title
+
+
+def title(row: str) -> str:
+    """The row's title as people read it: report_rows.json's when it has one, else the decision table's."""
+    shown = info(row).title
+    if shown:
+        return shown
+    try:
+        return decision.row(row).title
+    except KeyError:
+        return row
 
 
 @cache
