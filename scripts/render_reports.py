@@ -7,7 +7,8 @@
 
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
 `context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
-`check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, and with `--png`
+`check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, `cli.txt` (what
+`evidence-gate check` prints at 80 columns without colour), and with `--png`
 `check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png` (for the
 cases in PNG_CASES).
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate import check_report, job_summary
+from evidence_gate import report as reporters
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"
@@ -121,6 +123,7 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
         "check-text.md": report.text,
         "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False) + "\n",
         "job-summary.md": job,
+        "cli.txt": reporters.render("text", receipt, reporters.Context(docs=links.docs)),
     }
 
 

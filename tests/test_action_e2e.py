@@ -73,7 +73,9 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert archive.read("receipt.json") == receipt_path.read_bytes()
     summary = (tmp_path / "summary.md").read_text("utf-8")
-    assert summary.startswith("## evidence-gate\n\n❌ **Fail**: Locked evidence touched")
+    assert summary.startswith(
+        "## evidence-gate: Fail\\: 60 locked paths touched\n\n❌ **Fail**: Locked evidence touched"
+    )
     assert "`f00.txt`" in summary and "<details><summary>Full detail" in summary
     assert "::error" not in printed  # the check run carries the annotations; no duplicates in the log
 

@@ -455,3 +455,11 @@ def test_first_screen_of_a_failing_property_holds_the_example_and_the_command(tm
     assert seen["example"] is not None and seen["example"] <= 800, seen
     assert seen["pre"] is not None and seen["pre"][0] <= 800 and seen["pre"][1] == 0, seen
     assert seen["lines"] <= 6, seen
+
+
+def test_the_project_addresses_are_pyprojects() -> None:
+    """The README and issues addresses the reports print are the ones pyproject.toml publishes."""
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
+    assert urls["Documentation"] == report_rows.PROJECT_README and urls["Issues"] == report_rows.ISSUES_URL

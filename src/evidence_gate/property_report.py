@@ -3,6 +3,7 @@ per ledger in plain words instead of closing-status jargon."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evidence_gate import gfm, receipt_types, reproduce
@@ -23,6 +24,14 @@ STATUS_WORDS = {
     "freeze_eligible": "failed reproducibly",
 }
 _PREFIXES = ("Falsifying example:", "Failing test case:")
+_SEEDS = re.compile(r"\bseed\(s\) (\d+(?:, \d+)*)")
+_HASH = re.compile(r"\(assertion hash [0-9a-f]{16,64}; ")  # an identity: in the receipt, not in a sentence
+
+
+def in_words(message: str) -> str:
+    """A property finding's message for people: `seed(s) 1, 2` as `seeds 1, 2`, no assertion hash."""
+    message = _SEEDS.sub(lambda m: ("seeds " if "," in m.group(1) else "seed ") + m.group(1), message)
+    return _HASH.sub("(", message)
 
 
 def _seeds(values: Any, limit: int = 12) -> str:
