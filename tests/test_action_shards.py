@@ -137,7 +137,7 @@ def test_merge_posts_one_check_run_over_every_seed(
     assert code == EXIT_PASS, printed
     ((run_id, run),) = github.runs.items()
     assert (run["head_sha"], run["conclusion"], run["name"]) == (matrix.head, "success", "evidence-gate")
-    assert run["output"]["title"] == "pass: All clear: score the code diff — 1 property held"
+    assert run["output"]["title"] == "Pass: 1 property held"
     (ledger,) = merged["properties"]["ledgers"]
     assert sorted(ledger["attempted_seeds"]) == [11, 12, 13, 14]
     assert [m["shard"] for m in merged["merged_from"]] == [[1, 2], [2, 2]]

@@ -275,7 +275,7 @@ def test_without_a_failure_record_the_finding_line_is_used() -> None:
     assert check_report.annotations_for(r)[0].line == 14
     r["violations"][0]["line"] = None
     assert check_report.annotations_for(r)[0].line == 1
-    assert "Assertion hash" in check_report.build(r, "sha256:x").summary
+    assert "**Failing line:** not recorded" in check_report.build(r, "sha256:x").summary
 
 
 def test_a_human_patch_gets_notices_and_a_neutral_conclusion() -> None:
@@ -295,16 +295,25 @@ def test_max_annotations_is_said_in_the_summary() -> None:
     assert "111 of 121 annotations were left out" in built.summary.split("### What failed")[0]
 
 
-def test_title_carries_row_and_counts() -> None:
-    """Titles name the row and what it rests on."""
+def test_titles_lead_with_the_verdict_and_fit_a_list() -> None:
+    """Titles give the verdict and its counts first, within 54 characters (GitHub's lists cut the rest), and
+    never the row id (the summary's first line has it)."""
     titles = {c.name: check_report.build(case_receipt(c.name), "sha256:x").title for c in CASES}
-    assert (
-        titles["many-findings"] == "evidence-path-edited: Locked evidence touched — 101 locked paths, "
-        "20 freeze-ledger findings"
-    )
-    assert titles["property-failed"] == "property-failed: Property failed — 1 of 3 properties failed"
-    assert titles["pass"] == "pass: All clear: score the code diff — 3 properties held"
-    assert titles["static-only"].endswith("— properties not run")
+    assert titles["many-findings"] == "Fail: 101 locked paths touched, 20 ledger findings"
+    assert titles["property-failed"] == "Fail: 1 of 3 properties failed"
+    assert titles["pass"] == "Pass: 3 properties held"
+    assert titles["static-only"] == "Pass: properties not run"
+    assert titles["aborted"] == "Gate crashed: nothing was scored"
+    for name, shown in titles.items():
+        row = str(case_receipt(name)["decision"]["row"])
+        assert len(shown) <= job_summary.TITLE_CHARS and row not in shown, (name, shown)
+
+
+def test_a_title_too_long_for_a_list_keeps_whole_phrases() -> None:
+    """Counts that do not fit are left out whole and marked `…`, never cut mid-word."""
+    r = case_receipt("many-findings")
+    r["violations"].append({"row": "harness-probed", "path": "src/a.py", "line": 3, "message": "probe"})
+    assert check_report.build(r, "sha256:x").title == "Fail: 101 locked paths touched, 1 harness probe, …"
 
 
 def test_static_only_names_the_input_not_the_cli_flag_alone() -> None:
@@ -422,3 +431,35 @@ def test_root_files_are_grouped_under_the_repository_root() -> None:
     ]
     summary = check_report.build(r, "sha256:x").summary
     assert "**repository root** (1)\n- `conftest.py` was added" in summary
+
+
+@needs_cmark
+@pytest.mark.skipif(not Path(RENDER.CHROMIUM).exists(), reason="chromium is not installed (apt-get install chromium)")
+def test_first_screen_of_a_failing_property_holds_the_example_and_the_command(tmp_path: Path) -> None:
+    """Rendered as GitHub renders it in a 1280 by 800 window, the property-failed check run shows its minimal example
+    and the whole reproduce command (no line wider than the block) above the fold."""
+    files = RENDER.render_case(RENDER.CASES / "property-failed")
+    markdown, heading = RENDER.png_sources(files)["check-run.png"]
+    probe = """<script>
+    const pre = [...document.querySelectorAll('pre')].find(p => p.textContent.includes('--hypothesis-seed='));
+    const code = [...document.querySelectorAll('code')].find(c => c.textContent.startsWith('test_sum_is_preserved('));
+    document.title = JSON.stringify({pre: pre && [pre.getBoundingClientRect().bottom, pre.scrollWidth - pre.clientWidth],
+      example: code && code.getBoundingClientRect().bottom, lines: pre && pre.textContent.trim().split('\\n').length});
+    </script></body>"""
+    page = tmp_path / "check-run.html"
+    page.write_text(RENDER.page(RENDER.to_html(markdown), heading).replace("</body>", probe), "utf-8")
+    dom = RENDER._chromium(["--window-size=1280,800", "--dump-dom", page.as_uri()], tmp_path)
+    found = re.search(r"<title>(.*?)</title>", dom)
+    assert found is not None, dom[:2000]
+    seen = json.loads(found.group(1).replace("&quot;", '"'))
+    assert seen["example"] is not None and seen["example"] <= 800, seen
+    assert seen["pre"] is not None and seen["pre"][0] <= 800 and seen["pre"][1] == 0, seen
+    assert seen["lines"] <= 6, seen
+
+
+def test_the_project_addresses_are_pyprojects() -> None:
+    """The README and issues addresses the reports print are the ones pyproject.toml publishes."""
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
+    assert urls["Documentation"] == report_rows.PROJECT_README and urls["Issues"] == report_rows.ISSUES_URL

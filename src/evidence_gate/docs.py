@@ -35,7 +35,7 @@ def decision_table_markdown() -> str:
         "## Decision table",
         "",
         "Generated from `src/evidence_gate/data/decision_table.json` by `" + REGENERATE + "`; do not edit by hand.",
-        "The first matching row names the verdict and the check run (`ROW-ID: title`); every matching row is listed",
+        "The first matching row names the verdict (the check run's summary leads with `title · ROW-ID`); every matching row is listed",
         "in `decision.matched`.",
         "",
         "| # | row id | title | when | gate | exit |",

@@ -24,6 +24,7 @@ from evidence_gate.report_rows import LANES, PRECONDITIONS
 STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub rejects a step summary over 1 MiB
 CHECK_SUMMARY_LIMIT = 65535  # characters: the check-run `output.summary` and `output.text` limit
 TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is in the artifact]**\n"
+TITLE_CHARS = 54  # GitHub cuts a check run's title in its lists after about this many characters
 MAX_ITEMS = 30  # finding lines per lane in the summary (the text has all)
 MAX_NAMES = 25  # file names merged into one summary line
 MAX_FAILING = 10  # failing properties shown in full in the summary
@@ -80,9 +81,11 @@ def _line_link(links: Links) -> Callable[[str, int | None], str]:
 
 
 def verdict(receipt: dict[str, Any]) -> str:
-    """The one-line verdict with its mark."""
+    """The one-line verdict with its mark and row (the title above it holds the counts)."""
     decision = receipt_types.decision(receipt)
-    row, title = str(receipt_types.decision_row(receipt)), str(decision.get("title", "") if decision else "")
+    row = str(receipt_types.decision_row(receipt))
+    title = str(decision.get("title", "") if decision else "")
+    shown = report_rows.title(row) if title and report_rows.info(row).title else title
     aborted = (
         "**The gate itself failed**: it did not finish"
         if title in ("", "The gate did not finish")
@@ -90,30 +93,36 @@ def verdict(receipt: dict[str, Any]) -> str:
     )  # e.g. the action could not start (usage error)
     lead = {
         "aborted": f"{MARK['fail']} {aborted}, so nothing is scored",
-        "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
+        "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(shown)}",
         "human": f"{MARK['notice']} **Not scored**: a human patch",
-        "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
-        "fail": f"{MARK['fail']} **Fail**: {gfm.text(title)}",
+        "pass": f"{MARK['pass']} **Pass**: {gfm.text(shown, at_start=False)}",
+        "fail": f"{MARK['fail']} **Fail**: {gfm.text(shown, at_start=False)}",
     }[kind(receipt)]
-    return f"{lead} · {gfm.code(row)}" + (f" · {_counts(receipt)}" if kind(receipt) in ("pass", "fail") else "")
+    return f"{lead} · {gfm.code(row)}"
 
 
-def _counts(receipt: dict[str, Any]) -> str:
-    """`60 locked paths, 1 of 3 properties failed`: what the verdict rests on, in one phrase."""
+def _count_parts(receipt: dict[str, Any]) -> list[str]:
+    """`60 locked paths touched`, `1 of 3 properties failed`: what the verdict rests on, one phrase per lane."""
     parts = []
     for lane, found in report_rows.violations_by_lane(receipt).items():
         if lane == "Properties":
             continue
+        if lane == "Locked evidence":
+            n = len({v.get("path") for v in found})
+            parts.append(f"{n} locked path{'s' if n != 1 else ''} touched")
+            continue
         noun = {
-            "Locked evidence": "locked path",
-            "Freeze ledger": "freeze-ledger finding",
+            "Freeze ledger": "ledger finding",
             "Fixtures": "fixture finding",
             "Harness probes": "harness probe",
         }.get(lane, "finding")
-        n = len({v.get("path") for v in found}) if lane == "Locked evidence" else len(found)
-        parts.append(f"{n} {noun}{'s' if n != 1 else ''}")
-    parts += _property_counts(receipt)
-    return ", ".join(parts) if parts else "nothing to report"
+        parts.append(f"{len(found)} {noun}{'s' if len(found) != 1 else ''}")
+    return parts + _property_counts(receipt)
+
+
+def _counts(receipt: dict[str, Any]) -> str:
+    """What the verdict rests on, in one phrase."""
+    return ", ".join(_count_parts(receipt)) or "nothing to report"
 
 
 def _property_counts(receipt: dict[str, Any]) -> list[str]:
@@ -138,12 +147,38 @@ def _property_counts(receipt: dict[str, Any]) -> list[str]:
 
 
 def title(receipt: dict[str, Any]) -> str:
-    """The check run's title: the row and the counts, at most 255 characters."""
-    decision = receipt_types.decision(receipt)
-    text = f"{receipt_types.decision_row(receipt)}: {decision.get('title', '') if decision else ''}"
-    if kind(receipt) in ("pass", "fail", "human"):
-        text += f" — {_counts(receipt)}"
-    return gfm.printable(text, 255)
+    """The check run's title: the verdict and its counts first, at most TITLE_CHARS characters (GitHub's lists cut
+    longer ones); the row id is in the summary, not here."""
+    k = kind(receipt)
+    row = str(receipt_types.decision_row(receipt))
+    lead = {
+        "aborted": "Gate crashed",
+        "precondition": "Could not evaluate",
+        "human": "Not scored (human patch)",
+        "pass": "Pass",
+        "fail": "Fail",
+    }[k]
+    if k == "aborted":
+        parts = ["nothing was scored"]
+    elif k == "precondition":
+        parts = [report_rows.title(row).lower()]
+    else:
+        parts = _count_parts(receipt) or [report_rows.title(row).lower()]
+    return _fit(gfm.printable(lead), [gfm.printable(p) for p in parts], TITLE_CHARS)
+
+
+def _fit(lead: str, parts: list[str], limit: int) -> str:
+    """`lead: a, b, c` with as many parts as fit in `limit` characters, `…` for the rest."""
+    text = lead
+    for n, part in enumerate(parts):
+        candidate = f"{text}{': ' if n == 0 else ', '}{part}"
+        more = "" if n == len(parts) - 1 else ", …"
+        if len(candidate + more) > limit:
+            if n == 0:
+                return (candidate[: limit - 1] + "…") if len(candidate) > limit else candidate + more
+            return text + ", …"
+        text = candidate
+    return text
 
 
 def _todo(receipt: dict[str, Any], links: Links) -> str:
@@ -206,12 +241,12 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     }.get(k, "### What failed")
     out += [heading, ""]
     for lane, found in groups.items():
-        out += _lane_findings(receipt, lane, found, links, MAX_ITEMS)
+        out += _lane_findings(receipt, lane, found, links, MAX_ITEMS, headed=len(groups) > 1)
     return out
 
 
 def _lane_findings(
-    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None
+    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None, headed: bool
 ) -> list[str]:
     line_link = _line_link(links)
     out: list[str] = []
@@ -227,8 +262,9 @@ def _lane_findings(
             )
         ]
         ledgers = receipt_types.ledgers(receipt)
-        if failing:
+        if failing and headed:  # alone, the title already says how many failed
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
+        if failing:
             for ledger in failing[:MAX_FAILING]:
                 out += property_report.failure_block(receipt, ledger, line_link)
             if len(failing) > MAX_FAILING:
@@ -404,7 +440,7 @@ def render(
 ) -> str:
     """The job summary: a heading with the check's name, the summary, the ledger's history (note, picture file)
     when there is one, the full detail collapsed."""
-    heading = f"## {gfm.text(check_name, 100)}"
+    heading = f"## {gfm.text(check_name, 100)}: {gfm.text(title(receipt), at_start=False)}"
     text = details(receipt, receipt_sha256, links)
     ledger = history_line(history[0], links or Links(), history[1]) if history else ""
     return (
