@@ -14,7 +14,7 @@ import pytest
 from evidence_gate import action, gate, property_lane
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
 from support.action_env import FIXTURES, PullRequest, outputs, pull_request, runner_env
-from support.fake_github import FakeGitHub, Scripted
+from support.fake_github import FakeGitHub, Scripted, row_of
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:
@@ -66,7 +66,7 @@ def test_a_crash_inside_the_gate_names_where_and_the_fix(
     assert printed.startswith("::error::internal error: AssertionError"), printed
     out = outputs(tmp_path / "output")
     assert (out["row"], out["decision"], out["conclusion"], out["ok"]) == ("aborted", "fail", "failure", "false")
-    assert out["title"] == run["output"]["title"] == "aborted: The gate did not finish"
+    assert out["title"] == run["output"]["title"] == "Gate crashed: nothing was scored"
 
 
 def test_an_exception_before_the_gate_starts_is_a_failing_verdict(
@@ -123,7 +123,7 @@ def test_an_unwritable_receipt_path_falls_back_to_runner_temp(
     assert outputs(tmp_path / "output")["receipt-path"] == str(fallback)
     (warning,) = [line for line in printed.splitlines() if "cannot write the receipt" in line]
     assert warning.startswith("::warning::") and str(fallback) in warning and "runner.temp" in warning
-    assert _failed_run(github)["output"]["title"].startswith("evidence-path-edited")
+    assert row_of(_failed_run(github)) == "evidence-path-edited"
 
 
 def test_a_usage_error_still_posts_a_failing_check_and_writes_outputs(
@@ -145,7 +145,7 @@ def test_fail_on_never_reports_without_failing_the_step(tmp_path: Path, shared_d
     pr = pull_request(tmp_path, shared_dir)
     code, printed = run_action(_env(tmp_path, pr, github, fail_on="never"))
     assert code == EXIT_PASS, printed
-    assert _failed_run(github)["output"]["title"].startswith("evidence-path-edited")
+    assert row_of(_failed_run(github)) == "evidence-path-edited"
     out = outputs(tmp_path / "output")
     assert (out["decision"], out["row"], out["conclusion"]) == ("fail", "evidence-path-edited", "failure")
 

@@ -24,7 +24,7 @@ from evidence_gate import attestation, demo
 from support.action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from support.container_engine import Engine
 from support.escapes import EXTRAHEADER, PROBES, TOKEN
-from support.fake_github import FakeGitHub, Scripted
+from support.fake_github import FakeGitHub, Scripted, row_of
 from support.fake_results_service import FakeResultsService
 from support.repo_builder import GitRepo
 from support.runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
@@ -138,7 +138,7 @@ def test_action_run_like_the_runner_posts_the_verdict(
     assert run["name"] == "evidence-gate"
     assert run["head_sha"] == runner.git("rev-parse", f"refs/pull/{runner.pr}/head")  # not the test merge commit
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
-    assert run["output"]["title"].startswith("freeze-id-added")
+    assert row_of(run) == "freeze-id-added"
     assert run["external_id"]
     notes = github.annotations[run_id]
     line = _freeze_line(runner, "id: alloc-three-ways-flaky")
@@ -247,7 +247,7 @@ def test_merge_group_is_gated_on_the_group_commit(
     assert proc.returncode == 10, log
     (run,) = github.runs.values()
     assert run["head_sha"] == runner.git("rev-parse", "HEAD")
-    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "freeze-id-added")
+    assert (run["conclusion"], row_of(run)) == ("failure", "freeze-id-added")
 
 
 def test_shallow_checkout_fetches_the_parents_it_needs(
