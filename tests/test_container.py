@@ -236,6 +236,33 @@ def test_property_lane_runs_sealed_in_the_container(
     assert run["conclusion"] == "success"
 
 
+def test_property_lane_runs_sealed_under_podmans_default_profile(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
+    """A self-hosted runner on podman: its default profile lets the worker make a user namespace for its network,
+    where it holds every capability yet none that exempts it from RLIMIT_NPROC; the honest PR passes, the network
+    `isolated`, instead of every worker refusing (`run-integrity`)."""
+    if engine.name != "podman":
+        pytest.skip("podman's default seccomp profile and capabilities")
+    github, results = servers
+    runner = make_runner(tmp_path, "honest-refactor")
+    proc = run_container(
+        engine, image, runner, action_env(github, results, run_properties="true"), docker_profile=False
+    )
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    inside = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert inside["decision"]["row"] == "pass", (inside["violations"], log)
+    sealed = inside["sealed"]
+    assert (sealed["user"], sealed["network"], sealed["reads"], sealed["seccomp"]) == (
+        "nobody",
+        "isolated",
+        "confined",
+        "sockets-denied",
+    ), sealed
+    assert sealed["tasks"] == ["RLIMIT_NPROC 512 on uid 65534"], sealed
+    assert proc.returncode == 0, log
+
+
 def test_merge_group_is_gated_on_the_group_commit(
     engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
 ) -> None:
