@@ -385,3 +385,21 @@ def test_a_receipt_path_under_runner_temp_maps_to_the_containers_mount(
     assert _receipt(mount / "gate" / "r.json")["decision"]["row"] == "evidence-path-edited"
     assert outputs(tmp_path / "output")["receipt-path"] == f"{host}/gate/r.json"
     assert "cannot write the receipt" not in printed
+
+
+@pytest.mark.parametrize("usage", [True, False])
+def test_an_unwritable_step_summary_is_a_warning_not_another_exit_code(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, usage: bool
+) -> None:
+    """$GITHUB_STEP_SUMMARY that cannot be appended to (here a folder): a usage error still exits 2, a verdict keeps
+    its code, every output is still written, and a `::warning::` names the file and the fix."""
+    pr = pull_request(tmp_path, shared_dir)
+    env = _env(tmp_path, pr, github, **({"fail_on": "sometimes"} if usage else {}))
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path)
+    code, printed = run_action(env)
+    assert code == (EXIT_USAGE if usage else EXIT_FAIL), printed
+    out = outputs(tmp_path / "output")
+    assert out["row"] == ("aborted" if usage else "evidence-path-edited"), out
+    (warning,) = [line for line in printed.splitlines() if "GITHUB_STEP_SUMMARY" in line]
+    assert warning.startswith("::warning::") and str(tmp_path) in warning, warning
+    assert _failed_run(github)["output"]["summary"]

@@ -115,10 +115,9 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
     summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
-    path = run.env.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(job_summary.truncate_bytes(summary) + "\n")
+    unwritten = job_summary.append(run.env, job_summary.truncate_bytes(summary))
+    if unwritten:
+        run.warn_once(unwritten)
     final = receipt.get("state") == "final"
     decided = receipt_types.decision(receipt)
     outputs = {

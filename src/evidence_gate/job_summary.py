@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evidence_gate import gfm, property_report, receipt_types, report_rows
@@ -470,3 +471,21 @@ def _open_html(text: str) -> list[str]:
         elif not fence:
             opened += line.startswith("<details>") - line.startswith("</details>")
     return ["</details>"] * max(opened, 0)
+
+
+def append(env: Mapping[str, str], markdown: str) -> str | None:
+    """Append `markdown` to `$GITHUB_STEP_SUMMARY` when it is set; None, or a warning naming the file and the fix
+    when it cannot be written (the summary is a copy of the check run: it never changes the verdict or the outputs)."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+    except OSError as exc:
+        return (
+            f"the job summary could not be written to GITHUB_STEP_SUMMARY={path} ({exc.strerror or exc}); the check "
+            "run, the receipt and the outputs still carry the verdict; fix: leave GITHUB_STEP_SUMMARY as the runner "
+            "sets it (a writable file), or set `job-summary: false`"
+        )
+    return None

@@ -1216,7 +1216,8 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
 def _digests(
     records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest
 ) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
-    """The fixtures section's digest checks (None when there are no records), and a row for each mismatch."""
+    """The fixtures section's digest checks (None when there are no records), a row for each mismatch, and one
+    `run-integrity` row for the records the worker never produced: nothing was compared, so nothing mismatched."""
     violations: list[Violation] = []
     if not records:
         return None, violations
@@ -1224,11 +1225,15 @@ def _digests(
     produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get(EV) == Event.DIGEST}
     failure = next((e for e in (worker.events if worker else []) if e.get(EV) == Event.PRODUCER_MISSING), None)
     problems = _worker_problems(worker, req.config.properties.timeout_s) if worker else ["not run"]
-    out = []
+    out, unproduced = [], []
     for record in records:
         event = produced.get(record["id"])
         actual = event.get("sha256") if event else None
-        status = "match" if actual == record["output_sha256"] else "mismatch"
+        if event is None and failure is None:
+            status = "unproduced"  # the worker refused, crashed or timed out before this record
+            unproduced.append(record["id"])
+        else:
+            status = "match" if actual == record["output_sha256"] else "mismatch"
         out.append(
             {
                 "id": record["id"],
@@ -1242,7 +1247,7 @@ def _digests(
             why = (
                 f"the producer returned sha256 {actual}"
                 if actual
-                else (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run"
+                else (event or {}).get("message") or (failure or {}).get("message") or "not produced"
             )
             violations.append(
                 Violation(
@@ -1251,4 +1256,18 @@ def _digests(
                     path,
                 )
             )
+    if unproduced:
+        names = ", ".join(repr(i) for i in unproduced[:5]) + (
+            f" and {len(unproduced) - 5} more" if len(unproduced) > 5 else ""
+        )
+        noun = "digest record" if len(unproduced) == 1 else "digest records"
+        verb = "was" if len(unproduced) == 1 else "were"
+        violations.append(
+            Violation(
+                "run-integrity",
+                f"{noun} {names} {verb} not produced: the sealed digest run did not complete "
+                f"({'; '.join(problems) or 'no digest reported'}); fix that, then re-run",
+                path,
+            )
+        )
     return out, violations

@@ -51,7 +51,12 @@ def _load(path: Path) -> dict[str, Any]:
     return value
 
 
-def _identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+# What every shard of one matrix must agree on, in the order `identity` gives it.
+IDENTITY = ("baseline commit", "head commit", "configuration", "property list", "seed plan")
+
+
+def identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+    """The values named by IDENTITY, of one shard receipt."""
     props = receipt.get("properties", {})
     return (
         receipt.get("git", {}).get("baseline"),
@@ -110,7 +115,7 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
             fix="pass one receipt per shard of the same matrix",
             usage=True,
         )
-    if len({_identity(r) for r in receipts}) != 1:
+    if len({identity(r) for r in receipts}) != 1:
         raise GateError(
             "the shard receipts judge different commits, configurations or property lists",
             fix="merge only the shards of one workflow run",
