@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
@@ -32,6 +33,7 @@ from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
 
 DEFAULT_TTL_DAYS = 14
+MAX_PROBLEMS = 20  # rows one invalid ledger reports at most (the first in file order): a hostile file stays cheap
 BUDGET_KEYS = ("max_entries", "max_bytes", "max_ttl_days")
 REWRITABLE = ("test", "assertion_hash", "owner", "reason", "added")
 _PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
@@ -134,7 +136,8 @@ def _has_odd_value(raw: Any) -> bool:
 
 
 def parse(data: bytes, file: str) -> Ledger:
-    """Parse and schema-check one ledger; raises _Invalid with every problem found, each at its line."""
+    """Parse and schema-check one ledger; raises _Invalid with the problems found (at most MAX_PROBLEMS), each at
+    its line."""
     json_format = _is_json(file)
     try:
         raw, lines = (load_json(data), json_lines(data)) if json_format else load_yaml_lines(data)
@@ -157,18 +160,21 @@ def parse(data: bytes, file: str) -> Ledger:
         return _nearest_line(lines, path)
 
     problems: list[Violation] = []
-    for path, value in _strings(raw) if _has_odd_value(raw) else ():
-        if isinstance(value, float) or (isinstance(value, str) and not set(value) <= _PRINTABLE):
-            what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
-            problems.append(
-                Violation(
-                    "freeze-ledger-invalid",
-                    f"{'.'.join(map(str, path))} holds {what}; "
-                    "ledger values are printable ASCII text and plain integers",
-                    file,
-                    at(path),
-                )
+    odd = (
+        (path, value)
+        for path, value in (_strings(raw) if _has_odd_value(raw) else ())
+        if isinstance(value, float) or (isinstance(value, str) and not set(value) <= _PRINTABLE)
+    )
+    for path, value in islice(odd, MAX_PROBLEMS):
+        what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
+        problems.append(
+            Violation(
+                "freeze-ledger-invalid",
+                f"{'.'.join(map(str, path))} holds {what}; ledger values are printable ASCII text and plain integers",
+                file,
+                at(path),
             )
+        )
     if not problems:
         problems.extend(_schema_violations(raw, schema_name, file, at))
     if problems:
@@ -179,7 +185,7 @@ def parse(data: bytes, file: str) -> Ledger:
 
 def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[NodePath], int]) -> list[Violation]:
     out = []
-    for err in sorted_schema_errors(raw, schema_name)[:20]:
+    for err in sorted_schema_errors(raw, schema_name, limit=1000)[:MAX_PROBLEMS]:
         path = tuple(err.absolute_path)
         where = ".".join(str(p) for p in path) or "(top level)"
         out.append(
