@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import islice
 from typing import Any
 
@@ -71,8 +71,9 @@ class Ledger:
             out.setdefault(e.id, e)
         return out
 
+    @cached_property
     def canonical_size(self) -> int:
-        """Bytes of the entry list as compact sorted JSON (see the module docstring)."""
+        """Bytes of the entry list as compact sorted JSON (see the module docstring), computed once."""
         return len(
             json.dumps(self.raw_entries, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         )
@@ -342,7 +343,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
 
 def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[Violation]:
     out = []
-    count, size = len(ledger.entries), ledger.canonical_size()
+    count, size = len(ledger.entries), ledger.canonical_size
     if count > limits["max_entries"]:
         out.append(
             Violation(
@@ -407,7 +408,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
         entries=len(head_ledger.entries),
         budget={
             "limits": {k: (None if v == float("inf") else int(v)) for k, v in limits.items()},
-            "canonical_bytes": head_ledger.canonical_size(),
+            "canonical_bytes": head_ledger.canonical_size,
         },
     )
     return result(violations, removed=removed, expired=expired, active=active)
@@ -465,7 +466,9 @@ def _kept(
         if old is None or head_ids[e.id] is not e:
             continue
         # The trusted view of a kept entry: the baseline's values, the earlier expiry, the head's line.
-        trusted = replace(old, expires=min(old.expires, e.expires), line=e.line)
+        trusted = FreezeEntry(  # dataclasses.replace, spelled out: it costs ~4 times as much per entry
+            old.id, old.test, min(old.expires, e.expires), old.added, old.owner, old.assertion_hash, old.reason, e.line
+        )
         (expired if trusted.expires < today.isoformat() else active).append(trusted)
     return removed, tuple(active), tuple(expired)
 
@@ -503,4 +506,4 @@ def measure(data: bytes, file: str) -> tuple[int, int, dict[str, float]] | Viola
         ledger = parse(data, file)
     except _Invalid as exc:
         return exc.violations[0]
-    return len(ledger.entries), ledger.canonical_size(), effective_budget(ledger.budget)
+    return len(ledger.entries), ledger.canonical_size, effective_budget(ledger.budget)
