@@ -470,3 +470,17 @@ def test_receipt_section_fits_the_receipt_schema() -> None:
     receipt = empty_receipt()
     receipt["freeze"] = run(BASE, render([yaml_entry("b"), yaml_entry("c")], BUDGET)).lane.receipt
     assert validate(receipt) == []
+
+
+@pytest.mark.parametrize(
+    ("item", "fragment"),
+    [(b"{}", "is a required property"), ('"\u00e9"'.encode(), "non-ASCII"), (b"1.5", "non-integer")],
+)
+def test_a_ledger_of_many_bad_values_reports_the_first_twenty(item: bytes, fragment: str) -> None:
+    """5,000 bad entries are 20 rows, the first ones in file order, not 5,000 (nor a walk of all jsonschema finds):
+    a hostile ledger near the size cap must not make every gate run slow or its receipt huge."""
+    result = run(BASE, b"version: 1\nentries: [\n" + b",\n".join([item] * 5000) + b"]\n")
+    violations = result.lane.violations
+    assert len(violations) == freeze_ledger.MAX_PROBLEMS == 20
+    assert all(v.row == "freeze-ledger-invalid" and fragment in v.message for v in violations)
+    assert violations[0].line == 3 and violations[0].message.startswith("entries.0")

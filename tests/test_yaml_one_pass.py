@@ -1,8 +1,10 @@
 """The one-pass YAML loader against the loader it replaced (PyYAML's composer and constructor, then a second
-`compose` for the lines): the same documents accepted with the same values and lines, the same ones refused."""
+`compose` for the lines): the same documents accepted with the same values and lines, the same ones refused; and
+the JSON line map against the scanner it replaced."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evidence_gate.errors import InputInvalid
-from evidence_gate.strict_parse import MAX_DEPTH, PARSERS, load_yaml_lines
-from support import yaml_reference
+from evidence_gate.strict_parse import MAX_DEPTH, PARSERS, json_lines, load_json, load_yaml_lines
+from support import strict_parse_reference
 from support.freeze_strategies import SPEC_YAML
 from test_freeze_ledger import BILLION_LAUGHS, INVALID_YAML
 
@@ -103,7 +105,7 @@ def _same(data: bytes, parser: str, exact_errors: bool) -> None:
     except UnicodeDecodeError:
         assert new[0] == "refused" and "UTF-8" in new[1]
         return
-    old = _outcome(yaml_reference.load_yaml_lines, data)
+    old = _outcome(strict_parse_reference.load_yaml_lines, data)
     assert new[0] == old[0], (data, new, old)
     if new[0] == "accepted":
         assert new == old, data
@@ -162,3 +164,18 @@ BLOCK = st.lists(st.tuples(KEYS, FLOW), min_size=1, max_size=5).map(
 def test_any_document_as_before(parser: str, data: bytes) -> None:
     """Any document built from the risky pieces is accepted with the same value and lines, or refused, as before."""
     _same(data, parser, exact_errors=False)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=15,
+)
+
+
+@given(value=JSON_VALUES, indent=st.sampled_from([None, 0, 1, 2, "\t"]), separators=st.booleans())
+def test_json_lines_as_before(value: Any, indent: int | str | None, separators: bool) -> None:
+    """The JSON line map (regular-expression skips) is the one the character-by-character scanner gave."""
+    data = json.dumps(value, indent=indent, separators=(",", ":") if separators else None).encode()
+    load_json(data)
+    assert json_lines(data) == strict_parse_reference.json_lines(data)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import receipt_types, sarif, terminal_report
+from evidence_gate import receipt_types, terminal_report
 from evidence_gate.model import Violation
 
 
@@ -29,6 +29,8 @@ def render_json(receipt: dict[str, Any]) -> str:
 
 def render_sarif(receipt: dict[str, Any], docs: str | None = None) -> str:
     """SARIF 2.1.0: one rule per decision-table row, one result per violation (see `sarif`)."""
+    from evidence_gate import sarif  # noqa: PLC0415 - only `--format sarif` and the action need it
+
     return json.dumps(sarif.sarif_log(receipt, docs), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -281,9 +281,9 @@ def yaml_lines(data: bytes) -> dict[NodePath, int]:
     return load_yaml_lines(data)[1]
 
 
-_JSON_WS = " \t\r\n"
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - public in json.decoder, missing from typeshed
-_JSON_END = ",]}" + _JSON_WS
+_JSON_WS_RUN = re.compile(r"[ \t\r\n]*")
+_JSON_SCALAR = re.compile(r"[^,\]} \t\r\n]*")  # a number, true, false or null runs to the next delimiter
 
 
 def json_lines(data: bytes) -> dict[NodePath, int]:
@@ -292,13 +292,11 @@ def json_lines(data: bytes) -> dict[NodePath, int]:
     A member's line is its key's line. Raises InputInvalid with the line of a duplicate key.
     """
     text = data.decode("utf-8")
-    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
     out: dict[NodePath, int] = {}
 
     def skip(i: int) -> int:
-        while i < len(text) and text[i] in _JSON_WS:
-            i += 1
-        return i
+        return _JSON_WS_RUN.match(text, i).end()  # type: ignore[union-attr]  # `*` always matches
 
     def value(i: int, path: NodePath, line: int | None) -> int:
         i = skip(i)
@@ -306,9 +304,7 @@ def json_lines(data: bytes) -> dict[NodePath, int]:
         if text[i] == '"':
             return int(_scanstring(text, i + 1)[1])
         if text[i] not in "[{":
-            while i < len(text) and text[i] not in _JSON_END:
-                i += 1
-            return i
+            return _JSON_SCALAR.match(text, i).end()  # type: ignore[union-attr]
         closing, index, seen = ("}" if text[i] == "{" else "]"), 0, set()
         i = skip(i + 1)
         while text[i] != closing:

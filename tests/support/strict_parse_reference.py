@@ -1,10 +1,12 @@
-"""The strict YAML loader as it was before the one-pass event builder: PyYAML's composer and SafeConstructor with
-checks in `compose_node` and the constructors, and a second `compose` for the line map. Kept as the oracle the
-equivalence tests compare the fast loader with; it is slow (pure Python, two passes) and not used by the gate."""
+"""strict_parse as it was before it was made fast, kept as the oracle the equivalence tests compare it with: the
+YAML loader (PyYAML's composer and SafeConstructor with checks in `compose_node` and the constructors, then a
+second `compose` for the line map) and the character-by-character JSON line scanner. Slow; not used by the gate."""
 
 from __future__ import annotations
 
+import json
 import math
+from bisect import bisect_right
 from typing import Any
 
 import yaml
@@ -113,3 +115,47 @@ def load_yaml_lines(data: bytes) -> tuple[Any, dict[NodePath, int]]:
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((v, (*path, i), v.start_mark.line + 1) for i, v in enumerate(node.value))
     return docs[0], out
+
+
+_JSON_WS = " \t\r\n"
+_JSON_END = ",]}" + _JSON_WS
+
+
+def json_lines(data: bytes) -> dict[NodePath, int]:
+    """The old JSON line map, one character at a time."""
+    text = data.decode("utf-8")
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    out: dict[NodePath, int] = {}
+    scan: Any = json.decoder.scanstring  # type: ignore[attr-defined]
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _JSON_WS:
+            i += 1
+        return i
+
+    def value(i: int, path: NodePath, line: int | None) -> int:
+        i = skip(i)
+        out[path] = line if line is not None else bisect_right(starts, i)
+        if text[i] == '"':
+            return int(scan(text, i + 1)[1])
+        if text[i] not in "[{":
+            while i < len(text) and text[i] not in _JSON_END:
+                i += 1
+            return i
+        closing, index = ("}" if text[i] == "{" else "]"), 0
+        i = skip(i + 1)
+        while text[i] != closing:
+            if closing == "}":
+                key_line = bisect_right(starts, i)
+                key, i = scan(text, i + 1)
+                i = value(skip(i) + 1, (*path, key), key_line)
+            else:
+                i = value(i, (*path, index), None)
+                index += 1
+            i = skip(i)
+            if text[i] == ",":
+                i = skip(i + 1)
+        return i + 1
+
+    value(0, (), None)
+    return out
