@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from evidence_gate import gfm, property_report, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
@@ -119,11 +119,6 @@ def _count_parts(receipt: dict[str, Any]) -> list[str]:
     return parts + _property_counts(receipt)
 
 
-def _counts(receipt: dict[str, Any]) -> str:
-    """What the verdict rests on, in one phrase."""
-    return ", ".join(_count_parts(receipt)) or "nothing to report"
-
-
 def _property_counts(receipt: dict[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
     ledgers = receipt_types.ledgers(receipt)
@@ -187,7 +182,8 @@ def _todo(receipt: dict[str, Any], links: Links) -> str:
             "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
         )
     else:
-        todo = report_rows.info(row).todo
+        fix = own_fix(receipt)
+        todo = fix[:1].upper() + fix[1:].rstrip(".") + "." if fix else report_rows.info(row).todo
     out = f"**What to do:** {prose(todo)}"
     refs = []
     if links.docs:
@@ -209,7 +205,7 @@ def summary(
     out += _problems(receipt, links)
     out += ["### Lanes", "", *lane_lines(receipt), ""]
     git = receipt.get("git") or {}
-    ids = [f"receipt.json {gfm.code(receipt_sha256)}"]
+    ids = [f"receipt.json {gfm.code(receipt_sha256[:19])}"]  # `sha256:` and 12 digits; the artifact has it whole
     if git.get("baseline") and git.get("head"):
         ids.append(f"baseline {gfm.code(str(git['baseline'])[:12])} → head {gfm.code(str(git['head'])[:12])}")
     if receipt.get("version"):
@@ -281,6 +277,12 @@ def _lane_findings(
             else f"#### Properties · {len(found)} finding{plural}",
             "",
         ]
+    elif lane == "Preconditions":  # the section's heading says it; its fix is What to do
+        fix = own_fix(receipt)
+        found = [
+            cast(ViolationJson, {**v, "message": str(v.get("message", "")).removesuffix(f"; fix: {fix}")})
+            for v in found
+        ]
     else:
         out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
     out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)
@@ -297,9 +299,12 @@ def common_fix(messages: list[str]) -> str:
 
 
 def _strip_where(message: str, path: str | None) -> str:
-    """A message without the path it starts with (the group heading already names it)."""
+    """A message without the path it starts with (the group heading already names it), in words."""
+    message = property_report.in_words(message)
     if path:
         shown = gfm.printable(path)
+        if message.startswith(f"{shown}::"):  # a property's node: keep the test's name
+            return message[len(shown) + 2 :]
         for prefix in (f"{shown}: ", f"{shown} "):
             if message.startswith(prefix):
                 return message[len(prefix) :]
@@ -378,22 +383,49 @@ def lane_lines(receipt: dict[str, Any]) -> list[str]:
     return out
 
 
+def _matched_rows(receipt: dict[str, Any]) -> list[Any]:
+    found = receipt_types.decision(receipt)
+    matched = found.get("matched") if found else None
+    return matched if isinstance(matched, list) else []
+
+
+def own_fix(receipt: dict[str, Any]) -> str:
+    """A precondition's own fix (`…; fix: the fix` in its one finding), said once as What to do."""
+    found = receipt_types.violations(receipt)
+    if kind(receipt) != "precondition" or len(found) != 1:
+        return ""
+    return str(found[0].get("message", "")).partition("; fix: ")[2]
+
+
 def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
     """The check run's text: every identity, ledger and finding of the receipt."""
     links = links or Links()
+    skip = {"state", "decision"} | ({"matched rows"} if len(_matched_rows(receipt)) < 2 else set())
+    shown = [
+        (what.split(" (", 1)[0], value)
+        for what, value in identity_rows(receipt, receipt_sha256)
+        if what not in skip and not value.endswith("–")
+    ]
     out = [
-        "### Receipt",
+        "<details><summary>Identities (12-digit prefixes; the receipt holds them whole)</summary>",
         "",
-        "| what | identity |",
-        "|---|---|",
-        *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)),
+        " · ".join(f"{what} {value}" for what, value in shown),
+        "",
+        "</details>",
         "",
     ]
     ledgers = receipt_types.ledgers(receipt)
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
         out += [property_report.ledger_line(x) for x in ledgers]
-        out += ["", "`freeze_eligible` only allows a human to discuss a freeze; it is not a merge approval.", ""]
+        if any(x.get("status") == "freeze_eligible" for x in ledgers):
+            out += [
+                "",
+                "A failure that reproduced may be proposed for the freeze ledger by a human; that is not an approval.",
+                "",
+            ]
+        else:
+            out.append("")
     groups = report_rows.violations_by_lane(receipt)
     if groups:
         total = sum(len(v) for v in groups.values())
