@@ -466,7 +466,7 @@ def test_the_project_addresses_are_pyprojects() -> None:
     import tomllib
 
     urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
-    assert urls["Documentation"] == report_rows.PROJECT_README
+    assert urls["Documentation"] == report_rows.PROJECT_README and urls["Issues"] == report_rows.ISSUES_URL
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -497,3 +497,14 @@ def test_nothing_is_said_twice() -> None:
     assert "- [`properties/test_allocate_properties.py" not in summary
     text = check_report.build(case_receipt("property-failed"), "sha256:x").text
     assert "` test\\_sum\\_is\\_preserved failed on planned seeds 1101, 1102" in text
+
+
+@needs_cmark
+def test_the_crash_page_leads_with_the_bug_sentence_and_an_address() -> None:
+    """A crash's summary says it is the gate's bug, outside any code block, right after the verdict, with the
+    repository's issues address; the traceback is collapsed."""
+    summary = check_report.build(case_receipt("aborted"), "sha256:x", links=LINKS).summary
+    second = summary.split("\n\n")[1]
+    assert second.startswith("**This is a bug in evidence-gate, not a finding about the pull request.**")
+    assert f"{report_rows.ISSUES_URL}/new" in html_of(summary).hrefs
+    assert "<details><summary>Traceback</summary>" in summary

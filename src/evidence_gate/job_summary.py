@@ -178,20 +178,40 @@ def _fit(lead: str, parts: list[str], limit: int) -> str:
 def _todo(receipt: dict[str, Any], links: Links) -> str:
     row = str(receipt_types.decision_row(receipt))
     if kind(receipt) == "aborted":
-        todo = (
-            "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
+        _said, fix = _crash(receipt)
+        if fix:  # the environment's fix (a file the gate cannot write, a usage error), not a bug
+            return f"**What to do:** {prose(fix[:1].upper() + fix[1:].rstrip('.') + '.')}" + _refs(receipt, links)
+        address = gfm.link(report_rows.ISSUES_URL.removeprefix("https://"), f"{report_rows.ISSUES_URL}/new")
+        return (
+            "**This is a bug in evidence-gate, not a finding about the pull request.** Re-run the job; if it fails "
+            f"again, report it at {address} with the receipt artifact, whose `errors` hold the traceback."
+            + _refs(receipt, links)
         )
-    else:
-        fix = own_fix(receipt)
-        todo = fix[:1].upper() + fix[1:].rstrip(".") + "." if fix else report_rows.info(row).todo
-    out = f"**What to do:** {prose(todo)}"
+    fix = own_fix(receipt)
+    todo = fix[:1].upper() + fix[1:].rstrip(".") + "." if fix else report_rows.info(row).todo
+    return f"**What to do:** {prose(todo)}" + _refs(receipt, links)
+
+
+def _refs(receipt: dict[str, Any], links: Links) -> str:
+    """` (what this row means · receipt artifact)` for the links known, else ''."""
+    row = str(receipt_types.decision_row(receipt))
     refs = []
     if links.docs:
         anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
         refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
     if links.artifact:
         refs.append(gfm.link("receipt artifact", links.artifact))
-    return out + (" (" + " · ".join(refs) + ")" if refs else "")
+    return " (" + " · ".join(refs) + ")" if refs else ""
+
+
+_BUG = "this is a bug in evidence-gate"  # gate.CRASH_FIX begins so: the gate's own fault, not the environment's
+
+
+def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
+    """(what happened, the environment's fix or '' for a bug) from a crashed receipt's first error."""
+    first = next((str(e) for e in receipt.get("errors") or [] if not str(e).startswith("Traceback")), "")
+    what, _sep, fix = first.partition("; fix: ")
+    return what, "" if not fix or fix.startswith(_BUG) else fix
 
 
 def summary(
@@ -226,7 +246,12 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     out: list[str] = []
     errors = new_errors(receipt)
     if k == "aborted" and errors:
-        out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
+        said, _fix = _crash(receipt)
+        out += ["### What went wrong", ""] + ([prose(said, 2000), ""] if said else [])
+        traces = [e for e in errors if e.startswith("Traceback")] or [e for e in errors if not said or said not in e]
+        if traces:
+            out += ["<details><summary>Traceback</summary>", "", gfm.block("\n".join(traces).strip(), "text", 6000)]
+            out += ["", "</details>", ""]
     groups = report_rows.violations_by_lane(receipt)
     if not groups and not property_report.failing(receipt):
         return out

@@ -14,8 +14,10 @@ from typing import Any
 from evidence_gate import decision, receipt_types
 from evidence_gate.receipt_types import ViolationJson
 
-# pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README.
+# pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
+# and where a crash is reported.
 PROJECT_README = "https://github.com/evidence-gate/evidence-gate/blob/main/README.md"
+ISSUES_URL = "https://github.com/evidence-gate/evidence-gate/issues"
 # Lanes in reading order.
 LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
 OTHER = "Other"
