@@ -259,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         _write("history-missing", missing, {"env": ENV})
         crashed = empty_receipt()
-        crashed["errors"] += [
-            "internal error: KeyError: 'entries'",
+        crashed["errors"] += [  # as gate.evaluate records a crash: describe_crash's line, then the traceback
+            f"internal error: KeyError: 'entries' at gate.py:201 in check; fix: {gate.CRASH_FIX}",
             'Traceback (most recent call last):\n  File "gate.py", line 201, in check\n'
             "    ledger = freeze_ledger.check(...)\nKeyError: 'entries'\n",
         ]

@@ -8,7 +8,7 @@
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
 `context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
 `check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, `cli.txt` (what
-`evidence-gate check` prints at 80 columns without colour), and with `--png`
+`evidence-gate check` prints at 80 columns without colour), `receipt.sarif`, and with `--png`
 `check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png` (for the
 cases in PNG_CASES).
 
@@ -124,6 +124,7 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
         "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False) + "\n",
         "job-summary.md": job,
         "cli.txt": reporters.render("text", receipt, reporters.Context(docs=links.docs)),
+        "receipt.sarif": reporters.render("sarif", receipt, reporters.Context(docs=links.docs)),
     }
 
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_gate import check_report, decision, job_summary, receipt, report_rows
+from evidence_gate import check_report, decision, job_summary, property_report, receipt, report_rows
 from evidence_gate.job_summary import Links
 from support import property_repo
 from support.repo_builder import GitRepo
@@ -259,13 +259,17 @@ def test_limits_hold_for_ten_thousand_findings() -> None:
 
 
 def test_failing_property_is_annotated_on_its_failing_line() -> None:
-    """The property's annotation sits on the ledger's `failure` line, carries the error and a reproduce command."""
+    """The property's annotation sits on the ledger's `failure` line, carries the example and the error, and its
+    details the reproduce command."""
     r = case_receipt("property-failed")
     ledger = r["properties"]["ledgers"][0]
     (first,) = [a for a in check_report.annotations_for(r) if a.title.startswith("Property failed")]
     assert (first.path, first.line, first.level) == (ledger["failure"]["path"], ledger["failure"]["line"], "failure")
     assert "AssertionError: assert 0 == 1" in first.message
-    assert "--hypothesis-seed=1101" in first.raw_details and "total=1" in first.raw_details
+    assert (
+        "--hypothesis-seed=1101" in first.raw_details
+        and "Minimal example: test_sum_is_preserved(total=1" in first.message
+    )
 
 
 def test_without_a_failure_record_the_finding_line_is_used() -> None:
@@ -463,3 +467,44 @@ def test_the_project_addresses_are_pyprojects() -> None:
 
     urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
     assert urls["Documentation"] == report_rows.PROJECT_README and urls["Issues"] == report_rows.ISSUES_URL
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_no_noise_in_what_people_read(case: Path) -> None:
+    """Summary and text hold no Python `True`/`False`, no SPEC status slug, no assertion hash and no full-length
+    digest outside a link's address (identities are 12-digit prefixes in one collapsed line)."""
+    built = check_report.build(case_receipt(case.name), "sha256:" + "e" * 64)
+    for shown in (built.summary, built.text):
+        words = re.sub(r"\(<[^>]*>\)", "", shown)  # link targets may carry a full commit id
+        assert not re.search(r"`(True|False)`", words), case.name
+        assert not re.search(r"[0-9a-f]{40}", words), case.name
+        assert "assertion hash" not in words and "seed(s)" not in words, case.name
+        assert not any(f"`{slug}`" in words for slug in property_report.STATUS_WORDS), case.name
+    assert built.text.startswith("<details><summary>Identities")
+    assert "freeze_eligible" not in built.text
+
+
+def test_nothing_is_said_twice() -> None:
+    """An annotation's message neither repeats its title's row id nor holds the exception twice; a precondition's
+    fix is What to do and not repeated in its finding; a finding line does not start with its own path."""
+    for c in CASES:
+        for a in check_report.build(case_receipt(c.name), "sha256:x").annotations:
+            assert not re.search(r"\[[a-z-]+\]$", a.message), (c.name, a.message)
+            assert a.message.count("AssertionError") + a.raw_details.count("AssertionError") <= 1, a
+    summary = check_report.build(case_receipt("config-invalid"), "sha256:x").summary
+    assert summary.count("the patch's copy is never read") == 1, summary
+    summary = check_report.build(case_receipt("property-failed"), "sha256:x").summary
+    assert "- [`properties/test_allocate_properties.py" not in summary
+    text = check_report.build(case_receipt("property-failed"), "sha256:x").text
+    assert "` test\\_sum\\_is\\_preserved failed on planned seeds 1101, 1102" in text
+
+
+@needs_cmark
+def test_the_crash_page_leads_with_the_bug_sentence_and_an_address() -> None:
+    """A crash's summary says it is the gate's bug, outside any code block, right after the verdict, with the
+    repository's issues address; the traceback is collapsed."""
+    summary = check_report.build(case_receipt("aborted"), "sha256:x", links=LINKS).summary
+    second = summary.split("\n\n")[1]
+    assert second.startswith("**This is a bug in evidence-gate, not a finding about the pull request.**")
+    assert f"{report_rows.ISSUES_URL}/new" in html_of(summary).hrefs
+    assert "<details><summary>Traceback</summary>" in summary

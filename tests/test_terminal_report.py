@@ -99,3 +99,14 @@ def test_help_is_said_once_per_row() -> None:
     rows = {v["row"] for v in _case("many-findings")["violations"]}
     assert out.count("\nhelp: ") + out.startswith("help: ") == len(rows)
     assert out.count("= docs: ") == len(rows)
+
+
+def test_a_crash_says_it_is_a_bug_and_where_to_report_it() -> None:
+    """The crash's line, its traceback as real lines (never a literal `\\n`), then the bug sentence with the
+    issues address, before the verdict."""
+    out = report.render("text", _case("aborted"))
+    lines = out.splitlines()
+    assert lines[0] == "error: internal error: KeyError: 'entries' at gate.py:201 in check"
+    assert lines[1] == "    Traceback (most recent call last):" and "\\n" not in out
+    assert "help: This is a bug in evidence-gate, not a finding about the pull request." in lines
+    assert "https://github.com/evidence-gate/evidence-gate/issues" in out

@@ -78,14 +78,16 @@ def _property_annotation(receipt: dict[str, Any], ledger: SeedLedgerJson, v: Vio
     line = int(failure["line"]) if failure else int(v.get("line") or 1)
     seed = ledger["failing_seed"]
     assert seed is not None  # property_report.failing keeps only ledgers with a failing seed
-    parts = [str(v.get("message"))]
-    if failure and failure.get("exception"):
-        parts.append(str(failure["exception"]))
-    details = []
+    node = str(ledger.get("property_id"))
+    said = property_report.in_words(str(v.get("message"))).removeprefix(node.rsplit("::", 1)[0] + "::")
+    parts = [said.split(" (", 1)[0]]  # the example follows as its own line
     example = property_report.minimal_example(ledger)
     if example:
-        details += ["Minimal example:", example, ""]
-    details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
+        short = property_report.one_line_example(example, 120)
+        parts.append(f"Minimal example: {short}" if short else f"Minimal example:\n{example}")
+    if failure and failure.get("exception"):
+        parts.append(str(failure["exception"]))
+    details = [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
     return Annotation(
         path=visible.line(path),
         line=max(line, 1),
@@ -129,7 +131,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 Annotation(
                     path=visible.line(str(v["path"])),
                     line=int(v.get("line") or 1),
-                    message=visible.line(f"{message} [{v['row']}]"),
+                    message=visible.line(message),  # the title names the row
                     title=f"{_row_title(str(v['row']))} [{v['row']}]",
                     level=level,
                 )

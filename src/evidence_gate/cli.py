@@ -16,7 +16,7 @@ from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
 from evidence_gate.receipt import write_receipt
 from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
-from evidence_gate.terminal_report import SourceLine
+from evidence_gate.terminal_report import CRASH_HELP, SourceLine
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -169,7 +169,7 @@ def run_check(args: argparse.Namespace) -> int:
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
-            print("evidence-gate: this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
+            print(f"evidence-gate: {CRASH_HELP}", file=sys.stderr)
     return code
 
 

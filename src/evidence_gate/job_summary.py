@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evidence_gate import gfm, property_report, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
@@ -120,11 +120,6 @@ def _count_parts(receipt: dict[str, Any]) -> list[str]:
     return parts + _property_counts(receipt)
 
 
-def _counts(receipt: dict[str, Any]) -> str:
-    """What the verdict rests on, in one phrase."""
-    return ", ".join(_count_parts(receipt)) or "nothing to report"
-
-
 def _property_counts(receipt: dict[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
     ledgers = receipt_types.ledgers(receipt)
@@ -184,19 +179,40 @@ def _fit(lead: str, parts: list[str], limit: int) -> str:
 def _todo(receipt: dict[str, Any], links: Links) -> str:
     row = str(receipt_types.decision_row(receipt))
     if kind(receipt) == "aborted":
-        todo = (
-            "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
+        _said, fix = _crash(receipt)
+        if fix:  # the environment's fix (a file the gate cannot write, a usage error), not a bug
+            return f"**What to do:** {prose(fix[:1].upper() + fix[1:].rstrip('.') + '.')}" + _refs(receipt, links)
+        address = gfm.link(report_rows.ISSUES_URL.removeprefix("https://"), f"{report_rows.ISSUES_URL}/new")
+        return (
+            "**This is a bug in evidence-gate, not a finding about the pull request.** Re-run the job; if it fails "
+            f"again, report it at {address} with the receipt artifact, whose `errors` hold the traceback."
+            + _refs(receipt, links)
         )
-    else:
-        todo = report_rows.info(row).todo
-    out = f"**What to do:** {prose(todo)}"
+    fix = own_fix(receipt)
+    todo = fix[:1].upper() + fix[1:].rstrip(".") + "." if fix else report_rows.info(row).todo
+    return f"**What to do:** {prose(todo)}" + _refs(receipt, links)
+
+
+def _refs(receipt: dict[str, Any], links: Links) -> str:
+    """` (what this row means · receipt artifact)` for the links known, else ''."""
+    row = str(receipt_types.decision_row(receipt))
     refs = []
     if links.docs:
         anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
         refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
     if links.artifact:
         refs.append(gfm.link("receipt artifact", links.artifact))
-    return out + (" (" + " · ".join(refs) + ")" if refs else "")
+    return " (" + " · ".join(refs) + ")" if refs else ""
+
+
+_BUG = "this is a bug in evidence-gate"  # gate.CRASH_FIX begins so: the gate's own fault, not the environment's
+
+
+def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
+    """(what happened, the environment's fix or '' for a bug) from a crashed receipt's first error."""
+    first = next((str(e) for e in receipt.get("errors") or [] if not str(e).startswith("Traceback")), "")
+    what, _sep, fix = first.partition("; fix: ")
+    return what, "" if not fix or fix.startswith(_BUG) else fix
 
 
 def summary(
@@ -210,7 +226,7 @@ def summary(
     out += _problems(receipt, links)
     out += ["### Lanes", "", *lane_lines(receipt), ""]
     git = receipt.get("git") or {}
-    ids = [f"receipt.json {gfm.code(receipt_sha256)}"]
+    ids = [f"receipt.json {gfm.code(receipt_sha256[:19])}"]  # `sha256:` and 12 digits; the artifact has it whole
     if git.get("baseline") and git.get("head"):
         ids.append(f"baseline {gfm.code(str(git['baseline'])[:12])} → head {gfm.code(str(git['head'])[:12])}")
     if receipt.get("version"):
@@ -231,7 +247,12 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     out: list[str] = []
     errors = new_errors(receipt)
     if k == "aborted" and errors:
-        out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
+        said, _fix = _crash(receipt)
+        out += ["### What went wrong", ""] + ([prose(said, 2000), ""] if said else [])
+        traces = [e for e in errors if e.startswith("Traceback")] or [e for e in errors if not said or said not in e]
+        if traces:
+            out += ["<details><summary>Traceback</summary>", "", gfm.block("\n".join(traces).strip(), "text", 6000)]
+            out += ["", "</details>", ""]
     groups = report_rows.violations_by_lane(receipt)
     if not groups and not property_report.failing(receipt):
         return out
@@ -282,6 +303,12 @@ def _lane_findings(
             else f"#### Properties · {len(found)} finding{plural}",
             "",
         ]
+    elif lane == "Preconditions":  # the section's heading says it; its fix is What to do
+        fix = own_fix(receipt)
+        found = [
+            cast(ViolationJson, {**v, "message": str(v.get("message", "")).removesuffix(f"; fix: {fix}")})
+            for v in found
+        ]
     else:
         out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
     out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)
@@ -298,9 +325,12 @@ def common_fix(messages: list[str]) -> str:
 
 
 def _strip_where(message: str, path: str | None) -> str:
-    """A message without the path it starts with (the group heading already names it)."""
+    """A message without the path it starts with (the group heading already names it), in words."""
+    message = property_report.in_words(message)
     if path:
         shown = gfm.printable(path)
+        if message.startswith(f"{shown}::"):  # a property's node: keep the test's name
+            return message[len(shown) + 2 :]
         for prefix in (f"{shown}: ", f"{shown} "):
             if message.startswith(prefix):
                 return message[len(prefix) :]
@@ -379,22 +409,49 @@ def lane_lines(receipt: dict[str, Any]) -> list[str]:
     return out
 
 
+def _matched_rows(receipt: dict[str, Any]) -> list[Any]:
+    found = receipt_types.decision(receipt)
+    matched = found.get("matched") if found else None
+    return matched if isinstance(matched, list) else []
+
+
+def own_fix(receipt: dict[str, Any]) -> str:
+    """A precondition's own fix (`…; fix: the fix` in its one finding), said once as What to do."""
+    found = receipt_types.violations(receipt)
+    if kind(receipt) != "precondition" or len(found) != 1:
+        return ""
+    return str(found[0].get("message", "")).partition("; fix: ")[2]
+
+
 def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
     """The check run's text: every identity, ledger and finding of the receipt."""
     links = links or Links()
+    skip = {"state", "decision"} | ({"matched rows"} if len(_matched_rows(receipt)) < 2 else set())
+    shown = [
+        (what.split(" (", 1)[0], value)
+        for what, value in identity_rows(receipt, receipt_sha256)
+        if what not in skip and not value.endswith("–")
+    ]
     out = [
-        "### Receipt",
+        "<details><summary>Identities (12-digit prefixes; the receipt holds them whole)</summary>",
         "",
-        "| what | identity |",
-        "|---|---|",
-        *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)),
+        " · ".join(f"{what} {value}" for what, value in shown),
+        "",
+        "</details>",
         "",
     ]
     ledgers = receipt_types.ledgers(receipt)
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
         out += [property_report.ledger_line(x) for x in ledgers]
-        out += ["", "`freeze_eligible` only allows a human to discuss a freeze; it is not a merge approval.", ""]
+        if any(x.get("status") == "freeze_eligible" for x in ledgers):
+            out += [
+                "",
+                "A failure that reproduced may be proposed for the freeze ledger by a human; that is not an approval.",
+                "",
+            ]
+        else:
+            out.append("")
     groups = report_rows.violations_by_lane(receipt)
     if groups:
         total = sum(len(v) for v in groups.values())

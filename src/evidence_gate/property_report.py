@@ -23,15 +23,19 @@ STATUS_WORDS = {
     "fixture_unbound": "failed (no fixture hash bound)",
     "freeze_eligible": "failed reproducibly",
 }
+ORACLE_WORDS = {"human_reviewed": "oracle reviewed by a human", "model_draft": "oracle drafted by a model"}
 _PREFIXES = ("Falsifying example:", "Failing test case:")
 _SEEDS = re.compile(r"\bseed\(s\) (\d+(?:, \d+)*)")
 _HASH = re.compile(r"\(assertion hash [0-9a-f]{16,64}; ")  # an identity: in the receipt, not in a sentence
 
 
 def in_words(message: str) -> str:
-    """A property finding's message for people: `seed(s) 1, 2` as `seeds 1, 2`, no assertion hash."""
+    """A property finding's message for people: `seed(s) 1, 2` as `seeds 1, 2`, no assertion hash, a closing
+    status in words."""
+    for slug, words in STATUS_WORDS.items():
+        message = message.replace(f"({slug})", f"({words})")
     message = _SEEDS.sub(lambda m: ("seeds " if "," in m.group(1) else "seed ") + m.group(1), message)
-    return _HASH.sub("(", message)
+    return _HASH.sub("(", message).replace("(Failing test case: ", "(minimal example: ")
 
 
 def _seeds(values: Any, limit: int = 12) -> str:
@@ -157,7 +161,5 @@ def ledger_line(ledger: SeedLedgerJson) -> str:
     seeds = f"seeds {_seeds(planned)}" + (f" + fresh {_seeds(fresh)}" if fresh else "")
     failing_seed = ledger.get("failing_seed")
     fail = f" · first failing seed {failing_seed}" if failing_seed is not None else ""
-    return (
-        f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · "
-        f"oracle {gfm.code(ledger.get('oracle_source'), 40)} · status {gfm.code(status, 40)}"
-    )
+    oracle = ORACLE_WORDS.get(str(ledger.get("oracle_source")), gfm.text(ledger.get("oracle_source"), 40))
+    return f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · {oracle}"

@@ -29,6 +29,11 @@ from evidence_gate import decision, property_report, receipt_types, report_rows,
 from evidence_gate.receipt_types import SeedLedgerJson, ViolationJson
 
 DEFAULT_WIDTH = 80
+BUG = "this is a bug in evidence-gate"  # how gate.CRASH_FIX begins
+CRASH_HELP = (
+    "This is a bug in evidence-gate, not a finding about the pull request. Re-run the job; if it fails again, "
+    f"report it at {report_rows.ISSUES_URL} with the receipt (its `errors` hold the traceback)."
+)
 SourceLine = Callable[[str, int], "str | None"]
 _SGR = {"error": "1;31", "warning": "1;33", "note": "1;36", "help": "1;32", "frame": "1;34", "bold": "1"}
 
@@ -183,12 +188,21 @@ def render(receipt: dict[str, Any], style: Style | None = None, source: SourceLi
         out += [*diagnostic(receipt, v, style, source, with_help=row not in helped), ""]
         helped.add(row)
     messages = [str(v.get("message")) for v in findings]
+    bug = False
     for error in receipt.get("errors") or []:
         if any(m in str(error) for m in messages):
             continue  # a precondition is both a finding and an error
-        first, *rest = visible.lines(str(error)).split("\n")
+        if str(error).startswith("Traceback") and out and out[-1] == "":
+            out = out[:-1] + [f"    {r}" for r in visible.lines(str(error)).split("\n") if r.strip()] + [""]
+            continue  # the crash's traceback, as real lines under the error it belongs to
+        what, fix = split_fix(str(error))
+        bug = bug or fix.startswith(BUG)
+        first, *rest = visible.lines(what if fix.startswith(BUG) else str(error)).split("\n")
         out += style.wrap(first, style.paint("error", "error") + style.paint("bold", ":") + " ", "    ")
-        out += [f"    {r}" for r in rest if r.strip()]
+        out += [f"    {r}" for r in rest if r.strip()]  # a traceback keeps its lines
+        out.append("")
+    if bug:
+        out += style.wrap(CRASH_HELP, style.paint("help", "help") + style.paint("bold", ":") + " ", "      ")
         out.append("")
     out += _tail(receipt, style)
     return "\n".join(out) + "\n"
