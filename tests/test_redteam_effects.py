@@ -121,7 +121,10 @@ sys.setprofile(None)
         ("import ctypes\nctypes.pythonapi.PyEval_SetTrace", "PyEval_SetTrace"),
         # Compiled under a project file's name: the `-c` harness itself counts as the worker's own bootstrap.
         ('exec(compile("import gc; gc.callbacks.append(lambda *a: None)", "/p/calc.py", "exec"))', "garbage-collector"),
-        ('exec(compile("import signal; signal.signal(signal.SIGUSR1, lambda *a: None)", "/p/c.py", "exec"))', "SIGUSR1"),
+        (
+            'exec(compile("import signal; signal.signal(signal.SIGUSR1, lambda *a: None)", "/p/c.py", "exec"))',
+            "SIGUSR1",
+        ),
     ],
 )
 def test_each_hook_is_found(body: str, what: str) -> None:
