@@ -158,8 +158,12 @@ class Effects:
         sys.addaudithook(audit)
 
     def _refuse(self, what: str, event: str) -> None:
-        frame = GETFRAME(2)
-        if frame.f_code.co_name in {"settrace", "setprofile"} and frame.f_code.co_filename == __file__:
+        frame: types.FrameType | None = GETFRAME(2)
+        if (
+            frame is not None
+            and frame.f_code.co_name in {"settrace", "setprofile"}
+            and frame.f_code.co_filename == __file__
+        ):
             frame = frame.f_back  # the None-only wrapper: its caller made the call
         self.found(f"code under test tried to {what}{self.where(frame)}; the gate refused it")
         raise Refused(f"evidence-gate: {event} is not allowed in the sealed run")
