@@ -17,12 +17,15 @@ import pytest
 from support.action_runner import OWNER_UID, Runner, run_container
 from support.case_files import txt_files
 from support.container_engine import Engine
-from support.property_repo import red_repo
+from support.property_repo import config, red_repo
 from support.repo_builder import GitRepo
 
 pytestmark = pytest.mark.container
 
 CASES = Path(__file__).parent / "property_cases"
+# The probe scan names these tricks before any test runs; a human's allow entries let them reach the sealed run, so
+# that what is tested here is the seal's own answer to the effect.
+ALLOWED = ["src/*: f_locals", "src/*: sys._getframe", "src/*: sys.monitoring"]
 # A sys.monitoring line callback (3.12+) that, in the locked test's frame, writes a value the red code gets right
 # (3.13 writes through frame.f_locals without any hook; the callback is what would call it on every line).
 MONITORING = """\
@@ -56,7 +59,9 @@ def _judge(engine: Engine, image: str, root: Path, patch: dict[str, str | bytes 
     for sub in ("home", "workflow", "file_commands"):
         (root / sub).mkdir()
     runner, repo = Runner(root, 0), GitRepo(root / "workspace")
-    red_repo(repo)
+    settings = json.loads(config())
+    settings["probes"] = {"allow": ALLOWED}
+    red_repo(repo, extra={".evidence-gate.yml": json.dumps(settings)})
     repo.commit("patch", patch)
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
@@ -78,14 +83,14 @@ def test_hook_cases_fail_in_the_image(case: str, engine: Engine, image: str, tmp
     """The host's cases hold in the image too: a run-integrity row naming the hook."""
     expect = json.loads((CASES / case / "expect.json").read_text(encoding="utf-8"))
     receipt = _judge(engine, image, tmp_path, txt_files(CASES / case / "patch"))
-    assert receipt["ok"] is False and receipt["decision"]["row"] in expect["rows"], receipt["violations"]
+    assert receipt["ok"] is False and receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     assert expect["mentions"] in _messages(receipt), receipt["violations"]
 
 
 def test_a_monitoring_callback_is_refused_in_the_image(engine: Engine, image: str, tmp_path: Path) -> None:
     """`sys.monitoring` (the image's 3.13 has it): the callback is refused and the tool id found."""
     receipt = _judge(engine, image, tmp_path, {"src/calc.py": MONITORING})
-    assert receipt["ok"] is False, receipt["violations"]
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     text = _messages(receipt)
     assert "sys.monitoring callback" in text and "src/calc.py:" in text, receipt["violations"]
 
