@@ -682,8 +682,28 @@ def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
     replays, unreplayed = _replays(req, jobs, by_job) if plan.first_shard else ([], [])
     tautologies = _tautologies(req, jobs, by_job)
     digests, mismatched = _digests(plan.records, launched.digests, req)
-    violations = [*changed, *misloaded, *unclosed, *unreplayed, *tautologies, *mismatched]
+    hooked = _hooks_found(launched.every)
+    violations = [*changed, *misloaded, *hooked, *unclosed, *unreplayed, *tautologies, *mismatched]
     return Collected(violations, origins, ledgers, replays, digests)
+
+
+def _hooks_found(workers: list[WorkerResult]) -> list[Violation]:
+    """A trace, profile or monitoring hook (or a gc callback, a signal handler) the gate did not install, in any
+    worker (head, baseline, replay, digest): what it was and where the code under test installed it."""
+    found: dict[str, list[str]] = {}
+    for worker in workers:
+        for event in worker.events:
+            if event.get(EV) == Event.EFFECTS:
+                for what in event.get("found") or ():
+                    found.setdefault(str(what), []).append(worker.name)
+    return [
+        Violation(
+            "run-integrity",
+            f"{what} (worker {', '.join(dict.fromkeys(names))}): such a hook sees every line the tests run and can "
+            "step a test past its assert, so no outcome of this run is evidence; remove it from the code under test",
+        )
+        for what, names in found.items()
+    ]
 
 
 def _changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:

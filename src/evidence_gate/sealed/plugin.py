@@ -10,7 +10,9 @@ and streams events to a pipe the trusted process owns. Standard library, pytest 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import linecache
 import os
 import re
@@ -22,6 +24,7 @@ from _pytest.runner import runtestprotocol
 
 from . import harness_guard
 from .assertion_hash import bound_failures, exception_hash
+from .effects import Effects
 from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
 
 MAX_TEXT = 2000
@@ -29,6 +32,10 @@ MAX_STATEMENT = 200
 MAX_EXCEPTION = 500
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
 FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
+HOOKED = (
+    "a trace, profile or monitoring hook the gate did not install was found in this run (see the run-integrity "
+    "row), so its outcome is not evidence"
+)
 
 
 def snapshot() -> harness_guard.Snapshot:
@@ -106,13 +113,21 @@ class SealedPlugin:
         "_pytest.monkeypatch:MonkeyPatch.setattr",
         "_pytest.monkeypatch:MonkeyPatch.delattr",
         "_pytest.runner:_update_current_test_var",
+        "hypothesis.core:deterministic_PRNG",
     )
 
     def __init__(
-        self, job: Job, emit: Callable[[dict[str, Any]], None], baseline_snapshot: harness_guard.Snapshot
+        self,
+        job: Job,
+        emit: Callable[[dict[str, Any]], None],
+        baseline_snapshot: harness_guard.Snapshot,
+        effects: Effects | None = None,
     ) -> None:
         self.job = job
         self.emit = emit
+        self.effects = effects or Effects(emit, str(job.get("tree", "")))
+        self.seed = 0
+        self.examples_run = 0
         self.trials = int(job["trials"])
         self.reruns = int(job.get("shrink_reruns", 2))
         self.runs: dict[str, list[list[Any]]] = job["runs"]
@@ -165,6 +180,32 @@ class SealedPlugin:
 
         setattr(_pytest.runner, "_update_current_test_var", hidden)  # noqa: B010
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+        self._reseed_examples()
+
+    def _reseed_examples(self) -> None:
+        """Hypothesis seeds the global `random` with 0 before every example, so inside one `random.getstate()` equals
+        a fresh `Random(0)`'s: code under test could tell it is tested. Each example of a run gets its own seed,
+        derived from the run's seed and the example's number (a re-run of the seed sees the same sequence). After
+        each example the trace, profile and monitoring hooks are checked."""
+        import hypothesis.core  # noqa: PLC0415
+
+        original = getattr(hypothesis.core, "deterministic_PRNG")  # noqa: B009 - not re-exported by name
+        plugin = self
+
+        @contextlib.contextmanager
+        def deterministic_prng(seed: int = 0) -> Generator[None, None, None]:
+            if plugin.running:
+                plugin.examples_run += 1
+                text = f"evidence-gate:{plugin.seed}:{plugin.examples_run}".encode()
+                seed = int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
+            try:
+                with original(seed):
+                    yield
+            finally:
+                if plugin.running:
+                    plugin.effects.check("during an example", full=False)
+
+        setattr(hypothesis.core, "deterministic_PRNG", deterministic_prng)  # noqa: B010
 
     def _noting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         plugin = self
@@ -322,6 +363,9 @@ class SealedPlugin:
         self, item: pytest.Item, spec: str, seed: int, kind: str, nextitem: pytest.Item | None, changed: list[str]
     ) -> dict[str, Any]:
         self.emit({EV: Event.START, "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        self.effects.check(f"before {item.nodeid} ran on seed {seed}")
+        self.seed, self.examples_run = seed, 0
+        hooked = self.effects.count
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
         restore, is_hypothesis = self._apply_seed(item, seed)
@@ -347,7 +391,10 @@ class SealedPlugin:
             restore()
         outcome, message = self._outcome(reports, interrupted)
         stats = self.stats[-1] if self.stats else {}
-        if foreign is not None:
+        self.effects.check(f"while {item.nodeid} ran on seed {seed}")
+        if self.effects.count > hooked:
+            outcome, message = "error", HOOKED
+        elif foreign is not None:
             outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
         elif self.culprits and outcome == "passed":
             outcome, message = (
@@ -576,4 +623,5 @@ class SealedPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """The marker that the session completed (after a last look for hooks registered while tests ran)."""
         self._report_foreign_hooks(session.config)
+        self.effects.check("by the end of the session")
         self.emit({EV: Event.FINISHED, "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})

@@ -27,6 +27,7 @@ class Event(enum.StrEnum):
     PROVENANCE = "provenance"  # where the code under test was loaded from
     DIGEST = "digest"  # a fixture record's produced output, hashed
     PRODUCER_MISSING = "producer-missing"  # the fixture producer could not be imported
+    EFFECTS = "effects"  # a hook the gate did not install (trace, profile, monitoring, gc, signal): `found`
     FINISHED = "finished"  # the session (or the digest run) completed
 
 
