@@ -64,15 +64,15 @@ def _section(base: dict[str, int], head: dict[str, int], examples: int = 50) -> 
 @pytest.mark.parametrize(
     ("base", "head", "steered"),
     [
-        ({"1": 0, "2": 0}, {"1": 26, "2": 0}, True),  # 26 more with 100 kept: over a quarter
-        ({"1": 0, "2": 0}, {"1": 25, "2": 0}, False),  # exactly a quarter is not over it
+        ({"1": 0, "2": 0}, {"1": 13, "2": 0}, True),  # 13 more with 50 kept on seed 1: over a quarter
+        ({"1": 0, "2": 0}, {"1": 12, "2": 12}, False),  # a quarter on each seed is not over it
         ({"1": 0}, {"1": 4}, False),  # fewer than five more, whatever the share
         ({"1": 40}, {"1": 52}, False),  # 12 more with 50 kept: under a quarter
         ({"1": 40}, {"1": 53}, True),
     ],
 )
 def test_discard_margin(base: dict[str, int], head: dict[str, int], steered: bool) -> None:
-    """A rise counts when it is at least MIN_RISE discards and more than RISE_SHARE of the examples kept."""
+    """A seed's rise counts when it is at least MIN_RISE discards and more than RISE_SHARE of the examples it kept."""
     found = steering.rows("p::t", "p.py", _section(base, head))
     assert bool(found) is steered, found
 
@@ -87,6 +87,17 @@ def test_changed_strategy_and_missing_baseline_are_rows() -> None:
     [found] = steering.rows("p::t", "p.py", recorded)
     assert "did not report the property's strategies" in found.message
     assert steering.rows("p::t", "p.py", None) == []
+
+
+def test_shard_sections_merge_into_the_rows_of_the_whole_plan() -> None:
+    """A shard whose seed was steered keeps that seed's counts in the merge, so the merged ledger gives its row."""
+    one, two = _section({"1": 0}, {"1": 20}), _section({"2": 0}, {"2": 0})
+    merged = steering.merge([one, two, None])
+    assert merged is not None
+    assert merged["compared"] == [1, 2] and merged["head"]["discards"] == {"1": 20, "2": 0}
+    [found] = steering.rows("p::t", "p.py", merged)
+    assert "seed 1: 20 discarded against 0, 50 kept" in found.message
+    assert steering.merge([None]) is None
 
 
 FREEZE = """\

@@ -16,7 +16,7 @@ from evidence_gate.model import Violation
 ROW = "property-steered"
 # A rise in discards counts as steering when it is at least this many examples ...
 MIN_RISE = 5
-# ... and more than this share of the examples the head ran on the compared seeds.
+# ... and more than this share of the examples the head kept on that seed.
 RISE_SHARE = 0.25
 
 
@@ -71,15 +71,17 @@ def section(
     return out
 
 
-def _rise(recorded: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """Discards on the compared seeds: baseline, head, the head's examples there, and the most-discarding seed."""
+def steered_seeds(recorded: Mapping[str, Any]) -> list[tuple[int, int, int, int]]:
+    """(seed, baseline discards, head discards, head examples) of each compared seed whose discards rose past the
+    margin. Judged per seed, so shards judge exactly what their merge judges."""
     head, base = recorded["head"], recorded["baseline"]
-    seeds = [str(s) for s in recorded.get("compared") or ()]
-    before = sum(int(base["discards"][s]) for s in seeds)
-    after = sum(int(head["discards"][s]) for s in seeds)
-    examples = sum(int(head["examples"].get(s, 0)) for s in seeds)
-    worst = max(seeds, key=lambda s: int(head["discards"][s]) - int(base["discards"][s]), default="-1")
-    return before, after, examples, int(worst)
+    found = []
+    for seed in recorded.get("compared") or ():
+        before, after = int(base["discards"][str(seed)]), int(head["discards"][str(seed)])
+        examples = int(head["examples"].get(str(seed), 0))
+        if after - before >= MIN_RISE and after - before > RISE_SHARE * examples:
+            found.append((int(seed), before, after, examples))
+    return found
 
 
 def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Violation]:
@@ -115,20 +117,40 @@ def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Viola
                         file,
                     )
                 )
-    if not recorded.get("compared"):
-        return found
-    before, after, examples, worst = _rise(recorded)
-    if after - before >= MIN_RISE and after - before > RISE_SHARE * examples:
+    steered = steered_seeds(recorded) if recorded.get("compared") else []
+    if steered:
+        counts = "; ".join(f"seed {s}: {a} discarded against {b}, {n} kept" for s, b, a, n in steered)
         found.append(
             Violation(
                 ROW,
-                f"{node}: the property discarded {after} examples on seeds "
-                f"{', '.join(map(str, recorded['compared']))} against {before} on the baseline's run of the same "
-                f"seeds ({examples} kept; seed {worst}: {head['discards'][str(worst)]} against "
-                f"{base['discards'][str(worst)]}): the code under test makes the locked property throw away the "
-                "inputs it would fail on (an exception the property turns into assume()); make the code handle "
-                "them",
+                f"{node}: the property discarded far more examples than on the baseline's run of the same seeds "
+                f"({counts}): the code under test makes the locked property throw away the inputs it would fail on "
+                "(an exception the property turns into assume()); make the code handle them",
                 file,
             )
         )
     return found
+
+
+def merge(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """One property's sections from several shards as one: the seeds, counts and outcomes of all of them, the
+    strategies of the first that reported any (each shard compared its own against its own baseline run)."""
+    found = [p for p in parts if p]
+    if not found:
+        return None
+    out: dict[str, Any] = {
+        "seeds": [s for p in found for s in p.get("seeds") or ()],
+        "compared": [s for p in found for s in p.get("compared") or ()],
+        "margin": dict(found[0].get("margin") or {"min_rise": MIN_RISE, "share": RISE_SHARE}),
+    }
+    for side in ("baseline", "head"):
+        merged: dict[str, Any] = {"strategies": None, "discards": {}, "examples": {}}
+        for part in found:
+            recorded = part.get(side) or {}
+            if merged["strategies"] is None and isinstance(recorded.get("strategies"), dict):
+                merged["strategies"] = dict(recorded["strategies"])
+            for key in ("discards", "examples", "outcomes", "census_failures"):
+                if isinstance(recorded.get(key), dict):
+                    merged.setdefault(key, {}).update(recorded[key])
+        out[side] = merged
+    return out
