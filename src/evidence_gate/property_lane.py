@@ -15,12 +15,12 @@ import secrets
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, import_scan, seed_ledger, visible
+from evidence_gate import fixtures, import_scan, seed_ledger, steering, visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
@@ -471,8 +471,47 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     launched = _launch(req, ws, plan)
     if launched.failed:
         return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
+    plan, launched = _excuse_stage(req, ws, plan, launched)
     collected = _collect(req, plan, launched)
     return LaneResult(tuple(collected.violations), _receipt(req, ws, plan, launched, collected))
+
+
+EXCUSE_JOB = "excuse-base"
+
+
+def _excuse_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+    """After the head ran: each failure an active freeze entry's hash would excuse is replayed on the baseline (its
+    minimal example, through Hypothesis' blob); only a failure the baseline shares is excused (`_failure_fields`)."""
+    if plan.trees.base is None or not req.active:
+        return plan, launched
+    # A tree of its own, written from git after the head's code ran: nothing that code did reaches the replay's tree.
+    tree = ws.root / EXCUSE_JOB
+    job = Job(EXCUSE_JOB, str(tree))
+    replays: dict[str, dict[str, str]] = {}
+    for result in _results([w for j, w in zip(plan.jobs, launched.workers, strict=True) if j.name.startswith("head-")]):
+        node, spec = str(result.get("node")), str(result.get("spec"))
+        if (
+            result.get("kind") not in PLAN_KINDS
+            or result.get("outcome") != "failed"
+            or not isinstance(result.get("seed"), int)
+        ):
+            continue
+        entry = next((e for e in req.active if e.test in {node, spec}), None)
+        if entry is None or not matches(entry.assertion_hash, result.get("assertion_hash")):
+            continue
+        job.add(node, int(result["seed"]), Kind.EXCUSE_BASE)
+        if isinstance(result.get("blob"), str):
+            replays.setdefault(node, {})[str(result["seed"])] = str(result["blob"])
+    if not job.runs:
+        return plan, launched
+    locked = plan.trees.locked
+    sealed_tree.build(req.repo, req.baseline, req.baseline, locked, tree, _test_files(req, locked), ws.runner.owner)
+    # The baseline's install site, which only the baseline's install could write (Landlock: workers write home, tmp).
+    site = ws.root / "site-base" if req.config.properties.install else None
+    body = pytest_job(req.config, tree, job.runs, plan.limit, site=site, trusted=locked)
+    body["replays"] = replays
+    worker = run_worker(ws, job.name, body, req.config.properties.timeout_s, launched.order)
+    return replace(plan, jobs=[*plan.jobs, job]), replace(launched, workers=[*launched.workers, worker])
 
 
 def _test_files(req: DynamicRequest, locked: frozenset[str]) -> list[str]:
@@ -496,7 +535,8 @@ def _other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
     test_files = _test_files(req, trees.locked)
     owner = ws.runner.owner
     base: Path | None = None
-    if first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed)):
+    # The baseline runs the same planned seeds in every shard (steering), and the first shard's replays.
+    if req.specs or (first_shard and bool(req.removed)):
         base = ws.root / "base"
         sealed_tree.build(req.repo, req.baseline, req.baseline, trees.locked, base, test_files, owner)
     replay, replay_locked = trees.head, trees.locked
@@ -545,14 +585,29 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
         jobs.append(freeze_job)
     if trees.base is not None:
         base_job = Job("base", str(trees.base))
-        for spec in req.specs:
-            if spec.counterexample:
-                base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
-        for entry in req.removed:
-            for _ in range(req.config.freeze.removal_runs):
-                base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
+        if _first_shard(req):
+            for spec in req.specs:
+                if spec.counterexample:
+                    base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
+            for entry in req.removed:
+                for _ in range(req.config.freeze.removal_runs):
+                    base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
         jobs.append(base_job)
+        jobs += _steer_jobs(req, trees.base, seeds, n_prop)
     return [j for j in jobs if j.runs]
+
+
+STEER_PREFIX = "steer-"
+
+
+def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
+    """The baseline's census of the planned seeds (every property, as on the head), for the steering comparison."""
+    n = max(1, min(parallel, len(seeds)))
+    jobs = [Job(f"{STEER_PREFIX}{i}", str(base)) for i in range(n)]
+    for i, seed in enumerate(seeds):
+        for spec in req.specs:
+            jobs[i % n].add(spec.node, seed, Kind.STEER_BASE)
+    return jobs
 
 
 @dataclass(frozen=True)
@@ -624,7 +679,8 @@ def _launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
     # the patch's requirements), the baseline's before its replays.
     first: dict[str, WorkerResult] = {}
     failed: Violation | None = None
-    stages = ([("base", trees.base, ["base"])] if trees.base is not None else []) + [("head", trees.head, [])]
+    base_names = [j.name for j in jobs if j.name == "base" or j.name.startswith(STEER_PREFIX)]
+    stages = ([("base", trees.base, base_names)] if trees.base is not None else []) + [("head", trees.head, [])]
     for label, tree, names in stages:
         if names and not any(j.name in names for j in jobs):
             continue
@@ -632,7 +688,9 @@ def _launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
             failed = launcher.install(label, tree)
             if failed:
                 break
-        first.update({j.name: launcher.pytest(j) for j in jobs if j.name in names})
+        with ThreadPoolExecutor(max_workers=max(1, plan.parallel)) as stage:
+            started = {j.name: stage.submit(launcher.pytest, j) for j in jobs if j.name in names}
+            first.update({name: future.result() for name, future in started.items()})
     if str(trees.head) in launcher.sites:
         launcher.sites[str(trees.replay)] = launcher.sites[str(trees.head)]  # the replay tree runs the head's code
     install = {"command": props.install, "runs": launcher.install_runs} if props.install else None
@@ -970,9 +1028,86 @@ def _ledger(
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
     first = failing[0] if failing else None
     ledger["excused_by"] = _failure_fields(req, spec, node, ledger, results, failing) if first is not None else None
+    ledger["excuse"] = _excuse(req, spec, node, failing, runs) if first is not None else None
+    if ledger["excuse"] is not None and not ledger["excuse"]["excused"]:
+        ledger["excused_by"] = None
     ledger["status"] = seed_ledger.close(ledger)
     ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
-    return ledger, _ledger_rows(spec, node, ledger, issues, first, runs.plan)
+    ledger["steering"] = _steering(node, runs, plan_results)
+    steered = steering.rows(node, spec.file, ledger["steering"])
+    return ledger, [*_ledger_rows(spec, node, ledger, issues, first, runs.plan), *steered]
+
+
+def _steering(node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The recorded steering comparison of one node: its planned head runs against the baseline's census."""
+    steer = [w for name, w in runs.by_job.items() if name.startswith(STEER_PREFIX)]
+    if not steer:
+        return None
+    base = [e for e in _results(steer) if e.get("node") == node and e.get("kind") == Kind.STEER_BASE]
+    head = [e for e in plan_results if e.get("kind") == Kind.PLAN]
+    return steering.section(head, base, runs.plan)
+
+
+def _excuse(
+    req: DynamicRequest, spec: PropertySpec, node: str, failing: list[dict[str, Any]], runs: HeadRuns
+) -> dict[str, Any] | None:
+    """Whether the freeze entry whose hash every failure carries may excuse them: only when the baseline, replaying
+    each failing seed's minimal example, fails the same way. None when no active entry's hash matches."""
+    entry = next((e for e in req.active if e.test in {node, spec.node}), None)
+    if entry is None or not all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
+        return None
+    worker = runs.by_job.get(EXCUSE_JOB)
+    replayed = {
+        int(e["seed"]): e
+        for e in (_results([worker]) if worker else [])
+        if e.get("node") == node and e.get("kind") == Kind.EXCUSE_BASE and isinstance(e.get("seed"), int)
+    }
+    record: list[dict[str, Any]] = []
+    why: list[str] = []
+    for failure in failing:
+        seed = int(failure["seed"])
+        base = replayed.get(seed)
+        same = (
+            base is not None
+            and base.get("outcome") == "failed"
+            and matches(entry.assertion_hash, base.get("assertion_hash"))
+        )
+        record.append(
+            {
+                "seed": seed,
+                "blob": failure.get("blob"),
+                "baseline_outcome": None if base is None else base.get("outcome"),
+                "baseline_assertion_hash": None if base is None else base.get("assertion_hash"),
+                "same_failure": same,
+            }
+        )
+        if same:
+            continue
+        example = _one_line(str(failure.get("falsifying") or f"seed {seed}"), 160)
+        if base is None:
+            why.append(
+                f"the baseline replay of seed {seed} did not run ({'; '.join(_worker_problems(worker, req.config.properties.timeout_s)) if worker else 'not scheduled'})"
+            )
+        elif "DidNotReproduce" in str(base.get("message")):
+            why.append(f"the baseline passes the minimal example ({example})")
+        elif base.get("outcome") == "failed":
+            why.append(
+                f"the baseline fails the minimal example ({example}) differently: {_one_line(str(base.get('message') or ''), 160)}"
+            )
+        else:
+            why.append(f"the baseline {base.get('outcome')} the minimal example ({example})")
+    excused = not why
+    return {
+        "entry": entry.id,
+        "replays": record,
+        "excused": excused,
+        "why": (
+            f"freeze entry {entry.id!r}: the baseline fails each minimal example with the frozen assertion"
+            if excused
+            else f"freeze entry {entry.id!r} does not excuse it: {'; '.join(why)}, so the failure is the patch's, "
+            "not the frozen flake's"
+        ),
+    }
 
 
 def _lost_runs(
@@ -1061,6 +1196,8 @@ def _ledger_rows(
         return rows
     planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
     detail = _failure_detail(first)
+    if ledger.get("excuse"):
+        detail += f"; {ledger['excuse']['why']}"
     record = ledger["failure"] or {}
     # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
     path, line = str(record.get("path") or spec.file), record.get("line")

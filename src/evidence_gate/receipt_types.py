@@ -82,6 +82,10 @@ class SeedLedgerJson(TypedDict):
     status_reason: NotRequired[str]
     failure: NotRequired[FailureJson | None]
     excused_by: NotRequired[str | None]
+    # Whether a freeze entry may excuse the failure, from the baseline's replays of the minimal examples.
+    excuse: NotRequired[dict[str, Any] | None]
+    # What the steering comparison recorded (steering.section); steering.rows derives property-steered from it.
+    steering: NotRequired[dict[str, Any] | None]
 
 
 def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, receipt_types, seed_ledger
+from evidence_gate import decision, receipt_types, seed_ledger, steering
 from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.model import Violation
 from evidence_gate.receipt import sha256_of, validate, write_receipt
@@ -85,6 +85,8 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["assertion_hash"] = source.get("assertion_hash")
     merged["falsifying"] = source.get("falsifying")
     merged["excused_by"] = source.get("excused_by")
+    merged["excuse"] = source.get("excuse")
+    merged["steering"] = steering.merge(p.get("steering") for p in parts)
     if sorted(merged["planned_seeds"]) != sorted(plan):
         # The shards' slices must partition the declared plan; otherwise the ledger shows a gap.
         merged["planned_seeds"] = list(plan)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from . import harness_guard
+from . import harness_guard, steering_stats
 from .assertion_hash import bound_failures, exception_hash
 from .effects import Effects
 from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
@@ -144,6 +144,7 @@ class SealedPlugin:
         self.statistics_code = (note_statistics.__code__, StateForActualGivenExecution.run_engine.__code__)
         self.last_failure: dict[str, Any] = {}
         self.stats: list[dict[str, Any]] = []
+        self.census = steering_stats.Census()
         self.culprits: list[str] = []
         self.excused: dict[str, int | None] = {}
         self.collected: list[str] = []
@@ -368,7 +369,10 @@ class SealedPlugin:
         hooked = self.effects.count
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
+        self.census = steering_stats.Census()
         restore, is_hypothesis = self._apply_seed(item, seed)
+        replay = (self.job.get("replays") or {}).get(spec, {}).get(str(seed))
+        unsteer = steering_stats.prepare(_test_function(item), kind, replay, self.census)
         if is_hypothesis:
             # The seed is applied to Hypothesis directly; exporting it too would tell the code under test it is tested.
             os.environ.pop("PROPERTY_SEED", None)
@@ -388,6 +392,7 @@ class SealedPlugin:
             interrupted = f"the run was interrupted: {describe(exc)}"
         finally:
             self.running = False
+            unsteer()
             restore()
         outcome, message = self._outcome(reports, interrupted)
         stats = self.stats[-1] if self.stats else {}
@@ -422,9 +427,19 @@ class SealedPlugin:
             "failure": self.last_failure.get("failure"),
             "assertion_bound": self.last_failure.get("bound"),
             "tampered": changed[:20],
+            **self._steering(item, stats),
         }
         self.emit(result)
         return result
+
+    def _steering(self, item: pytest.Item, stats: dict[str, Any]) -> dict[str, Any]:
+        """What the steering comparison reads: the strategies, the discards, the census' failures, the blob."""
+        return {
+            "strategies": steering_stats.strategies(_test_function(item)),
+            "discards": stats.get("discards"),
+            "census_failures": self.census.failures,
+            "blob": self.last_failure.get("blob"),
+        }
 
     def _outcome(self, reports: list[pytest.TestReport], interrupted: str) -> tuple[str, str]:
         """The run's outcome and the message of its first report that was not a plain pass."""
@@ -518,6 +533,7 @@ class SealedPlugin:
             database=None,
             deadline=None,
             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+            print_blob=True,  # the minimal example's blob, which the baseline replays to judge a freeze excuse
             # Hypothesis' own backend: a provider the code under test registered must not choose the inputs.
             backend="hypothesis",
         )
@@ -558,6 +574,7 @@ class SealedPlugin:
                 "examples": sum(1 for c in cases if c.get("status") in {"valid", "interesting"}),
                 "stopped_because": str(text) if text is not None else None,
                 "stop": self.stop_reasons.name(str(text) if text is not None else None),
+                "discards": steering_stats.discards(cases),
             }
         )
 
@@ -581,6 +598,7 @@ class SealedPlugin:
                 "failure": failure,
                 "example": _text("\n".join(notes)) if notes else None,
                 "bound": bound_failures(exc, own_file=own)[:20],
+                "blob": steering_stats.blob(exc),
             }
             where = (failure["path"], failure["line"]) if failure else self._innermost(_leaf(exc))
             report._gate_message = describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
