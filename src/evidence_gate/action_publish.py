@@ -41,20 +41,6 @@ from evidence_gate.strict_parse import load_json
 if TYPE_CHECKING:
     from evidence_gate.action import Inputs
 
-# Rows only the property lane (and the replays it runs) decides; everything else is re-derived here.
-DYNAMIC_ROWS = frozenset(
-    {
-        "freeze-expired",
-        "freeze-removed-still-failing",
-        "freeze-removal-unverified",
-        "fixture-digest-mismatch",
-        "run-integrity",
-        "seed-ledger-open",
-        "property-tautology",
-        "property-failed",
-        "property-failed-fresh-seed",
-    }
-)
 # Paths whose change means the fork's run may not have been the gate (its workflow comes from the PR itself).
 RUNNER_PREFIXES = (".github/workflows/", ".github/actions/")
 REF = "refs/evidence-gate/publish"
@@ -273,8 +259,9 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
 def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Violation]) -> dict[str, Any]:
     """Our static verdict, with the fork's property results where they are accepted, re-decided."""
     out = copy.deepcopy(ours)
-    static = [v for v in violations_of(ours) if theirs is None or v.row not in DYNAMIC_ROWS]
-    dynamic = [v for v in violations_of(theirs) if v.row in DYNAMIC_ROWS] if theirs is not None else []
+    sealed = decision.decided_by(*decision.SEALED_LANES)  # rows only the run decides; the rest is re-derived here
+    static = [v for v in violations_of(ours) if theirs is None or v.row not in sealed]
+    dynamic = [v for v in violations_of(theirs) if v.row in sealed] if theirs is not None else []
     violations = static + dynamic + extra
     facts: set[str] = set()
     if not ours.get("mode", {}).get("scored", True):
@@ -290,12 +277,6 @@ def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Vio
     out["decision"] = result.to_json()
     out["state"], out["ok"] = "final", result.ok
     return out
-
-
-# Rows after which the gate runs no test: the fork's property results play no part in the verdict.
-BEFORE_TESTS = frozenset(
-    {"config-invalid", "history-missing", "event-mismatch", "evidence-path-edited", "harness-probed"}
-)
 
 
 def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> dict[str, Any]:
@@ -350,7 +331,7 @@ def _accept(
 ) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
     rows = {v["row"] for v in receipt_types.violations(ours)} | {receipt_types.decision_row(ours)}
-    if theirs is None or rows & BEFORE_TESTS or not ours["mode"].get("scored", True):
+    if theirs is None or rows & decision.stops_tests() or not ours["mode"].get("scored", True):
         return False, None  # no receipt (already a finding), or a verdict that no test result can change
     if (theirs.get("config", {}).get("blob"), theirs["properties"].get("list_sha256")) != (
         ours["config"].get("blob"),
