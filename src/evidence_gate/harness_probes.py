@@ -262,7 +262,8 @@ def check(
     # Code under test on the baseline: below pythonpath and not test code, or imported by such a file there. Only
     # there may a probe already have been (kept in its statement) or have moved from (a deleted module).
     deleted = {e.path for e in diff if e.status == "D" and e.path.endswith(".py") and e.old_mode in REGULAR}
-    fresh = {p for p in reached if p not in by_path}  # unchanged modules the changed code reaches
+    # Unchanged modules the changed code reaches that were not code under test by their place (maybe by import).
+    fresh = {p for p in reached if p not in by_path and not _is_cut(p, roots)}
     ask = {
         p for p in (scanned | deleted | fresh) if not _is_cut(p, roots) and not (p in by_path and _added(by_path[p]))
     }
