@@ -271,6 +271,72 @@ def test_a_new_probe_cannot_hide_behind_a_moved_one() -> None:
 RED_SOURCE = RED
 
 
+# Same file, same count of each name as the baseline, but the probe is used in a statement the patch wrote.
+CHANGED_USE = {
+    "statement-edited": (
+        "import sys\nA = 'json' in sys.modules\n",
+        "import sys\nA = name in sys.modules\n",
+        "sys.modules",
+    ),
+    "one-removed-one-added": (
+        "import sys\nA = 'json' in sys.modules\n",
+        "import sys\n\n\ndef f(n):\n    return n in sys.modules\n",
+        "sys.modules",
+    ),
+    "bound-name": (
+        "import sys\nm = sys.modules\n",
+        "import sys\nm = sys.modules\nx = 'a' in m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-for": (
+        "import sys\nfor m in [sys.modules]:\n    pass\n",
+        "import sys\nfor m in [sys.modules]:\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-with": (
+        "import sys\nwith keep(sys.modules) as m:\n    pass\n",
+        "import sys\nwith keep(sys.modules) as m:\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-walrus": (
+        "import sys\nif (m := sys.modules):\n    pass\n",
+        "import sys\nif (m := sys.modules):\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "function-returns-probe": (
+        "import sys\n\n\ndef mods():\n    return sys.modules\n",
+        "import sys\n\n\ndef mods():\n    return sys.modules\n\n\nN = len(mods())\n",
+        "mods (bound to a probe)",
+    ),
+    "binding-moved-then-used": (
+        "import sys\n\n\ndef f():\n    x = sys.modules\n",
+        "import sys\n\n\ndef g():\n    x = sys.modules\n    return x['a']\n",
+        "x (bound to a probe)",
+    ),
+    "string-annotation-edited": (
+        "def f(x: 'int') -> None:\n    pass\n",
+        "def f(x: 'list[__import__(\"gc\").get_objects()]') -> None:\n    pass\n",
+        "gc.get_objects",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGED_USE))
+def test_a_probe_used_in_a_new_statement_is_new(case: str) -> None:
+    """Counts do not hide a probe: the same names as the baseline, used in a statement the patch wrote, are new."""
+    base, head, name = CHANGED_USE[case]
+    hits = new_references({"src/m.py": (base.encode(), head.encode())})
+    assert name in {h.ref.name for h in hits}, hits
+
+
+def test_a_move_counts_only_out_of_code_under_test() -> None:
+    """A statement removed from a file that was not code under test on the baseline does not make its copy old."""
+    line = b"import sys\nF = sys._getframe\n"
+    sides = {"scripts/tool.py": (line, None), "src/m.py": (None, line)}
+    assert new_references(sides, move_from={"src/m.py"}) != []
+    assert new_references(sides, move_from={"scripts/tool.py", "src/m.py"}) == []
+
+
 # ---- the lane in the gate, on real repositories ------------------------------------------------------------------
 
 

@@ -309,6 +309,7 @@ class _Scanner(ast.NodeVisitor):
         # (scope, name) → the probe a name was bound to (`m = sys.modules`): later uses of `m` count as the probe.
         self.held: Mapping[tuple[str, str], str] = held or {}
         self.binds: dict[tuple[str, str], str] = {}
+        self.returned: str | None = None  # the first probe the current function returns
 
     def add(self, node: ast.AST, name: str, why: str) -> None:
         line = getattr(node, "lineno", 1)
@@ -611,10 +612,42 @@ class _Scanner(ast.NodeVisitor):
         if node.returns is not None:
             self._annotation(node.returns)
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
+        returned, self.returned = self.returned, None
         try:
             self._weak_equality(node)
         finally:
             self.scope = saved
+            # `def mods(): return sys.modules` kept as it was: a new call `mods()` is the probe used anew.
+            if self.returned is not None:
+                self.binds.setdefault((saved, node.name), self.returned)
+            self.returned = returned
+
+    def visit_Return(self, node: ast.Return) -> None:
+        before = len(self.found)
+        self.generic_visit(node)
+        if len(self.found) > before and self.returned is None:
+            self.returned = self.found[before].name.split(" (bound to ", 1)[0]
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        before = len(self.found)
+        self.visit(node.iter)
+        self._hold([node.target], before)
+        for child in [node.target, *node.body, *node.orelse]:
+            self.visit(child)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        before = len(self.found)
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self._hold([node.optional_vars], before)
+            self.visit(node.optional_vars)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        before = len(self.found)
+        self.visit(node.value)
+        self._hold([node.target], before)
 
     def visit_arg(self, node: ast.arg) -> None:
         if node.annotation is not None:
@@ -648,6 +681,10 @@ class _Scanner(ast.NodeVisitor):
         then `m[...]` in a statement the patch wrote is the probe used there)."""
         before = len(self.found)
         self.generic_visit(node)
+        self._hold(targets, before)
+
+    def _hold(self, targets: list[ast.expr], before: int) -> None:
+        """Bind the plain names among `targets` to the first probe found since `before` (if any)."""
         if len(self.found) > before:
             probe = self.found[before].name.split(" (bound to ", 1)[0]
             names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
