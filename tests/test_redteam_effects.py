@@ -118,6 +118,11 @@ sys.setprofile(None)
         ("import sys\nsys.settrace(lambda *a: None)", "trace function"),
         ("import threading\nthreading.setprofile(lambda *a: None)", "thread profile hook"),
         ("import sys\nsys.addaudithook(lambda *a: None)", "audit hook"),
+        (
+            'exec(compile("import threading; threading.settrace(lambda *a: None)", "/p/calc.py", "exec"))\n'
+            "import threading\nt = threading.Thread(target=print)\nt.start()\nt.join()",
+            "(the thread hook <lambda> defined at /p/calc.py:1, as a thread started)",
+        ),
         ("import ctypes\nctypes.pythonapi.PyEval_SetTrace", "PyEval_SetTrace"),
         # Compiled under a project file's name: the `-c` harness itself counts as the worker's own bootstrap.
         ('exec(compile("import gc; gc.callbacks.append(lambda *a: None)", "/p/calc.py", "exec"))', "garbage-collector"),

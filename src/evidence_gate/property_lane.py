@@ -757,8 +757,8 @@ def _hooks_found(workers: list[WorkerResult]) -> list[Violation]:
     return [
         Violation(
             "run-integrity",
-            f"{what} (worker {', '.join(dict.fromkeys(names))}): such a hook sees every line the tests run and can "
-            "step a test past its assert, so no outcome of this run is evidence; remove it from the code under test",
+            f"{what} (worker {', '.join(dict.fromkeys(names))}): the gate did not install it, so no outcome of this "
+            "run is evidence; remove it from the code under test",
         )
         for what, names in found.items()
     ]

@@ -165,7 +165,11 @@ class Effects:
             and frame.f_code.co_filename == __file__
         ):
             frame = frame.f_back  # the None-only wrapper: its caller made the call
-        self.found(f"code under test tried to {what}{self.where(frame)}; the gate refused it")
+        at = self.where(frame)
+        hook = getattr(threading, "_trace_hook" if event == "sys.settrace" else "_profile_hook", None)
+        if not at and hook is not None:
+            at = f" (the thread hook {self._defined(hook)}, as a thread started)"
+        self.found(f"code under test tried to {what}{at}; the gate refused it")
         raise Refused(f"evidence-gate: {event} is not allowed in the sealed run")
 
     # -- the state check -----------------------------------------------------------------------------------------
