@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-import re
 import secrets
 import threading
 from collections.abc import Iterable
@@ -20,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, import_scan, seed_ledger, steering, visible
+from evidence_gate import fixtures, import_scan, run_facts, seed_ledger, steering, visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
@@ -209,41 +208,6 @@ def _collected(workers: list[WorkerResult]) -> list[str]:
             if event.get(EV) == Event.COLLECTED and isinstance(event.get("nodes"), list):
                 nodes += [str(n) for n in event["nodes"]]
     return list(dict.fromkeys(nodes))
-
-
-def _run_issue(result: dict[str, Any], trials: int) -> str | None:
-    """Why one seed's run does not count as a clean run, from the worker's result (counts are Hypothesis' own)."""
-    outcome = result.get("outcome")
-    seed = result.get("seed")
-    if outcome in {"skipped", "xfailed", "xpassed"}:
-        # A skipped or expected-to-fail test is no evidence; a whole-file entry includes the tests that skip here.
-        return (
-            f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
-            + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)"
-        )
-    if outcome == "error":
-        return f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
-    if outcome not in {"passed", "failed"}:
-        return f"unknown outcome {outcome!r} on seed {seed}"
-    if outcome != "passed" or not result.get("hypothesis"):
-        return None
-    examples, stop = result.get("examples"), result.get("stop")
-    if not isinstance(examples, int):
-        return (
-            f"Hypothesis reported no statistics for seed {seed}, so its examples cannot be counted (its "
-            "statistics hook did not run: was a Hypothesis internal replaced?)"
-        )
-    if stop == "finished":
-        return None  # the search space was exhausted: every distinct example ran, however few
-    if stop == "max_iterations":
-        return (
-            f"Hypothesis stopped on seed {seed} after {examples} valid examples: almost every generated example "
-            "was discarded by the property's own assume()/filter(); loosen them or draw valid values directly"
-        )
-    if examples < trials:
-        why = f" (Hypothesis stopped because: {result.get('stopped_because')})" if result.get("stopped_because") else ""
-        return f"ran {examples} examples on seed {seed}, fewer than the {trials} declared{why}"
-    return None
 
 
 def run(req: DynamicRequest) -> LaneResult:
@@ -1022,7 +986,8 @@ def _ledger(
     ledger["attempted_seeds"] = [int(e["seed"]) for e in starts if isinstance(e.get("seed"), int)]
     results = [e for j in runs.jobs for e in _results([runs.by_job[j.name]]) if e.get("node") == node]
     plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
-    issues = _lost_runs(req, spec, ledger, runs, plan_results) + _counted(req, ledger, plan_results)
+    lost = _lost_runs(req, spec, ledger, runs, plan_results)
+    issues = lost + _counted(req, ledger, plan_results)
     failing = [e for e in plan_results if e.get("outcome") == "failed"]
     failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, runs.plan.index(e["seed"]) if e["seed"] in runs.plan else 0))
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
@@ -1034,8 +999,10 @@ def _ledger(
     ledger["status"] = seed_ledger.close(ledger)
     ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
     ledger["steering"] = _steering(node, runs, plan_results)
-    steered = steering.rows(node, spec.file, ledger["steering"])
-    return ledger, [*_ledger_rows(spec, node, ledger, issues, first, runs.plan), *steered]
+    # What the workers failed to show is this lane's; every other row comes from the ledger's facts, as a publisher
+    # re-derives them from the receipt.
+    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in run_facts.grouped(lost)]
+    return ledger, rows + run_facts.ledger_rows(ledger, req.config.properties.trials)
 
 
 def _steering(node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -1083,7 +1050,7 @@ def _excuse(
         )
         if same:
             continue
-        example = _one_line(str(failure.get("falsifying") or f"seed {seed}"), 160)
+        example = run_facts.one_line(str(failure.get("falsifying") or f"seed {seed}"), 160)
         if base is None:
             why.append(
                 f"the baseline replay of seed {seed} did not run ({'; '.join(_worker_problems(worker, req.config.properties.timeout_s)) if worker else 'not scheduled'})"
@@ -1092,7 +1059,7 @@ def _excuse(
             why.append(f"the baseline passes the minimal example ({example})")
         elif base.get("outcome") == "failed":
             why.append(
-                f"the baseline fails the minimal example ({example}) differently: {_one_line(str(base.get('message') or ''), 160)}"
+                f"the baseline fails the minimal example ({example}) differently: {run_facts.one_line(str(base.get('message') or ''), 160)}"
             )
         else:
             why.append(f"the baseline {base.get('outcome')} the minimal example ({example})")
@@ -1132,7 +1099,8 @@ def _counted(req: DynamicRequest, ledger: dict[str, Any], plan_results: list[dic
     """Hypothesis' counts per seed into the ledger; the seeds whose run does not count as clean."""
     issues: list[str] = []
     for event in plan_results:
-        issue = _run_issue(event, req.config.properties.trials)
+        ledger[run_facts.RUNS][str(event.get("seed"))] = record = run_facts.seed_record(event)
+        issue = run_facts.seed_issue(event.get("seed"), record, req.config.properties.trials)
         if issue:
             issues.append(issue)
         if isinstance(event.get("examples"), int):
@@ -1173,58 +1141,6 @@ def _failure_fields(
     return None
 
 
-def _ledger_rows(
-    spec: PropertySpec,
-    node: str,
-    ledger: dict[str, Any],
-    issues: list[str],
-    first: dict[str, Any] | None,
-    plan: list[int],
-) -> list[Violation]:
-    """A closed ledger's rows: its run issues, an open ledger, a failure no freeze entry excuses."""
-    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in _grouped(issues)]
-    if ledger["status"] in seed_ledger.OPEN:
-        rows.append(
-            Violation(
-                "seed-ledger-open",
-                f"{node}: seed ledger did not close ({ledger['status']}): "
-                f"planned {plan}, attempted {ledger['attempted_seeds']}",
-                spec.file,
-            )
-        )
-    if first is None or ledger["excused_by"] is not None:
-        return rows
-    planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
-    detail = _failure_detail(first)
-    if ledger.get("excuse"):
-        detail += f"; {ledger['excuse']['why']}"
-    record = ledger["failure"] or {}
-    # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
-    path, line = str(record.get("path") or spec.file), record.get("line")
-    if planned_fail:
-        message = f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}"
-        rows.append(Violation("property-failed", message, path, line))
-    else:
-        message = f"{node} passed the plan but failed on fresh seed {first['seed']}{detail}"
-        rows.append(Violation("property-failed-fresh-seed", message, path, line))
-    return rows
-
-
-def _grouped(issues: list[str]) -> list[str]:
-    """One line per distinct issue: the same problem on several seeds is named once, with all of its seeds."""
-    seeds: dict[str, list[str]] = {}
-    for issue in issues:
-        found = re.search(r" on seed (\d+)", issue)
-        key = issue[: found.start()] + " on seed {}" + issue[found.end() :] if found else issue
-        seeds.setdefault(key, [])
-        if found and found.group(1) not in seeds[key]:
-            seeds[key].append(found.group(1))
-    return [
-        key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
-        for key, s in seeds.items()
-    ]
-
-
 def _failure(record: Any) -> dict[str, Any] | None:
     """The worker's failure record in the interface's shape, or None when it is not one (no locked frame failed)."""
     if not isinstance(record, dict) or not isinstance(record.get("path"), str):
@@ -1241,27 +1157,6 @@ def _failure(record: Any) -> dict[str, Any] | None:
 
 def _minimal(event: dict[str, Any]) -> Any:
     return event.get("falsifying") or event.get("assertion_hash")
-
-
-def _failure_detail(event: dict[str, Any]) -> str:
-    parts = []
-    if event.get("assertion_hash"):
-        parts.append(f"assertion hash {str(event['assertion_hash'])[:32]}")
-    record = _failure(event.get("failure"))
-    if record and record["exception"]:
-        parts.append(_one_line(record["exception"], 160))
-    if event.get("falsifying"):
-        parts.append(_one_line(str(event["falsifying"])))
-    elif event.get("message"):
-        parts.append(str(event["message"])[:200])
-    return f" ({'; '.join(parts)})" if parts else ""
-
-
-def _one_line(example: str, limit: int = 200) -> str:
-    """Hypothesis' multi-line example (`test_x(\\n    x=1,\\n)`) as one line: `test_x(x=1)`, cut at `limit`."""
-    text = " ".join(line.strip() for line in example.splitlines() if line.strip())
-    text = text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _outcomes_for(
@@ -1375,9 +1270,8 @@ def _digests(
 ) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
     """The fixtures section's digest checks (None when there are no records), a row for each mismatch, and one
     `run-integrity` row for the records the worker never produced: nothing was compared, so nothing mismatched."""
-    violations: list[Violation] = []
     if not records:
-        return None, violations
+        return None, []
     path = req.config.fixtures.digests
     produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get(EV) == Event.DIGEST}
     failure = next((e for e in (worker.events if worker else []) if e.get(EV) == Event.PRODUCER_MISSING), None)
@@ -1400,31 +1294,8 @@ def _digests(
                 "status": status,
             }
         )
-        if status == "mismatch":
-            why = (
-                f"the producer returned sha256 {actual}"
-                if actual
-                else (event or {}).get("message") or (failure or {}).get("message") or "not produced"
-            )
-            violations.append(
-                Violation(
-                    "fixture-digest-mismatch",
-                    f"digest record {record['id']!r}: expected sha256 {record['output_sha256'][:16]}…, {why}",
-                    path,
-                )
-            )
-    if unproduced:
-        names = ", ".join(repr(i) for i in unproduced[:5]) + (
-            f" and {len(unproduced) - 5} more" if len(unproduced) > 5 else ""
-        )
-        noun = "digest record" if len(unproduced) == 1 else "digest records"
-        verb = "was" if len(unproduced) == 1 else "were"
-        violations.append(
-            Violation(
-                "run-integrity",
-                f"{noun} {names} {verb} not produced: the sealed digest run did not complete "
-                f"({'; '.join(problems) or 'no digest reported'}); fix that, then re-run",
-                path,
-            )
-        )
-    return out, violations
+        if status in {"mismatch", "unproduced"} and not actual:
+            out[-1]["problem"] = str(
+                (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run"
+            )[: run_facts.MESSAGE_LIMIT]
+    return out, run_facts.digest_rows(out, path)

@@ -79,6 +79,7 @@ class SeedLedgerJson(TypedDict):
     fixtures: NotRequired[bool]
     stopped_because: NotRequired[dict[str, str]]
     exhausted_seeds: NotRequired[list[int]]
+    runs: NotRequired[dict[str, dict[str, Any]]]
     status_reason: NotRequired[str]
     failure: NotRequired[FailureJson | None]
     excused_by: NotRequired[str | None]
