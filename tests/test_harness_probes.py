@@ -313,6 +313,7 @@ CHANGED_USE = {
         "import sys\n\n\ndef g():\n    x = sys.modules\n    return x['a']\n",
         "x (bound to a probe)",
     ),
+    "import-alias-added": ("from sys import modules\n", "from sys import modules as m\n", "sys.modules"),
     "string-annotation-edited": (
         "def f(x: 'int') -> None:\n    pass\n",
         "def f(x: 'list[__import__(\"gc\").get_objects()]') -> None:\n    pass\n",
@@ -327,6 +328,13 @@ def test_a_probe_used_in_a_new_statement_is_new(case: str) -> None:
     base, head, name = CHANGED_USE[case]
     hits = new_references({"src/m.py": (base.encode(), head.encode())})
     assert name in {h.ref.name for h in hits}, hits
+
+
+def test_editing_an_import_list_leaves_its_probes_old() -> None:
+    """Adding or dropping other names in an import statement (cattrs' "Drop Python 3.8") is not a new probe."""
+    base = b"import sys, os\nfrom typing import Any, get_type_hints\nfrom hypothesis import given\n"
+    head = b"import json, sys\nfrom typing import get_type_hints, List\nfrom hypothesis import given, note\n"
+    assert new_references({"src/m.py": (base, head)}) == []
 
 
 def test_a_move_counts_only_out_of_code_under_test() -> None:

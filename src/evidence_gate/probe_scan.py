@@ -377,7 +377,9 @@ class _Scanner(ast.NodeVisitor):
     # ---- imports ----------------------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import) -> None:
+        # Contexts per imported name: adding `json` to `import sys, os` leaves the `sys` reference where it was.
         for alias in node.names:
+            self.context = f"Import({alias.name} as {alias.asname})"
             top = alias.name.split(".", 1)[0]
             if alias.name.startswith(MOCK) and alias.name.split(".")[-1] == "mock":
                 self.add(node, "unittest.mock", _WHY["mock"])
@@ -393,6 +395,7 @@ class _Scanner(ast.NodeVisitor):
         top = module.split(".", 1)[0]
         if node.level or not module:
             return
+        self.context = f"ImportFrom({module})"  # editing the list of names imported leaves the module's reference
         if module in MOCK or (module == "unittest" and any(a.name == "mock" for a in node.names)):
             self.add(node, "unittest.mock", _WHY["mock"])
             return
@@ -402,6 +405,7 @@ class _Scanner(ast.NodeVisitor):
         if module in DENY or module in ALLOW_ONLY or module in _SUBMODULES or module == "builtins":
             # `from importlib.metadata import EntryPoint`, `from builtins import __import__`
             for alias in node.names:
+                self.context = f"ImportFrom({module}: {alias.name} as {alias.asname})"
                 if alias.name == "*":
                     self.add(node, f"{module}.*", "imports every name of a module that reaches other frames")
                 else:
