@@ -484,3 +484,18 @@ def test_a_ledger_of_many_bad_values_reports_the_first_twenty(item: bytes, fragm
     assert len(violations) == freeze_ledger.MAX_PROBLEMS == 20
     assert all(v.row == "freeze-ledger-invalid" and fragment in v.message for v in violations)
     assert violations[0].line == 3 and violations[0].message.startswith("entries.0")
+
+
+def test_an_unchanged_ledger_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A patch that leaves the ledger alone (most do) costs one parse, not two, with the same result."""
+    expected = run(BASE, BASE)
+    calls: list[bytes] = []
+    parse = freeze_ledger.parse
+
+    def counted(data: bytes, file: str) -> freeze_ledger.Ledger:
+        calls.append(data)
+        return parse(data, file)
+
+    monkeypatch.setattr(freeze_ledger, "parse", counted)
+    assert run(BASE, bytes(BASE)) == expected and len(calls) == 1
+    assert rows(run(BASE, BASE.replace(b"2026-09-29", b"2026-09-28", 1))) == [] and len(calls) == 3

@@ -445,7 +445,8 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
     if head is None:
         return []
     try:
-        head_ledger = parse(head, file)
+        # Most patches leave the ledger alone: the same bytes parse to the same (immutable) ledger, so read once.
+        head_ledger = base_ledger if base_ledger is not None and head == base else parse(head, file)
     except _Invalid as exc:
         return exc.violations
     if base_ledger is None:  # no ledger on the baseline: every entry is new, nothing may be raised above defaults
