@@ -45,7 +45,9 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     assert "(https://github.example/octo/repo/actions/runs/99/artifacts/4242)" in run["output"]["summary"].replace(
         "<", "("
     ).replace(">", ")")
-    assert "### Every finding (60)" in run["output"]["text"] and pr.merge in run["output"]["text"]
+    text = run["output"]["text"]
+    assert "### Every finding (60)" in text and pr.merge[:12] in text  # the identities line: 12-digit prefixes
+    assert f"/blob/{pr.head}/fixtures/" in text and f"/blob/{pr.merge}/" not in text  # lines link the PR head
     assert sorted(a["path"] for a in github.annotations[run_id]) == [f"fixtures/f{i:02}.txt" for i in range(FIXTURES)]
     assert [len(p.body["output"].get("annotations", [])) for p in github.calls("PATCH")] == [50, 10]
     assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"

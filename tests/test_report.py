@@ -414,6 +414,7 @@ def test_links_come_only_from_the_runner_and_the_receipt() -> None:
         docs="https://ghe.example/o/gate/blob/v1/README.md",
         artifact="https://ghe.example/o/r/actions/runs/7/artifacts/42",
         blob=f"https://ghe.example/o/r/blob/{r['git']['head']}",
+        base_blob=f"https://ghe.example/o/r/blob/{r['git']['baseline']}",
     )
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).docs is None
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).artifact is None
@@ -508,3 +509,24 @@ def test_the_crash_page_leads_with_the_bug_sentence_and_an_address() -> None:
     assert second.startswith("**This is a bug in evidence-gate, not a finding about the pull request.**")
     assert f"{report_rows.ISSUES_URL}/new" in html_of(summary).hrefs
     assert "<details><summary>Traceback</summary>" in summary
+
+
+def test_links_point_at_the_pr_head_and_a_deleted_file_at_the_base(shared_dir: Path) -> None:
+    """With a real pull_request event's head.sha, a line in the head links that commit (not the test merge commit,
+    which changes on every push); a locked file the patch deleted links the baseline, the only commit that has it."""
+    event = json.loads((shared_dir / "github-api/events/pull_request.opened.1.json").read_text("utf-8"))
+    head = event["pull_request"]["head"]["sha"]
+    r = case_receipt("freeze-entry-added")
+    env = {"GITHUB_SERVER_URL": "https://github.com"}
+    links = check_report.links_from(env, "o/r", r, head=head)
+    summary = check_report.build(r, "sha256:x", links=links).summary
+    assert f"https://github.com/o/r/blob/{head}/freeze.yaml#L" in summary and r["git"]["head"] not in summary
+    r["violations"] = [
+        {"row": "evidence-path-edited", "path": "fixtures/a.json", "line": 1, "message": "fixtures/a.json was deleted"}
+    ]
+    text = check_report.build(r, "sha256:x", links=links).text
+    assert f"https://github.com/o/r/blob/{r['git']['baseline']}/fixtures/a.json#L1" in text and head not in text
+    assert (
+        check_report.links_from(env, "o/r", r, head="not-a-sha").blob
+        == f"https://github.com/o/r/blob/{r['git']['head']}"
+    )

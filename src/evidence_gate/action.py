@@ -567,7 +567,7 @@ def _finish(
     extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
     extra += side.files
     artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
-    links = check_report.links_from(run.env, repository, receipt, artifact_id)
+    links = check_report.links_from(run.env, repository, receipt, artifact_id, head)
     found = check_report.annotations_for(receipt)
     if inputs.shard is None and check_report.cap_note(len(found), inputs.max_annotations):
         run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))

@@ -5,6 +5,7 @@ Pure: no PyGithub, no network. `checks_api` sends what `build` returns; `action`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,10 +171,14 @@ def cap_note(found: int, max_annotations: int | None) -> str:
     )
 
 
-def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:
+def links_from(
+    env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "", head: str | None = None
+) -> Links:
     """The links the runner's variables allow: README of the action's own repository and ref (none for `uses: ./`,
     whose README is the caller's; `EVIDENCE_GATE_DOCS_URL` overrides it), the artifact page once uploaded, and the
-    head commit's files."""
+    files of the pull request's head (`head`, the event's `pull_request.head.sha`; the receipt's head commit
+    without one — for a pull request that is the test merge commit, which changes on every push) and of the
+    baseline."""
     server = str(env.get("GITHUB_SERVER_URL") or "").rstrip("/")
     if not server.startswith(("https://", "http://")):
         return Links()
@@ -188,6 +193,13 @@ def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, An
         if repository and run_id.isdigit() and artifact_id.isdigit()
         else None
     )
-    head = str((receipt.get("git") or {}).get("head") or "")
-    blob = f"{server}/{repository}/blob/{head}" if repository and len(head) in (40, 64) else None
-    return Links(docs=docs, artifact=artifact, blob=blob)
+    git = receipt.get("git") or {}
+
+    def blob(sha: str) -> str | None:
+        return f"{server}/{repository}/blob/{sha}" if repository and _SHA.fullmatch(sha) else None
+
+    shown = head if head and _SHA.fullmatch(head) else str(git.get("head") or "")
+    return Links(docs=docs, artifact=artifact, blob=blob(shown), base_blob=blob(str(git.get("baseline") or "")))
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

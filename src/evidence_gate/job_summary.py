@@ -38,7 +38,8 @@ class Links:
 
     docs: str | None = None  # the README the row anchors are appended to
     artifact: str | None = None  # the uploaded receipt artifact
-    blob: str | None = None  # `{server}/{repo}/blob/{sha}`, for links to a finding's line
+    blob: str | None = None  # `{server}/{repo}/blob/{sha}` of the PR head, for links to a finding's line
+    base_blob: str | None = None  # the same at the baseline, for a line only the base has (a deleted file)
 
 
 def fenced(text: str, info: str = "text") -> str:
@@ -70,12 +71,21 @@ def kind(receipt: dict[str, Any]) -> str:
     return "pass" if receipt.get("ok") is True else "fail"
 
 
-def _line_link(links: Links) -> Callable[[str, int | None], str]:
-    def render(path: str, line: int | None) -> str:
+_IN_BASE = re.compile(r"\bwas (deleted|moved to)\b")  # a locked path the head no longer has
+
+
+def in_base(v: ViolationJson) -> bool:
+    """Whether the finding's path exists only at the baseline (deleted or moved away by the patch)."""
+    return bool(_IN_BASE.search(str(v.get("message", ""))))
+
+
+def _line_link(links: Links) -> Callable[..., str]:
+    def render(path: str, line: int | None, base: bool = False) -> str:
         label = gfm.code(f"{path}:{line}" if line else path, 300)
-        if links.blob is None:
+        blob = links.base_blob if base else links.blob
+        if blob is None:
             return label
-        return gfm.link(label, f"{links.blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
+        return gfm.link(label, f"{blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
 
     return render
 
@@ -338,7 +348,7 @@ def _strip_where(message: str, path: str | None) -> str:
 
 
 def finding_lines(
-    found: list[ViolationJson], *, by_folder: bool, max_items: int | None, line_link: Callable[[str, int | None], str]
+    found: list[ViolationJson], *, by_folder: bool, max_items: int | None, line_link: Callable[..., str]
 ) -> list[str]:
     """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
     at most `max_items` finding lines."""
@@ -373,21 +383,19 @@ def finding_lines(
     return out
 
 
-def every_finding(found: list[ViolationJson], line_link: Callable[[str, int | None], str]) -> list[str]:
+def every_finding(found: list[ViolationJson], line_link: Callable[..., str]) -> list[str]:
     """One line per finding, location first, a fix the lane's findings share said once before them."""
     fix = common_fix([gfm.printable(v.get("message")) for v in found])
     out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
     for v in found:
         message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
         message = message.removesuffix(f"; {fix}") if fix else message
-        where = line_link(str(v["path"]), v.get("line")) + " " if v.get("path") else ""
+        where = line_link(str(v["path"]), v.get("line"), in_base(v)) + " " if v.get("path") else ""
         out.append(f"- {where}{prose(message, 2000)}")
     return [*out, ""]
 
 
-def _item(
-    message: str, members: list[ViolationJson], by_folder: bool, line_link: Callable[[str, int | None], str]
-) -> str:
+def _item(message: str, members: list[ViolationJson], by_folder: bool, line_link: Callable[..., str]) -> str:
     text = prose(message, 600)
     if by_folder:
         names = [gfm.code(str(v.get("path") or "").rsplit("/", 1)[-1], 200) for v in members]
@@ -395,7 +403,7 @@ def _item(
         if len(names) == 1:
             return f"- {names[0]} {text}"
         return f"- {text} — {len(names)} files: {', '.join(names[:MAX_NAMES])}{more}"
-    where = [line_link(str(v["path"]), v.get("line")) for v in members if v.get("path") and v.get("line")]
+    where = [line_link(str(v["path"]), v.get("line"), in_base(v)) for v in members if v.get("path") and v.get("line")]
     return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
 
 

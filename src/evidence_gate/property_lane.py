@@ -1127,7 +1127,7 @@ def _failure_fields(
     ledger["failing_seed"] = seed
     ledger["assertion_hash"] = first.get("assertion_hash")
     ledger["falsifying"] = first.get("falsifying")
-    ledger["failure"] = _failure(first.get("failure"))
+    ledger["failure"] = _in_patch(req, _failure(first.get("failure")), first.get("failure"))
     reruns = [e for e in results if e.get("seed") == seed and is_shrink(e.get("kind"))]
     ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
     ledger["shrink_stable"] = (
@@ -1153,6 +1153,22 @@ def _failure(record: Any) -> dict[str, Any] | None:
         "statement": str(record.get("statement") or "")[:200],
         "exception": str(record.get("exception") or "")[:500],
     }
+
+
+def _in_patch(req: DynamicRequest, failure: dict[str, Any] | None, record: Any) -> dict[str, Any] | None:
+    """The failure plus `in_patch`: the worker's traceback frames that lie on lines the patch added or changed,
+    so the report can show the failure where the pull request's diff is."""
+    frames = record.get("frames") if isinstance(record, dict) else None
+    if failure is None or not isinstance(frames, list):
+        return failure
+    pairs = [
+        (f[0], f[1])
+        for f in frames[:20]
+        if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and type(f[1]) is int and f[1] >= 1
+    ]
+    changed = req.repo.changed_lines(req.baseline, req.head, {p for p, _ in pairs})
+    hits = [{"path": p, "line": n} for p, n in pairs if n in changed.get(p, set())]
+    return {**failure, "in_patch": [h for i, h in enumerate(hits) if h not in hits[:i]]}
 
 
 def _minimal(event: dict[str, Any]) -> Any:

@@ -48,6 +48,13 @@ class CountsJson(TypedDict):
     budget_passes: int
 
 
+class PatchLineJson(TypedDict):
+    """A line of the pull request's diff that a failing example's traceback passed through."""
+
+    path: str
+    line: int
+
+
 class FailureJson(TypedDict):
     """A seed ledger's `failure`: the failing statement of the property."""
 
@@ -55,6 +62,7 @@ class FailureJson(TypedDict):
     line: int
     statement: str
     exception: str
+    in_patch: NotRequired[list[PatchLineJson]]  # traceback frames on lines the patch added or changed
 
 
 class SeedLedgerJson(TypedDict):

@@ -29,6 +29,7 @@ from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
 
 MAX_TEXT = 2000
 MAX_STATEMENT = 200
+MAX_FRAMES = 20  # traceback frames a failure record carries
 MAX_EXCEPTION = 500
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
 FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
@@ -619,7 +620,20 @@ class SealedPlugin:
             "line": where[1],
             "statement": _text(statement, MAX_STATEMENT),
             "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION),
+            "frames": self._tree_frames(leaf),
         }
+
+    def _tree_frames(self, exc: BaseException) -> list[list[Any]]:
+        """[repo-relative file, line] of each traceback frame in the sealed tree outside the harness, outermost
+        first (at most 20): where the failing example ran, for the report to find the patch's lines in it."""
+        out: list[list[Any]] = []
+        tb = exc.__traceback__
+        while tb is not None and len(out) < MAX_FRAMES:
+            name = tb.tb_frame.f_code.co_filename
+            if not self.origins.transparent(name) and self._rel(name) != name:
+                out.append([self._rel(name), tb.tb_lineno])
+            tb = tb.tb_next
+        return out
 
     def _fixture_message(self, when: str, exc: BaseException) -> str:
         """Setup or teardown failed: which fixture, where, and why."""
