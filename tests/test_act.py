@@ -25,7 +25,6 @@ import pytest
 import yaml
 
 from support.act_runtime import (
-    JOB_IMAGE,
     PROFILES,
     ActRun,
     ActUnavailable,
@@ -84,14 +83,14 @@ def world(engine: Engine, image: str, shared_dir: Path, tmp_path_factory: pytest
         act_version()
         (root / "registry").mkdir()
         with local_registry(root / "registry") as registry, ExitStack() as stack:
-            store = own_store(engine, root / "store", [image, JOB_IMAGE])
+            store = own_store(engine, root / "store")
             services = {
                 profile: stack.enter_context(podman_service(root / profile, profile, store, registry))
                 for profile in PROFILES
             }
             yield World(image, services, registry, pull_requests(root / "repo"), Engine(engine.name, store), shared_dir)
             mine = Engine(engine.name, store)  # what act left behind, in this store only
-            for what in (("rm", "--all", "--force"), ("volume", "rm", "--all", "--force"), ("rmi", "--all", "--force")):
+            for what in (("rm", "--all", "--force"), ("volume", "rm", "--all", "--force")):
                 mine.run(*what, check=False)
             shutil.rmtree(root / "store", ignore_errors=True)
     except (ActUnavailable, RegistryUnavailable) as exc:

@@ -81,22 +81,21 @@ def _pings(sock: Path) -> bool:
         return False
 
 
-def own_store(engine: Engine, root: Path, images: list[str]) -> dict[str, str]:
-    """An image store of its own holding a copy of `images`; the environment that selects it. act names its job
-    containers and volumes after the workflow and job (`act-evidence-gate-gate-<hash>`), so two sessions on one
+def own_store(engine: Engine, root: Path) -> dict[str, str]:
+    """An image store of its own that also reads the engine's store (read-only, `additionalimagestores`: the
+    session's image and the base, no copy); the environment that selects it. act names its job containers and
+    volumes after the workflow and job (`act-evidence-gate-gate-<hash>`), so two sessions creating them in one
     store would take each other's containers."""
-    driver = engine.run("info", "--format", "{{.Store.GraphDriverName}}").stdout.decode().strip() or "overlay"
+    info = engine.run("info", "--format", "{{.Store.GraphDriverName}} {{.Store.GraphRoot}}").stdout.decode().split()
+    driver, graphroot = info if len(info) == 2 else ("overlay", "/var/lib/containers/storage")
     root.mkdir(parents=True)
     conf = root / "storage.conf"
     conf.write_text(
-        f'[storage]\ndriver = "{driver}"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n', encoding="utf-8"
+        f'[storage]\ndriver = "{driver}"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n'
+        f'[storage.options]\nadditionalimagestores = ["{graphroot}"]\n',
+        encoding="utf-8",
     )
-    env = {**engine.env, "CONTAINERS_STORAGE_CONF": str(conf)}
-    archive = root / "images.tar"
-    engine.run("save", "-m", "-o", str(archive), *images, timeout=900)
-    Engine(engine.name, env).run("load", "-i", str(archive), timeout=900)
-    archive.unlink()
-    return env
+    return {**engine.env, "CONTAINERS_STORAGE_CONF": str(conf)}
 
 
 @contextmanager
