@@ -4,7 +4,9 @@
 
 Each first-parent commit is judged against its first parent exactly as the gate would (the lane's own `check`,
 with `properties.pythonpath` as given and nothing locked); commits that touch no `.py` file under the pythonpath
-are counted but cost nothing. Prints one line per flagged commit and a summary line.
+are counted but cost nothing. A commit whose parent has none of the pythonpath folders (the project before it moved
+into `src/`) is not judged: the gate reads the configuration from the baseline, and no baseline configuration would
+name a folder it lacks. Prints one line per flagged commit and a summary line with the time per judged commit.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     # Oldest first, so that --learn allows a probe from the commit that introduced it onwards.
     commits = repo.out("rev-list", "--first-parent", "--reverse", f"--max-count={args.limit}", args.rev).split()
     started = time.monotonic()
-    flagged = touched = 0
+    flagged = touched = unconfigured = 0
+    folders = [p for p in config.properties.pythonpath if p.strip("/.")]
     for commit in commits:
         parents = repo.parents(commit)
         if not parents:
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         if not any(
             harness_probes.in_pythonpath(e.path, config.properties.pythonpath) and e.path.endswith(".py") for e in diff
         ):
+            continue
+        if folders and all(repo.tree_oid(parents[0], f.strip("/")) is None for f in folders):
+            unconfigured += 1
             continue
         touched += 1
         lane = harness_probes.check(repo, parents[0], commit, config, diff, frozenset())
@@ -62,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - started
     print(
         f"{len(commits)} first-parent commits, {touched} touch Python under {list(config.properties.pythonpath)}, "
-        f"{flagged} flagged{' (each probe allowed once flagged)' if args.learn else ''}; {seconds:.1f} s"
+        f"{flagged} flagged{' (each probe allowed once flagged)' if args.learn else ''}, "
+        f"{unconfigured} not judged (parent has no {folders}); {seconds:.1f} s"
+        f" ({1000 * seconds / max(touched, 1):.0f} ms per judged commit)"
     )
     return 0
 

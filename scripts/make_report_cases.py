@@ -183,15 +183,44 @@ def _run_problem(tmp: Path) -> dict[str, Any]:
     return receipt
 
 
+def _config_invalid(tmp: Path) -> dict[str, Any]:
+    """A real gate run whose base branch's configuration has a key the gate does not know."""
+    repo = tmp / "config"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    files = {
+        ".evidence-gate.yml": "version: 1\nproperties:\n  seeds: [11, 12]\n  trails: 20\n",
+        "SCORE_PROPERTIES": "properties/test_p.py::test_x\n",
+        "properties/test_p.py": "def test_x():\n    assert True\n",
+        "src/calc.py": "def double(x):\n    return x * 2\n",
+    }
+    for rel, content in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(content, "utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "checkout", "-q", "-b", "patch")
+    (repo / "src/calc.py").write_text("def double(x):\n    return x + x\n", "utf-8")
+    _git(repo, "commit", "-q", "-am", "patch")
+    opts = gate.CheckOptions(repo=repo, base="main", head="HEAD", author="agent-x[bot]", today=date(2026, 9, 20))
+    receipt, _code = gate.evaluate(opts, tmp / "config.json")
+    return receipt
+
+
+SINGLE = {"run-problem": _run_problem, "config-invalid": _config_invalid}  # re-made alone: `make_report_cases.py NAME`
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite every case's receipt.json and context.json (`run-problem` alone with that argument)."""
-    if (argv if argv is not None else sys.argv[1:]) == ["run-problem"]:
+    """Rewrite every case's receipt.json and context.json (one of SINGLE alone with its name as the argument)."""
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) == 1 and args[0] in SINGLE:
         with tempfile.TemporaryDirectory(prefix="report-cases-") as tmp_name:
-            _write("run-problem", _run_problem(Path(tmp_name)), {"env": ENV, "artifact_id": "987654321"})
+            _write(args[0], SINGLE[args[0]](Path(tmp_name)), {"env": ENV, "artifact_id": "987654321"})
         return 0
     with tempfile.TemporaryDirectory(prefix="report-cases-") as tmp_name:
         tmp = Path(tmp_name)
-        _write("run-problem", _run_problem(tmp), {"env": ENV, "artifact_id": "987654321"})
+        for name, make in SINGLE.items():
+            _write(name, make(tmp), {"env": ENV, "artifact_id": "987654321"})
         receipts = _demo(tmp / "demo")
         for case, name in FROM_DEMO.items():
             receipt = json.loads((receipts / f"{name}.json").read_text("utf-8"))
@@ -230,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         _write("history-missing", missing, {"env": ENV})
         crashed = empty_receipt()
-        crashed["errors"] += [
-            "internal error: KeyError: 'entries'",
+        crashed["errors"] += [  # as gate.evaluate records a crash: describe_crash's line, then the traceback
+            f"internal error: KeyError: 'entries' at gate.py:201 in check; fix: {gate.CRASH_FIX}",
             'Traceback (most recent call last):\n  File "gate.py", line 201, in check\n'
             "    ledger = freeze_ledger.check(...)\nKeyError: 'entries'\n",
         ]

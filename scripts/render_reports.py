@@ -7,12 +7,14 @@
 
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
 `context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
-`check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, and with `--png`
+`check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, `cli.txt` (what
+`evidence-gate check` prints at 80 columns without colour), `receipt.sarif`, and with `--png`
 `check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png` (for the
 cases in PNG_CASES).
 
 The PNGs come from `cmark-gfm` (table, autolink, strikethrough and tasklist extensions, as GitHub uses) wrapped in
-GitHub-like CSS, screenshotted by headless Chromium at GitHub's width (1012 px window).
+GitHub-like CSS, screenshotted by headless Chromium in a 1280 px window, full height (the first 800 px are the
+first screen). The page's column is GitHub's check-run column: 1012 px at most, beside the checks list.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate import check_report, job_summary
+from evidence_gate import report as reporters
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"
-WIDTH = 1012
+WIDTH = 1280  # the window the issue measures the first screen in (1280×800)
+FIRST_SCREEN = 800
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = (
     "--headless",
@@ -47,12 +51,22 @@ CHROMIUM_FLAGS = (
 )
 EXTENSIONS = ("table", "autolink", "strikethrough", "tasklist")
 # Cases screenshotted by `--png` (the PNGs are large; the Markdown goldens of every case are checked in tests).
-PNG_CASES = ("pass", "property-failed", "tampering", "many-findings", "human-patch", "fork-fallback")
+PNG_CASES = (
+    "pass",
+    "property-failed",
+    "tampering",
+    "many-findings",
+    "human-patch",
+    "fork-fallback",
+    "freeze-entry-added",
+    "config-invalid",
+    "aborted",
+)
 PNG_STAMP = "png-sources.sha256"
 # GitHub-like, written for this script: system font stack, 16px markdown body, GitHub's greys and borders.
 CSS = """
 body { margin: 0; background: #fff; color: #1f2328; }
-.page { box-sizing: border-box; width: 100%; padding: 24px 16px; }
+.page { box-sizing: border-box; width: 100%; max-width: 1012px; padding: 24px 16px; }
 .checkhead { font: 600 20px/1.25 -apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif;
   border-bottom: 1px solid #d1d9e0; padding-bottom: 8px; margin: 0 0 16px; }
 .markdown-body { font: 16px/1.5 -apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif,
@@ -109,6 +123,8 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
         "check-text.md": report.text,
         "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False) + "\n",
         "job-summary.md": job,
+        "cli.txt": reporters.render("text", receipt, reporters.Context(docs=links.docs)),
+        "receipt.sarif": reporters.render("sarif", receipt, reporters.Context(docs=links.docs)),
     }
 
 

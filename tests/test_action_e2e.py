@@ -39,13 +39,15 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     ((run_id, run),) = github.runs.items()
     assert run["head_sha"] == pr.head != pr.merge
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
-    assert run["output"]["title"] == "evidence-path-edited: Locked evidence touched — 60 locked paths"
+    assert run["output"]["title"] == "Fail: 60 locked paths touched"
     assert run["output"]["summary"].startswith("❌ **Fail**: Locked evidence touched")
     assert "- ❌ **Locked evidence** — 60 paths touched" in run["output"]["summary"]
     assert "(https://github.example/octo/repo/actions/runs/99/artifacts/4242)" in run["output"]["summary"].replace(
         "<", "("
     ).replace(">", ")")
-    assert "### Every finding (60)" in run["output"]["text"] and pr.merge in run["output"]["text"]
+    text = run["output"]["text"]
+    assert "### Every finding (60)" in text and pr.merge[:12] in text  # the identities line: 12-digit prefixes
+    assert f"/blob/{pr.head}/fixtures/" in text and f"/blob/{pr.merge}/" not in text  # lines link the PR head
     assert sorted(a["path"] for a in github.annotations[run_id]) == [f"fixtures/f{i:02}.txt" for i in range(FIXTURES)]
     assert [len(p.body["output"].get("annotations", [])) for p in github.calls("PATCH")] == [50, 10]
     assert github.calls("POST")[0].body["details_url"] == "https://github.example/octo/repo/actions/runs/99"
@@ -55,7 +57,7 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
         "row": "evidence-path-edited",
         "ok": "false",
         "conclusion": "failure",
-        "title": "evidence-path-edited: Locked evidence touched — 60 locked paths",
+        "title": "Fail: 60 locked paths touched",
         "receipt-path": "receipt.json",
         "check-run-id": str(run_id),
         "check-run-url": run["html_url"],
@@ -73,7 +75,9 @@ def test_tampering_pr_fails_with_check_run_annotations_outputs_and_artifact(
     with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
         assert archive.read("receipt.json") == receipt_path.read_bytes()
     summary = (tmp_path / "summary.md").read_text("utf-8")
-    assert summary.startswith("## evidence-gate\n\n❌ **Fail**: Locked evidence touched")
+    assert summary.startswith(
+        "## evidence-gate: Fail\\: 60 locked paths touched\n\n❌ **Fail**: Locked evidence touched"
+    )
     assert "`f00.txt`" in summary and "<details><summary>Full detail" in summary
     assert "::error" not in printed  # the check run carries the annotations; no duplicates in the log
 
@@ -118,7 +122,7 @@ def test_human_patch_is_neutral_and_passes(tmp_path: Path, shared_dir: Path, git
     assert code == EXIT_PASS
     (run,) = github.runs.values()
     assert run["conclusion"] == "neutral"
-    assert run["output"]["title"] == "human-patch: Human patch: not scored — 60 locked paths"
+    assert run["output"]["title"] == "Not scored (human patch): 60 locked paths touched"
     assert {a["annotation_level"] for a in github.annotations[next(iter(github.runs))]} == {"notice"}
     assert "ℹ️ **Locked evidence** — 60 paths touched (not scored)" in run["output"]["summary"]
     assert outputs(tmp_path / "output")["ok"] == "true"

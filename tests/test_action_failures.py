@@ -14,7 +14,7 @@ import pytest
 from evidence_gate import action, gate, property_lane
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
 from support.action_env import FIXTURES, PullRequest, outputs, pull_request, runner_env
-from support.fake_github import FakeGitHub, Scripted
+from support.fake_github import FakeGitHub, Scripted, row_of
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:
@@ -66,7 +66,7 @@ def test_a_crash_inside_the_gate_names_where_and_the_fix(
     assert printed.startswith("::error::internal error: AssertionError"), printed
     out = outputs(tmp_path / "output")
     assert (out["row"], out["decision"], out["conclusion"], out["ok"]) == ("aborted", "fail", "failure", "false")
-    assert out["title"] == run["output"]["title"] == "aborted: The gate did not finish"
+    assert out["title"] == run["output"]["title"] == "Gate crashed: nothing was scored"
 
 
 def test_an_exception_before_the_gate_starts_is_a_failing_verdict(
@@ -123,7 +123,7 @@ def test_an_unwritable_receipt_path_falls_back_to_runner_temp(
     assert outputs(tmp_path / "output")["receipt-path"] == str(fallback)
     (warning,) = [line for line in printed.splitlines() if "cannot write the receipt" in line]
     assert warning.startswith("::warning::") and str(fallback) in warning and "runner.temp" in warning
-    assert _failed_run(github)["output"]["title"].startswith("evidence-path-edited")
+    assert row_of(_failed_run(github)) == "evidence-path-edited"
 
 
 def test_a_usage_error_still_posts_a_failing_check_and_writes_outputs(
@@ -145,7 +145,7 @@ def test_fail_on_never_reports_without_failing_the_step(tmp_path: Path, shared_d
     pr = pull_request(tmp_path, shared_dir)
     code, printed = run_action(_env(tmp_path, pr, github, fail_on="never"))
     assert code == EXIT_PASS, printed
-    assert _failed_run(github)["output"]["title"].startswith("evidence-path-edited")
+    assert row_of(_failed_run(github)) == "evidence-path-edited"
     out = outputs(tmp_path / "output")
     assert (out["decision"], out["row"], out["conclusion"]) == ("fail", "evidence-path-edited", "failure")
 
@@ -385,3 +385,21 @@ def test_a_receipt_path_under_runner_temp_maps_to_the_containers_mount(
     assert _receipt(mount / "gate" / "r.json")["decision"]["row"] == "evidence-path-edited"
     assert outputs(tmp_path / "output")["receipt-path"] == f"{host}/gate/r.json"
     assert "cannot write the receipt" not in printed
+
+
+@pytest.mark.parametrize("usage", [True, False])
+def test_an_unwritable_step_summary_is_a_warning_not_another_exit_code(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, usage: bool
+) -> None:
+    """$GITHUB_STEP_SUMMARY that cannot be appended to (here a folder): a usage error still exits 2, a verdict keeps
+    its code, every output is still written, and a `::warning::` names the file and the fix."""
+    pr = pull_request(tmp_path, shared_dir)
+    env = _env(tmp_path, pr, github, **({"fail_on": "sometimes"} if usage else {}))
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path)
+    code, printed = run_action(env)
+    assert code == (EXIT_USAGE if usage else EXIT_FAIL), printed
+    out = outputs(tmp_path / "output")
+    assert out["row"] == ("aborted" if usage else "evidence-path-edited"), out
+    (warning,) = [line for line in printed.splitlines() if "GITHUB_STEP_SUMMARY" in line]
+    assert warning.startswith("::warning::") and str(tmp_path) in warning, warning
+    assert _failed_run(github)["output"]["summary"]

@@ -79,14 +79,15 @@ def _pull_request_event(root: Path, shared_dir: Path, fork: Fork) -> Path:
     return path
 
 
-def _fork_job(fork: Fork, shared_dir: Path, results: FakeResultsService, github: FakeGitHub) -> bytes:
+def _fork_job(
+    fork: Fork, shared_dir: Path, results: FakeResultsService, github: FakeGitHub, run_properties: str = "true"
+) -> bytes:
     """The untrusted job: the gate on the merge commit with a read-only token; returns the zip it uploaded."""
     github.fail("POST", Scripted(403, {}, {"message": "Resource not accessible by integration"}))
     folder = fork.root / "fork-job"
     folder.mkdir()
-    env = runner_env(
-        folder, fork.origin.path, _pull_request_event(fork.root, shared_dir, fork), github.url, run_properties="true"
-    )
+    event = _pull_request_event(fork.root, shared_dir, fork)
+    env = runner_env(folder, fork.origin.path, event, github.url, run_properties=run_properties)
     env.update({"ACTIONS_RUNTIME_TOKEN": results.job_token("fork-job"), "ACTIONS_RESULTS_URL": results.url})
     _code, printed = _run(env)
     assert "cannot create a check run" in printed
@@ -111,14 +112,27 @@ def _serve_pull(github: FakeGitHub, shared_dir: Path, fork: Fork) -> None:
 
 
 def _publish(
-    fork: Fork, github: FakeGitHub, results: FakeResultsService, *, event: str = "pull_request", job: str = "publish"
+    fork: Fork,
+    github: FakeGitHub,
+    results: FakeResultsService,
+    *,
+    event: str = "pull_request",
+    job: str = "publish",
+    workflow_path: str = ".github/workflows/gate.yml",
 ) -> tuple[int, str, dict[str, Any]]:
-    """The trusted job: a real workflow_run payload rewritten to this fork's run."""
+    """The trusted job: a real workflow_run payload rewritten to this fork's run (of the workflow at `workflow_path`)."""
     payload = json.loads((DATA / "workflow_run.completed.json").read_text("utf-8"))
     run = payload["workflow_run"]
     run.update(
-        {"id": RUN_ID, "event": event, "head_sha": fork.head, "head_branch": "fork-patch", "pull_requests": []}
-    )  # GitHub lists no pull request for a fork's run
+        {
+            "id": RUN_ID,
+            "event": event,
+            "head_sha": fork.head,
+            "head_branch": "fork-patch",
+            "pull_requests": [],  # GitHub lists no pull request for a fork's run
+            "path": workflow_path,
+        }
+    )
     run["head_repository"]["full_name"] = "fork-owner/repo"
     run["head_repository"]["owner"]["login"] = "fork-owner"
     payload["repository"]["full_name"] = "octo/repo"

@@ -137,7 +137,7 @@ def test_merge_posts_one_check_run_over_every_seed(
     assert code == EXIT_PASS, printed
     ((run_id, run),) = github.runs.items()
     assert (run["head_sha"], run["conclusion"], run["name"]) == (matrix.head, "success", "evidence-gate")
-    assert run["output"]["title"] == "pass: All clear: score the code diff — 1 property held"
+    assert run["output"]["title"] == "Pass: 1 property held"
     (ledger,) = merged["properties"]["ledgers"]
     assert sorted(ledger["attempted_seeds"]) == [11, 12, 13, 14]
     assert [m["shard"] for m in merged["merged_from"]] == [[1, 2], [2, 2]]
@@ -265,15 +265,73 @@ def _zip_files(files: list[tuple[str, bytes]]) -> bytes:
         return build_zip(files)
 
 
-def test_an_oversized_artifact_is_not_downloaded(
-    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+@pytest.mark.parametrize("listed", [None, 100])
+def test_an_oversized_artifact_is_cut_at_the_gate_s_own_cap(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub, listed: int | None
 ) -> None:
-    """An artifact the service lists as over the 4 MiB cap is refused before any byte is fetched."""
+    """A 5 MiB artifact is read no further than the 4 MiB cap and fails naming shard 2/2, whether the service lists
+    its true size or a small one."""
+    results.listed_size = listed
     _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], f"{NAME}-2-of-2": b"x" * (5 << 20)})
     code, _, merged = _merge(matrix, results, github)
     assert code == EXIT_FAIL
-    assert "over the 4194304-byte cap" in merged["violations"][0]["message"]
-    assert results.state.downloads == [f"{NAME}-1-of-2"]
+    (violation,) = merged["violations"]
+    assert f"shard 2/2 (artifact {NAME}-2-of-2)" in violation["message"]
+    assert "larger than 4194304 bytes" in violation["message"]
+
+
+def test_a_size_the_service_computed_is_recorded_not_trusted(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """act's ListArtifacts lists 4096 bytes (its folder) and no digest for each shard zip: the merge proves both
+    shards by their content, passes, and records the disagreeing size in the receipt and on the check run."""
+    results.listed_size = 4096
+    _plant(results, matrix.zips)
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    assert sorted(merged["properties"]["ledgers"][0]["attempted_seeds"]) == [11, 12, 13, 14]
+    for entry in merged["merged_from"]:
+        size = len(matrix.zips[entry["receipt"]])
+        assert f"listed 4096 bytes for artifact {entry['receipt']}; {size} were downloaded" in entry["note"]
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "success" and "listed 4096 bytes" in run["output"]["summary"]
+
+
+def _stored_zip(files: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, data in files:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("listed", [None, 4096])
+@pytest.mark.parametrize("damage", ["truncated", "report's CRC broken", "forged receipt"])
+def test_a_damaged_shard_fails_naming_it_whatever_size_is_listed(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub, damage: str, listed: int | None
+) -> None:
+    """A truncated zip, a zip whose other member fails its CRC, or a receipt edited to claim another seed plan is a
+    failing verdict naming shard 2/2, with the service's sizes true or act's."""
+    two = f"{NAME}-2-of-2"
+    receipt = _receipt_bytes(matrix.zips[two])
+    if damage == "truncated":
+        bad = matrix.zips[two][: len(matrix.zips[two]) // 2]
+    elif damage == "report's CRC broken":
+        bad = _stored_zip([("receipt.json", receipt), ("report.txt", b"PASS PASS")]).replace(b"PASS PASS", b"FAIL PASS")
+    else:
+        forged = json.loads(receipt)
+        forged["properties"]["plan"] = [1, 2, 3, 4]
+        bad = _zip(forged)
+    results.listed_size = listed
+    _plant(results, {f"{NAME}-1-of-2": matrix.zips[f"{NAME}-1-of-2"], two: bad})
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_FAIL, printed
+    assert merged["decision"]["row"] == "run-integrity", merged["violations"]
+    (violation,) = merged["violations"]
+    assert f"shard 2/2 (artifact {two})" in violation["message"], violation
+    if damage == "forged receipt":
+        assert "judged another seed plan than shard 1/2" in violation["message"]
+    assert merged["properties"]["ledgers"] == []
 
 
 def test_a_red_shard_fails_the_merge(
@@ -385,3 +443,30 @@ def test_a_merge_group_matrix_merges_on_the_group_commit(
         assert code == EXIT_PASS, printed
     (run,) = github.runs.values()
     assert (run["head_sha"], run["conclusion"]) == (head, "success")
+
+
+def test_merge_reads_a_service_answering_camel_case(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """act's (and Gitea's, Forgejo's) results service answers `databaseId`, `signedUrl`: the merge lists, downloads
+    and merges both shards, and uploads the merged receipt through the same dialect."""
+    results.camel = True
+    _plant(results, matrix.zips)
+    code, printed, merged = _merge(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    assert sorted(results.state.downloads) == [f"{NAME}-1-of-2", f"{NAME}-2-of-2"]
+    assert _receipt_of(results.state.blobs[NAME].data) == merged
+
+
+def test_an_unwritable_step_summary_keeps_the_merge_verdict(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """`mode: merge` with $GITHUB_STEP_SUMMARY unwritable (a folder): the failing verdict keeps exit 10 and its
+    outputs, and a `::warning::` names the file."""
+    results.plant("something-else", b"PK")
+    env = _job_env(matrix, results, "merge-nosummary", github.url, mode="merge")
+    env["GITHUB_STEP_SUMMARY"] = str(matrix.root)
+    code, printed = _run(env)
+    assert code == EXIT_FAIL, printed
+    assert outputs(matrix.root / "merge-nosummary" / "output")["row"] == "run-integrity"
+    assert any(line.startswith("::warning::") and "GITHUB_STEP_SUMMARY" in line for line in printed.splitlines())

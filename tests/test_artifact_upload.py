@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 
 import pytest
@@ -26,11 +27,33 @@ def test_upload_size_and_hash_match_what_the_store_received(results: FakeResults
     final = results.state.finalized[0]
     assert (final["size"], final["hash"]) == (str(len(blob.data)), blob.sha256)
     assert (done.size, done.sha256, done.artifact_id) == (len(blob.data), blob.sha256, "4242")
-    assert {k.lower(): v for k, v in blob.headers.items()}.get("x-ms-blob-type") == "BlockBlob"
-    with zipfile.ZipFile(io.BytesIO(blob.data)) as archive:
+    assert len(blob.blocks) == 1  # a zip under 8 MiB is one Put Block, then the Put Block List
+    assert {k.lower(): v for k, v in blob.headers.items()}.get("x-ms-blob-content-type") == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(_read_back(results, "evidence-gate-receipt"))) as archive:
         assert {n: archive.read(n) for n in archive.namelist()} == dict(FILES)
     created = results.state.created[0]
     assert (created["workflow_run_backend_id"], created["workflow_job_run_backend_id"]) == (RUN_ID, JOB_ID)
+
+
+def _read_back(results: FakeResultsService, name: str) -> bytes:
+    """The stored artifact `name`, downloaded through ListArtifacts, GetSignedArtifactURL and the signed URL."""
+    from evidence_gate import artifact_download
+
+    client, ids = artifact_download.client_for(env_for(results), sleep=lambda _s: None)
+    (item,) = [a for a in artifact_download.list_run_artifacts(client, ids) if a.name == name]
+    return artifact_download.download(client, item)
+
+
+def test_a_zip_over_one_block_is_staged_in_blocks_and_committed_in_order(results: FakeResultsService) -> None:
+    """Put Block for each 1000-byte chunk under ids of one length, Put Block List in order: the stored artifact, read
+    back, is the zip that was built, byte for byte."""
+    files = [("receipt.json", random.Random(16).randbytes(5000))]  # incompressible: several blocks
+    done = artifact_upload.upload(env_for(results), "big", files, sleep=lambda _s: None, block_size=1000)
+    blob = results.state.blobs["big"]
+    assert len(blob.blocks) == -(-done.size // 1000) > 2
+    assert len({len(b) for b in blob.blocks}) == 1 and len(set(blob.blocks)) == len(blob.blocks)
+    assert _read_back(results, "big") == artifact_upload.build_zip(files)
+    assert artifact_upload.build_zip(files) == blob.data and done.sha256 == blob.sha256
 
 
 def test_zip_bytes_depend_only_on_the_files() -> None:
@@ -80,3 +103,36 @@ def test_wrong_token_is_refused(results: FakeResultsService) -> None:
     with pytest.raises(ArtifactError, match="HTTP 401"):
         artifact_upload.upload(env, "r", FILES, sleep=lambda _s: None)
     results.state.auth.clear()
+
+
+def test_a_camel_case_service_is_understood_for_upload(results: FakeResultsService) -> None:
+    """A service that answers the lowerCamelCase JSON names (`signedUploadUrl`, `artifactId`), as act's does."""
+    results.camel = True
+    done = artifact_upload.upload(env_for(results), "r", FILES, sleep=lambda _s: None)
+    assert (done.artifact_id, done.sha256) == ("4242", results.state.blobs["r"].sha256)
+
+
+def test_a_camel_case_service_is_understood_for_list_and_download(results: FakeResultsService) -> None:
+    """ListArtifacts' `databaseId`, `workflowJobRunBackendId` and GetSignedArtifactURL's `signedUrl` are read."""
+    from evidence_gate import artifact_download
+
+    results.camel = True
+    data = artifact_upload.build_zip(FILES)
+    results.plant("shard-1-of-1", data, job_id="job-other")
+    client, ids = artifact_download.client_for(env_for(results), sleep=lambda _s: None)
+    (listed,) = artifact_download.list_run_artifacts(client, ids)
+    assert (listed.name, listed.artifact_id, listed.job_backend_id, listed.size) == (
+        "shard-1-of-1",
+        "4242",
+        "job-other",
+        len(data),
+    )
+    assert artifact_download.download(client, listed) == data
+
+
+def test_an_answer_naming_one_field_twice_is_refused() -> None:
+    """`signed_upload_url` and `signedUploadUrl` in one answer is malformed (protobuf's parser refuses it too)."""
+    assert artifact_upload.json_name("workflow_job_run_backend_id") == "workflowJobRunBackendId"
+    assert artifact_upload.answer_field({"databaseId": "7"}, "database_id") == "7"
+    with pytest.raises(ArtifactError, match="both 'signed_url' and 'signedUrl'"):
+        artifact_upload.answer_field({"signed_url": "a", "signedUrl": "b"}, "signed_url")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import cli, gate
+from evidence_gate import cli, gate, report_rows
 from evidence_gate.model import Violation
 from evidence_gate.report import render_text
 from support import scenario_repo
@@ -57,7 +57,7 @@ def test_pass_text_output(tmp_path: Path) -> None:
     assert receipt is not None
     assert receipt["state"] == "final"
     assert receipt["ok"] is True
-    assert proc.stdout.splitlines()[-1] == f"PASS: {receipt['decision']['title']} [pass]"
+    assert proc.stdout.splitlines()[-2:] == ["", f"PASS: {report_rows.title('pass')} [pass]"]
     assert "properties: not run (--no-run: static lanes only)" in proc.stdout
 
 
@@ -69,13 +69,16 @@ def test_json_output_is_the_receipt(tmp_path: Path) -> None:
 
 
 def test_decision_fail_is_exit_10_with_located_violation(tmp_path: Path) -> None:
-    """A freeze entry added by the patch exits 10 and prints `freeze.yaml:LINE: ... [freeze-id-added]`."""
+    """A freeze entry added by the patch exits 10 and prints `error[freeze-id-added]`, `--> freeze.yaml:LINE` and
+    that line of the head's ledger."""
     ledger = scenario_repo.DEFAULT_BASE["freeze.yaml"] + scenario_repo.FREEZE_ADD
     proc, receipt = _run(_repo(tmp_path, {"freeze.yaml": ledger}), tmp_path, "--no-run")
     assert proc.returncode == 10, proc.stdout + proc.stderr
     assert receipt is not None
     assert receipt["decision"]["row"] == "freeze-id-added"
-    assert re.search(r"^freeze\.yaml:\d+: .+ \[freeze-id-added\]$", proc.stdout, re.MULTILINE), proc.stdout
+    assert proc.stdout.startswith("error[freeze-id-added]: "), proc.stdout
+    line = int(re.findall(r"--> freeze\.yaml:(\d+)", proc.stdout)[0])
+    assert f"{line} | {ledger.splitlines()[line - 1]}" in proc.stdout.splitlines(), proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("FAIL: ")
 
 
@@ -191,7 +194,8 @@ def test_missing_tree_object_is_never_a_pass(tmp_path: Path) -> None:
 
 
 def test_render_text_shape() -> None:
-    """Each violation prints as `path:line: message [row]`, a path without line as `path: ...`."""
+    """Each violation prints as a compiler diagnostic, `error[row]: message` then `--> path:line`, help once per
+    row, and a blank line before the verdict."""
     receipt = {
         "ok": False,
         "errors": [],
@@ -202,12 +206,12 @@ def test_render_text_shape() -> None:
             Violation("run-integrity", "no runner").to_json(),
         ],
     }
-    assert render_text(receipt).splitlines() == [
-        "freeze.yaml:12: entry 'x' is new [freeze-id-added]",
-        "fixtures/a.json: touched [evidence-path-edited]",
-        "no runner [run-integrity]",
-        "FAIL: Freeze entry added [freeze-id-added]",
-    ]
+    lines = render_text(receipt).splitlines()
+    assert lines[:2] == ["error[freeze-id-added]: entry 'x' is new", " --> freeze.yaml:12"]
+    assert "error[evidence-path-edited]: touched" in lines and " --> fixtures/a.json" in lines
+    assert "error[run-integrity]: no runner" in lines
+    assert sum(line.startswith("help: ") for line in lines) == 3
+    assert lines[-2:] == ["", "FAIL: Freeze entry added [freeze-id-added]"]
 
 
 @pytest.mark.parametrize("path", ["SCORE_PROPERTIES", ".evidence-gate.yml"])

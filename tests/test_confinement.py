@@ -24,8 +24,8 @@ from evidence_gate.sealed import confinement, seccomp
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.run import WorkerResult
 from support.escapes import DOUBLE, EXTRAHEADER, TOKEN, listening, persist_token
+from support.property_repo import base_files, judge, red_repo, rows
 from support.property_repo import config as gate_config
-from support.property_repo import judge, red_repo, rows
 from support.repo_builder import GitRepo
 
 FORK_BOMB = """\
@@ -286,6 +286,47 @@ def test_a_worker_that_cannot_confine_itself_runs_nothing(git_repo: GitRepo, tmp
     assert "could not run sealed" in hashed.stdout + hashed.stderr, hashed.stdout + hashed.stderr
 
 
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_digest_records_a_refusing_worker_never_produced_are_not_mismatches(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An honest producer whose sealed workers refuse to run (Landlock's layer limit): the headline is the run's
+    real problem, `run-integrity` naming the bound, not `fixture-digest-mismatch` ("make the producer's output
+    match") for a record nothing produced; the record says `unproduced`."""
+    import hashlib
+
+    producer = "def produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
+    expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()
+    files = base_files(fresh_seeds=0, seeds=[11], jobs=1)
+    config = json.loads(str(files[".evidence-gate.yml"]))
+    config["fixtures"] = {"producer": "calc:produce"}
+    files[".evidence-gate.yml"] = json.dumps(config)
+    files["fixtures/digests.json"] = json.dumps(
+        {"version": 1, "records": [{"id": "two", "input": [1, 2], "output_sha256": expected}]}
+    )
+    files["src/calc.py"] = "def double(x):\n    return x + 1\n\n\n" + producer
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + producer})
+    receipt_path = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(git_repo.path), "--base", "main", "--author", "agent-x", "--receipt"]
+    check = subprocess.run(
+        [sys.executable, "-c", STACKED_GATE, *argv, str(receipt_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    assert check.returncode == 10, check.stdout + check.stderr
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    assert "fixture-digest-mismatch" not in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+    (record,) = receipt["fixtures"]["digests"]
+    assert (record["status"], record["produced_sha256"]) == ("unproduced", None), record
+    assert any(
+        "digest record 'two' was not produced" in v["message"] and "16 Landlock layers" in v["message"]
+        for v in receipt["violations"]
+    ), receipt["violations"]
+
+
 def test_a_gate_uid_without_a_passwd_entry_is_named_by_number(monkeypatch: pytest.MonkeyPatch) -> None:
     """`docker run --user 1001` on an image without that user: the sandbox keeps the gate's uid and names it,
     instead of the gate crashing on the passwd lookup."""
@@ -318,3 +359,84 @@ def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker
     assert receipt["decision"]["row"] == "pass", receipt["violations"]
     assert seen == ["tcp"], seen
     assert TOKEN not in json.dumps(receipt)
+
+
+# Run as root, then as `nobody` (the interpreter's modules loaded first: /root, where it may live, is 0700).
+AS_NOBODY = """
+import codecs, ctypes, errno, json, os, resource, struct, sys
+from evidence_gate.sealed import confinement
+codecs.lookup("ascii")
+libc = ctypes.CDLL(None, use_errno=True)
+resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+def status(name):
+    return int(next(l for l in open("/proc/self/status") if l.startswith(name + ":")).split()[1], 16)
+def bound():
+    try:
+        return confinement.bound_tasks(64)
+    except confinement.Unconfined as exc:
+        return "refused: " + str(exc)
+def forks_until_refused():
+    pids, why = [], ""
+    try:
+        for _ in range(100):
+            pid = os.fork()
+            if pid == 0:
+                import time
+                time.sleep(5)
+                os._exit(0)
+            pids.append(pid)
+    except OSError as exc:
+        why = errno.errorcode[exc.errno]
+    for pid in pids:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return len(pids), why
+"""
+
+
+def _as_nobody(code: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", AS_NOBODY + code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    value = json.loads(proc.stdout.splitlines()[-1])
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
+def test_a_worker_in_a_user_namespace_of_its_own_is_bound_not_refused() -> None:
+    """The worker as `nobody` in a user namespace it made (for its network) holds every capability there, yet none
+    in the initial namespace, where the kernel asks: the bound binds (forks stop below 64 with EAGAIN), so the
+    worker runs instead of refusing as if CAP_SYS_RESOURCE exempted it."""
+    seen = _as_nobody(
+        "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+        "assert libc.unshare(0x10000000) == 0, os.strerror(ctypes.get_errno())\n"
+        "print(json.dumps({'caps': status('CapEff'), 'initial': confinement.in_initial_user_namespace(),"
+        " 'bound': bound(), 'forks': forks_until_refused()}))\n"
+    )
+    assert seen["caps"] & confinement.EXEMPTING == confinement.EXEMPTING and not seen["initial"], seen
+    assert seen["bound"] == "RLIMIT_NPROC 64 on uid 65534", seen
+    forked, why = seen["forks"]
+    assert forked < 64 and why == "EAGAIN", seen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops from root to nobody")
+def test_capabilities_in_the_initial_namespace_still_exempt_and_are_refused() -> None:
+    """`nobody` keeping CAP_SYS_ADMIN in the initial namespace is exempt from the limit: refused by name, and the
+    measurement alone sees it too (a fork at a soft limit of 0 succeeds), as it does for root. (CAP_SYS_ADMIN, not
+    CAP_SYS_RESOURCE: this machine's bounding set lacks the latter, and the kernel exempts for either.)"""
+    seen = _as_nobody(
+        "root_probe = confinement._limit_binds()\n"
+        "libc.prctl(8, 1, 0, 0, 0)\n"  # PR_SET_KEEPCAPS: keep the permitted set across the uid change
+        "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)\n"
+        "kept = 1 << 21\n"
+        "header = ctypes.create_string_buffer(struct.pack('=Ii', 0x20080522, 0), 8)\n"
+        "data = ctypes.create_string_buffer(struct.pack('=IIIIII', kept, kept, 0, 0, 0, 0), 24)\n"
+        "assert libc.syscall(126, header, data) == 0\n"
+        "print(json.dumps({'caps': status('CapEff'), 'bound': bound(), 'probe': confinement._limit_binds(),"
+        " 'root_probe': root_probe}))\n"
+    )
+    assert seen["caps"] == 1 << 21, seen
+    assert seen["bound"].startswith("refused: the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN"), seen
+    assert seen["probe"] == seen["root_probe"] == "a fork at a soft limit of 0 succeeded", seen

@@ -24,7 +24,7 @@ from evidence_gate import attestation, demo
 from support.action_runner import OWNER_UID, TODAY, Runner, action_env, make_runner, read_outputs, run_container
 from support.container_engine import Engine
 from support.escapes import EXTRAHEADER, PROBES, TOKEN
-from support.fake_github import FakeGitHub, Scripted
+from support.fake_github import FakeGitHub, Scripted, row_of
 from support.fake_results_service import FakeResultsService
 from support.repo_builder import GitRepo
 from support.runner_cases import BROKEN, BUG, GATE_DEPS, GREEN, named_repo, out_of_reach_repo
@@ -138,7 +138,7 @@ def test_action_run_like_the_runner_posts_the_verdict(
     assert run["name"] == "evidence-gate"
     assert run["head_sha"] == runner.git("rev-parse", f"refs/pull/{runner.pr}/head")  # not the test merge commit
     assert (run["status"], run["conclusion"]) == ("completed", "failure")
-    assert run["output"]["title"].startswith("freeze-id-added")
+    assert row_of(run) == "freeze-id-added"
     assert run["external_id"]
     notes = github.annotations[run_id]
     line = _freeze_line(runner, "id: alloc-three-ways-flaky")
@@ -236,6 +236,33 @@ def test_property_lane_runs_sealed_in_the_container(
     assert run["conclusion"] == "success"
 
 
+def test_property_lane_runs_sealed_under_podmans_default_profile(
+    engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
+) -> None:
+    """A self-hosted runner on podman: its default profile lets the worker make a user namespace for its network,
+    where it holds every capability yet none that exempts it from RLIMIT_NPROC; the honest PR passes, the network
+    `isolated`, instead of every worker refusing (`run-integrity`)."""
+    if engine.name != "podman":
+        pytest.skip("podman's default seccomp profile and capabilities")
+    github, results = servers
+    runner = make_runner(tmp_path, "honest-refactor")
+    proc = run_container(
+        engine, image, runner, action_env(github, results, run_properties="true"), docker_profile=False
+    )
+    log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    inside = json.loads((runner.workspace / "receipt.json").read_text(encoding="utf-8"))
+    assert inside["decision"]["row"] == "pass", (inside["violations"], log)
+    sealed = inside["sealed"]
+    assert (sealed["user"], sealed["network"], sealed["reads"], sealed["seccomp"]) == (
+        "nobody",
+        "isolated",
+        "confined",
+        "sockets-denied",
+    ), sealed
+    assert sealed["tasks"] == ["RLIMIT_NPROC 512 on uid 65534"], sealed
+    assert proc.returncode == 0, log
+
+
 def test_merge_group_is_gated_on_the_group_commit(
     engine: Engine, image: str, tmp_path: Path, servers: tuple[FakeGitHub, FakeResultsService]
 ) -> None:
@@ -247,7 +274,7 @@ def test_merge_group_is_gated_on_the_group_commit(
     assert proc.returncode == 10, log
     (run,) = github.runs.values()
     assert run["head_sha"] == runner.git("rev-parse", "HEAD")
-    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "freeze-id-added")
+    assert (run["conclusion"], row_of(run)) == ("failure", "freeze-id-added")
 
 
 def test_shallow_checkout_fetches_the_parents_it_needs(

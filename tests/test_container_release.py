@@ -12,7 +12,7 @@ import yaml
 
 from support.action_runner import action_env, make_runner, read_outputs, run_container
 from support.container_engine import Engine
-from support.fake_github import FakeGitHub
+from support.fake_github import FakeGitHub, row_of
 from support.fake_results_service import FakeResultsService
 from support.local_registry import RegistryUnavailable, empty_store, local_registry
 
@@ -59,5 +59,5 @@ def test_the_released_action_yml_pulls_and_runs_the_pushed_image(
     log = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     assert proc.returncode == 10, log
     (run,) = github.runs.values()
-    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "freeze-id-added")
+    assert (run["conclusion"], row_of(run)) == ("failure", "freeze-id-added")
     assert read_outputs(runner.file("file_commands/set_output"))["row"] == "freeze-id-added"

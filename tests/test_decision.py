@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import re
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evidence_gate import decision
+from evidence_gate import action_publish, decision
+from evidence_gate.config import schema_errors
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from evidence_gate.model import Violation
 from support.shared_data import SHARED
@@ -124,3 +129,47 @@ def test_decision_json_shape() -> None:
     assert out["gate"] == "fail"
     assert out["matched"] == ["freeze-id-added", "run-integrity"]
     assert out["title"]
+
+
+def _raw_table() -> dict[str, Any]:
+    raw = json.loads(resources.files("evidence_gate").joinpath("data/decision_table.json").read_text("utf-8"))
+    assert isinstance(raw, dict)
+    return raw
+
+
+def test_table_follows_its_schema() -> None:
+    """The packaged table validates against data/decision_table.schema.json; a row without its lane does not."""
+    raw = _raw_table()
+    assert schema_errors(raw, "decision_table.schema.json") == []
+    broken = copy.deepcopy(raw)
+    del broken["rows"][17]["decided_by"]
+    assert schema_errors(broken, "decision_table.schema.json") == ["rows.17: 'decided_by' is a required property"]
+
+
+def test_lanes_and_stops_are_the_contracts() -> None:
+    """The contract's facts as columns: rows 1-6 stop the tests (preconditions, a human author, locked evidence,
+    harness probes: SPEC's "before tests"), and rows 13-24 are the sealed run's (replays, digests, properties)."""
+    numbers = {r.id: r.number for r in decision.table()}
+    assert sorted(numbers[i] for i in decision.stops_tests()) == [1, 2, 3, 4, 5, 6]
+    assert sorted(numbers[i] for i in decision.decided_by(*decision.SEALED_LANES)) == list(range(13, 25))
+    assert decision.decided_by("properties") >= {"property-steered", "property-not-replayable", "patch-not-covered"}
+    with pytest.raises(KeyError):
+        decision.decided_by("propertys")
+
+
+def test_a_new_property_row_reaches_a_forks_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row added to the table in the properties lane is taken from a fork's receipt by the publisher with no other
+    edit: the set of rows it takes is a query of the table, not a copy (a copy would drop the new row silently)."""
+    new = decision.Row(99, "property-new-kind", "fail", 10, "New", "a new property finding", True, "properties", False)
+    rows = (*decision.table(), new)
+    monkeypatch.setattr(decision, "table", lambda: rows)
+    ours = {"mode": {"scored": True, "run": False}, "freeze": {"removed": []}, "fixtures": {}, "violations": []}
+    theirs = {
+        "mode": {"run": True},
+        "properties": {"ledgers": []},
+        "fixtures": {"digests": []},
+        "violations": [{"row": "property-new-kind", "path": None, "line": None, "message": "found"}],
+    }
+    out = action_publish.compose(ours, theirs, [])
+    assert out["decision"]["row"] == "property-new-kind"
+    assert out["ok"] is False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidence_gate.errors import InputInvalid
-from evidence_gate.strict_parse import json_lines, load_json, load_yaml, yaml_lines
+from evidence_gate.strict_parse import json_lines, load_json, load_yaml, load_yaml_lines
 
 
 @pytest.mark.parametrize(
@@ -47,6 +47,6 @@ def test_json_lines_map_paths() -> None:
 def test_yaml_lines_map_paths() -> None:
     """Every YAML value's path maps to its key's (or item's) line."""
     data = b"version: 1\nentries:\n  - id: a\n    x: 1\n  # note\n  - id: b\n"
-    lines = yaml_lines(data)
+    lines = load_yaml_lines(data)[1]
     assert lines[("entries",)] == 2 and lines[("entries", 0)] == 3 and lines[("entries", 0, "x")] == 4
     assert lines[("entries", 1, "id")] == 6

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evidence_gate.harness_probes import new_references
 from evidence_gate.probe_scan import references
-from support.property_repo import GREEN, judge, red_repo, rows
+from support.property_repo import GREEN, RED, judge, red_repo, rows
 from support.repo_builder import GitRepo
 
 # Each evasion: source added to code under test → a name the scan must report (on that source's last line).
@@ -112,6 +112,72 @@ EVASIONS = {
         "__ne__ returns False",
     ),
     "unparsable": ("def broken(:\n", "unparsable source"),
+    # Computed-name resolvers: a string made at run time becomes a module, an object or executed code.
+    "pydoc-locate": ("import pydoc\nhook = pydoc.locate(name)\n", "pydoc.locate"),
+    "pydoc-from": ("from pydoc import locate\n", "pydoc.locate"),
+    "pkgutil-resolve": ("import pkgutil\nf = pkgutil.resolve_name(name)\n", "pkgutil.resolve_name"),
+    "entry-point": ("from importlib.metadata import EntryPoint as E\n", "importlib.metadata.EntryPoint"),
+    "entry-point-attr": (
+        "import importlib.metadata\nf = importlib.metadata.EntryPoint(n, v, g).load()\n",
+        "importlib.metadata.EntryPoint",
+    ),
+    "entry-point-alias": (
+        "from importlib import metadata as md\nep = md.EntryPoint\n",
+        "importlib.metadata.EntryPoint",
+    ),
+    "entry-points": ("from importlib.metadata import entry_points\n", "importlib.metadata.entry_points"),
+    "logging-config": (
+        "import logging.config\nlogging.config.dictConfig({'()': name})\n",
+        "logging.config.dictConfig",
+    ),
+    "logging-config-from": ("from logging import config\nconfig.dictConfig(c)\n", "logging.config.dictConfig"),
+    "logging-config-getattr": (
+        "import logging\ngetattr(logging, 'config').dictConfig(c)\n",
+        "logging.config.dictConfig",
+    ),
+    "logging-configurator": (
+        "from logging.config import BaseConfigurator\n",
+        "logging.config.BaseConfigurator",
+    ),
+    "pickle-non-literal": ("import pickle\nx = pickle.loads(data)\n", "pickle.loads"),
+    "pickle-alias": ("import pickle as p\nx = p.load(stream)\n", "pickle.load"),
+    "pickle-from": ("from pickle import loads\n", "pickle.loads"),
+    "unpickler": ("import _pickle\nu = _pickle.Unpickler(f)\n", "_pickle.Unpickler"),
+    "get-type-hints": ("import typing\nh = typing.get_type_hints(f)\n", "typing.get_type_hints"),
+    "get-type-hints-from": ("from typing import get_type_hints\n", "typing.get_type_hints"),
+    "forward-ref": ("from typing import ForwardRef\n", "typing.ForwardRef"),
+    "get-annotations-eval": (
+        "import inspect\na = inspect.get_annotations(f, eval_str=True)\n",
+        "get_annotations(eval_str)",
+    ),
+    "string-annotation": ("def f(x: \"__import__('gc').get_objects()\"): pass\n", "gc.get_objects"),
+    "string-return-annotation": ("def f() -> 'sys._getframe(1)': pass\n", "_getframe"),
+    "string-annotation-nested": ("x: 'list[__import__(\"ctypes\")]' = []\n", "__import__"),
+    "annotations-write": ("f.__annotations__ = {'x': code}\n", "__annotations__ (write)"),
+    "doctest": ("import doctest\n", "doctest"),
+    "doctest-from": ("from doctest import run_docstring_examples\n", "doctest"),
+    "bdb": ("import bdb\n", "bdb"),
+    "pdb": ("from pdb import Pdb\n", "pdb"),
+    "trace-module": ("import trace\n", "trace"),
+    "cprofile": ("import cProfile\n", "cProfile"),
+    "builtins-import": ("import builtins\nm = builtins.__import__(name)\n", "builtins.__import__"),
+    "builtins-import-from": ("from builtins import __import__ as imp\n", "builtins.__import__"),
+    "builtins-getattr": ("import builtins\nm = getattr(builtins, '__imp' + 'ort__')\n", "builtins.__import__"),
+    "builtins-exec": ("import builtins as b\nb.exec(src)\n", "builtins.exec"),
+    "breakpoint": ("breakpoint()\n", "breakpoint"),
+    "breakpointhook": ("import sys\nsys.breakpointhook = hook\n", "sys.breakpointhook"),
+    "frame-lineno": ("frame.f_lineno = 12\n", "f_lineno (write)"),
+    "frame-trace-lines": ("frame.f_trace_lines = False\n", "f_trace_lines"),
+    "code-interact": ("import code\ncode.InteractiveInterpreter().runsource(s)\n", "code.InteractiveInterpreter"),
+    "timeit-exec": ("import timeit\ntimeit.timeit(stmt)\n", "timeit.timeit"),
+    "shelve": ("import shelve\nd = shelve.open(path)\n", "shelve.open"),
+    # Evasions of the resolver rules: an aliased module used as a value, vars() of a dotted module.
+    "resolver-module-as-value": ("import pydoc\nm = pydoc\n", "pydoc (as a value)"),
+    "logging-as-value": ("import logging\nm = logging\n", "logging (as a value)"),
+    "vars-dotted-module": ("import logging.config\nf = vars(logging.config)[name]\n", "vars(logging.config)"),
+    "vars-aliased-stdlib": ("import pickle as p\nf = vars(p)[name]\n", "vars(pickle)"),
+    "getattr-resolver-computed": ("import pydoc\nf = getattr(pydoc, name)\n", "getattr(pydoc, non-literal)"),
+    "pickle-through-attr": ("import copyreg\nx = copyreg.pickle.loads(d)\n", "pickle.loads"),
 }
 
 HONEST = [
@@ -132,6 +198,14 @@ HONEST = [
     "class P:\n    def __eq__(self, other):\n        return NotImplemented\n",
     "import operator\nf = getattr(operator, 'add')\n",
     "exec(compile('x = 1', '<generated>', 'exec'))\n",
+    "import logging\nlog = logging.getLogger(__name__)\nlogging.basicConfig()\n",
+    "import typing\nfrom typing import Optional\nT = typing.TypeVar('T')\n",
+    "def f(x: 'Optional[int]', y: 'list[str]') -> 'Literal[\"some text\"]':\n    pass\n",
+    "import inspect\na = inspect.get_annotations(f)\n",
+    "from importlib.metadata import version, PackageNotFoundError\n",
+    "import json\nx = json.loads(data)\n",
+    "x.code = 1\ny = err.code\nz = self.trace\n",
+    "frame = node.lineno\nprint(frame)\n",
 ]
 
 
@@ -192,6 +266,83 @@ def test_a_new_probe_cannot_hide_behind_a_moved_one() -> None:
     head = b"import sys\n\ndef b():\n    return sys._getframe(1)\n\ndef c():\n    return sys._getframe(2)\n"
     hits = new_references({"src/m.py": (base, head)})
     assert [(h.ref.name, h.ref.line) for h in hits] == [("sys._getframe", 7)]
+
+
+RED_SOURCE = RED
+
+
+# Same file, same count of each name as the baseline, but the probe is used in a statement the patch wrote.
+CHANGED_USE = {
+    "statement-edited": (
+        "import sys\nA = 'json' in sys.modules\n",
+        "import sys\nA = name in sys.modules\n",
+        "sys.modules",
+    ),
+    "one-removed-one-added": (
+        "import sys\nA = 'json' in sys.modules\n",
+        "import sys\n\n\ndef f(n):\n    return n in sys.modules\n",
+        "sys.modules",
+    ),
+    "bound-name": (
+        "import sys\nm = sys.modules\n",
+        "import sys\nm = sys.modules\nx = 'a' in m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-for": (
+        "import sys\nfor m in [sys.modules]:\n    pass\n",
+        "import sys\nfor m in [sys.modules]:\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-with": (
+        "import sys\nwith keep(sys.modules) as m:\n    pass\n",
+        "import sys\nwith keep(sys.modules) as m:\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "bound-by-walrus": (
+        "import sys\nif (m := sys.modules):\n    pass\n",
+        "import sys\nif (m := sys.modules):\n    pass\ny = m\n",
+        "m (bound to a probe)",
+    ),
+    "function-returns-probe": (
+        "import sys\n\n\ndef mods():\n    return sys.modules\n",
+        "import sys\n\n\ndef mods():\n    return sys.modules\n\n\nN = len(mods())\n",
+        "mods (bound to a probe)",
+    ),
+    "binding-moved-then-used": (
+        "import sys\n\n\ndef f():\n    x = sys.modules\n",
+        "import sys\n\n\ndef g():\n    x = sys.modules\n    return x['a']\n",
+        "x (bound to a probe)",
+    ),
+    "import-alias-added": ("from sys import modules\n", "from sys import modules as m\n", "sys.modules"),
+    "string-annotation-edited": (
+        "def f(x: 'int') -> None:\n    pass\n",
+        "def f(x: 'list[__import__(\"gc\").get_objects()]') -> None:\n    pass\n",
+        "gc.get_objects",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGED_USE))
+def test_a_probe_used_in_a_new_statement_is_new(case: str) -> None:
+    """Counts do not hide a probe: the same names as the baseline, used in a statement the patch wrote, are new."""
+    base, head, name = CHANGED_USE[case]
+    hits = new_references({"src/m.py": (base.encode(), head.encode())})
+    assert name in {h.ref.name for h in hits}, hits
+
+
+def test_editing_an_import_list_leaves_its_probes_old() -> None:
+    """Adding or dropping other names in an import statement (cattrs' "Drop Python 3.8") is not a new probe."""
+    base = b"import sys, os\nfrom typing import Any, get_type_hints\nfrom hypothesis import given\n"
+    head = b"import json, sys\nfrom typing import get_type_hints, List\nfrom hypothesis import given, note\n"
+    assert new_references({"src/m.py": (base, head)}) == []
+
+
+def test_a_move_counts_only_out_of_code_under_test() -> None:
+    """A statement removed from a file that was not code under test on the baseline does not make its copy old."""
+    line = b"import sys\nF = sys._getframe\n"
+    sides = {"scripts/tool.py": (line, None), "src/m.py": (None, line)}
+    assert new_references(sides, move_from={"src/m.py"}) != []
+    assert new_references(sides, move_from={"scripts/tool.py", "src/m.py"}) == []
 
 
 # ---- the lane in the gate, on real repositories ------------------------------------------------------------------
@@ -325,15 +476,24 @@ def test_test_named_module_imported_by_code_under_test_is_scanned(git_repo: GitR
     assert receipt["decision"]["row"] == "harness-probed"
 
 
-def test_moving_a_probe_into_src_from_a_deleted_module_is_not_new(git_repo: GitRepo, tmp_path: Path) -> None:
-    """A package moved into src/ (its old files deleted) keeps the probes it had: no violation."""
-    red_repo(git_repo, extra={"lib/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"})
-    git_repo.commit(
-        "move", {"lib/log.py": None, "src/log.py": "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"}
-    )
+LOG = "import sys\n\n\ndef caller():\n    return sys._getframe(1)\n"
+
+
+def test_moving_a_probe_into_src_from_code_under_test_is_not_new(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A package moved into src/ (its old files deleted) keeps the probes it had when code under test imported it."""
+    red_repo(git_repo, extra={"lib/log.py": LOG, "src/calc.py": "import lib.log\n" + RED_SOURCE})
+    git_repo.commit("move", {"lib/log.py": None, "src/log.py": LOG, "src/calc.py": "import log\n" + RED_SOURCE})
     receipt = judge(git_repo, tmp_path, run=False)
     assert "harness-probed" not in rows(receipt), receipt["violations"]
-    assert receipt["probes"]["scanned"] == ["src/log.py"]
+    assert receipt["probes"]["scanned"] == ["src/calc.py", "src/log.py"]
+
+
+def test_moving_a_probe_in_from_a_module_nothing_tested_imported_is_new(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The same move from a module that was not code under test (nothing under test imported it) is a new probe."""
+    red_repo(git_repo, extra={"lib/log.py": LOG})
+    git_repo.commit("move", {"lib/log.py": None, "src/log.py": LOG})
+    receipt = judge(git_repo, tmp_path, run=False)
+    assert [(v["path"], v["line"]) for v in receipt["violations"]] == [("src/log.py", 5)]
 
 
 def test_probe_two_imports_away_from_code_under_test_is_found(git_repo: GitRepo, tmp_path: Path) -> None:

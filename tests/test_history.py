@@ -304,3 +304,15 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def test_the_note_counts_in_words_and_names_the_file_at_fault() -> None:
+    """One commit, one entry: singular nouns; a baseline whose configuration is unusable is not called an invalid
+    ledger (the note quotes the point's own detail)."""
+    one = history.Point("a" * 40, 0, "s", "freeze.yaml", "measured", entries=1, size=10)
+    note = history.summary_note(history.History("main", "a" * 40, (one,)))
+    assert note is not None and note.startswith("1 first-parent commit of main:") and "peak 1 entry on" in note
+    bad = history.Point("b" * 40, 1, "s", "freeze.yaml", "invalid", detail=".evidence-gate.yml is not a mapping")
+    note = history.summary_note(history.History("main", "b" * 40, (one, bad)))
+    assert note is not None and "at the baseline .evidence-gate.yml is not a mapping" in note
+    assert "ledger is invalid" not in note and "1 commit drawn as gaps" in note

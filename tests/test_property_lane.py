@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import property_lane
+from evidence_gate import run_facts
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.assertion_hash import statement_hash
 from support.property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
@@ -355,17 +355,16 @@ def test_exhausted_search_space_is_recorded_and_accepted(git_repo: GitRepo, tmp_
 def test_short_runs_are_judged_by_hypothesis_stop_reason(result: dict[str, object], expected: str | None) -> None:
     """Why Hypothesis stopped decides: an exhausted space passes, a search starved by discards or a count below the
     plan does not, and a Hypothesis run without statistics cannot be counted at all."""
-    issue = property_lane._run_issue({"outcome": "passed", "hypothesis": True, "seed": 11, **result}, 25)
+    issue = run_facts.seed_issue(11, {"outcome": "passed", "hypothesis": True, **result}, 25)
     assert (issue is None) if expected is None else (issue is not None and expected in issue), issue
 
 
 def test_one_issue_on_several_seeds_is_named_once() -> None:
     """The same problem on every seed is one line listing the seeds, not one line per seed."""
     issues = [
-        property_lane._run_issue({"outcome": "skipped", "seed": s, "message": "Skipped: Pre-3.10 only."}, 25)
-        for s in (1, 2, 3)
+        run_facts.seed_issue(s, {"outcome": "skipped", "message": "Skipped: Pre-3.10 only."}, 25) for s in (1, 2, 3)
     ]
-    [line] = property_lane._grouped([i for i in issues if i])
+    [line] = run_facts.grouped([i for i in issues if i])
     assert line.startswith("skipped on seeds 1, 2, 3: Skipped: Pre-3.10 only. (not evidence: list only"), line
 
 

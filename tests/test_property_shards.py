@@ -39,6 +39,9 @@ def test_merge_closes_ledgers_over_shards(
     assert code == 0, merged["violations"]
     assert sorted(ledger(merged)["attempted_seeds"]) == [11, 12, 13, 14]
     assert ledger(merged)["status"] == "budget_pass_no_freeze"
+    # Each shard compared its seeds with the baseline's run of them; the merged ledger keeps all four comparisons.
+    assert sorted(ledger(merged)["steering"]["compared"]) == [11, 12, 13, 14]
+    assert sorted(ledger(merged)["steering"]["baseline"]["discards"]) == ["11", "12", "13", "14"]
     assert "PASS" in capsys.readouterr().out
 
 

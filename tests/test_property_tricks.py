@@ -13,7 +13,7 @@ from support.property_repo import judge, red_repo, rows, sealed_only
 from support.repo_builder import GitRepo
 
 CASES = Path(__file__).parent / "property_cases"
-BEFORE_TESTS = {"evidence-path-edited", "harness-probed"}
+BEFORE_TESTS = decision.stops_tests()
 
 
 EXPECT_KEYS = {"doc", "rows", "mentions", "baseline", "config"}

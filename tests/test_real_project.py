@@ -25,7 +25,7 @@ import pytest
 from support import real_project
 from support.action_runner import OWNER_UID, REPOSITORY, Runner, action_env, run_container
 from support.container_engine import Engine
-from support.fake_github import FakeGitHub
+from support.fake_github import FakeGitHub, row_of
 from support.fake_results_service import FakeResultsService
 from support.real_project import BROKEN_IMPORT, BUG, ENTRIES, HONEST, TAMPER, ProjectUnavailable, RealProject
 from support.shared_data import EVENTS
@@ -341,7 +341,7 @@ def test_bug_in_asdict_fails_the_action_in_the_container(
     assert github.problems == [], github.problems
     ((run_id, run),) = github.runs.items()
     assert run["head_sha"] == project.repo.git("rev-parse", "bug")
-    assert (run["conclusion"], run["output"]["title"].split(":")[0]) == ("failure", "property-failed"), run
+    assert (run["conclusion"], row_of(run)) == ("failure", "property-failed"), run
     notes = [a for a in github.annotations[run_id] if a["path"] == "tests/test_funcs.py"]
     for node in BUG_NODES:
         assert any(a["start_line"] in function_span(project, node) for a in notes), (node, notes)

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_gate import check_report, decision, job_summary, receipt, report_rows
+from evidence_gate import check_report, decision, job_summary, property_report, receipt, report_rows
 from evidence_gate.job_summary import Links
 from support import property_repo
 from support.repo_builder import GitRepo
@@ -259,13 +259,17 @@ def test_limits_hold_for_ten_thousand_findings() -> None:
 
 
 def test_failing_property_is_annotated_on_its_failing_line() -> None:
-    """The property's annotation sits on the ledger's `failure` line, carries the error and a reproduce command."""
+    """The property's annotation sits on the ledger's `failure` line, carries the example and the error, and its
+    details the reproduce command."""
     r = case_receipt("property-failed")
     ledger = r["properties"]["ledgers"][0]
     (first,) = [a for a in check_report.annotations_for(r) if a.title.startswith("Property failed")]
     assert (first.path, first.line, first.level) == (ledger["failure"]["path"], ledger["failure"]["line"], "failure")
     assert "AssertionError: assert 0 == 1" in first.message
-    assert "--hypothesis-seed=1101" in first.raw_details and "total=1" in first.raw_details
+    assert (
+        "--hypothesis-seed=1101" in first.raw_details
+        and "Minimal example: test_sum_is_preserved(total=1" in first.message
+    )
 
 
 def test_without_a_failure_record_the_finding_line_is_used() -> None:
@@ -275,7 +279,7 @@ def test_without_a_failure_record_the_finding_line_is_used() -> None:
     assert check_report.annotations_for(r)[0].line == 14
     r["violations"][0]["line"] = None
     assert check_report.annotations_for(r)[0].line == 1
-    assert "Assertion hash" in check_report.build(r, "sha256:x").summary
+    assert "**Failing line:** not recorded" in check_report.build(r, "sha256:x").summary
 
 
 def test_a_human_patch_gets_notices_and_a_neutral_conclusion() -> None:
@@ -295,16 +299,25 @@ def test_max_annotations_is_said_in_the_summary() -> None:
     assert "111 of 121 annotations were left out" in built.summary.split("### What failed")[0]
 
 
-def test_title_carries_row_and_counts() -> None:
-    """Titles name the row and what it rests on."""
+def test_titles_lead_with_the_verdict_and_fit_a_list() -> None:
+    """Titles give the verdict and its counts first, within 54 characters (GitHub's lists cut the rest), and
+    never the row id (the summary's first line has it)."""
     titles = {c.name: check_report.build(case_receipt(c.name), "sha256:x").title for c in CASES}
-    assert (
-        titles["many-findings"] == "evidence-path-edited: Locked evidence touched — 101 locked paths, "
-        "20 freeze-ledger findings"
-    )
-    assert titles["property-failed"] == "property-failed: Property failed — 1 of 3 properties failed"
-    assert titles["pass"] == "pass: All clear: score the code diff — 3 properties held"
-    assert titles["static-only"].endswith("— properties not run")
+    assert titles["many-findings"] == "Fail: 101 locked paths touched, 20 ledger findings"
+    assert titles["property-failed"] == "Fail: 1 of 3 properties failed"
+    assert titles["pass"] == "Pass: 3 properties held"
+    assert titles["static-only"] == "Pass: properties not run"
+    assert titles["aborted"] == "Gate crashed: nothing was scored"
+    for name, shown in titles.items():
+        row = str(case_receipt(name)["decision"]["row"])
+        assert len(shown) <= job_summary.TITLE_CHARS and row not in shown, (name, shown)
+
+
+def test_a_title_too_long_for_a_list_keeps_whole_phrases() -> None:
+    """Counts that do not fit are left out whole and marked `…`, never cut mid-word."""
+    r = case_receipt("many-findings")
+    r["violations"].append({"row": "harness-probed", "path": "src/a.py", "line": 3, "message": "probe"})
+    assert check_report.build(r, "sha256:x").title == "Fail: 101 locked paths touched, 1 harness probe, …"
 
 
 def test_static_only_names_the_input_not_the_cli_flag_alone() -> None:
@@ -401,6 +414,7 @@ def test_links_come_only_from_the_runner_and_the_receipt() -> None:
         docs="https://ghe.example/o/gate/blob/v1/README.md",
         artifact="https://ghe.example/o/r/actions/runs/7/artifacts/42",
         blob=f"https://ghe.example/o/r/blob/{r['git']['head']}",
+        base_blob=f"https://ghe.example/o/r/blob/{r['git']['baseline']}",
     )
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).docs is None
     assert check_report.links_from({**env, "GITHUB_ACTION_REPOSITORY": ""}, "o/r", r).artifact is None
@@ -422,3 +436,97 @@ def test_root_files_are_grouped_under_the_repository_root() -> None:
     ]
     summary = check_report.build(r, "sha256:x").summary
     assert "**repository root** (1)\n- `conftest.py` was added" in summary
+
+
+@needs_cmark
+@pytest.mark.skipif(not Path(RENDER.CHROMIUM).exists(), reason="chromium is not installed (apt-get install chromium)")
+def test_first_screen_of_a_failing_property_holds_the_example_and_the_command(tmp_path: Path) -> None:
+    """Rendered as GitHub renders it in a 1280 by 800 window, the property-failed check run shows its minimal example
+    and the whole reproduce command (no line wider than the block) above the fold."""
+    files = RENDER.render_case(RENDER.CASES / "property-failed")
+    markdown, heading = RENDER.png_sources(files)["check-run.png"]
+    probe = """<script>
+    const pre = [...document.querySelectorAll('pre')].find(p => p.textContent.includes('--hypothesis-seed='));
+    const code = [...document.querySelectorAll('code')].find(c => c.textContent.startsWith('test_sum_is_preserved('));
+    document.title = JSON.stringify({pre: pre && [pre.getBoundingClientRect().bottom, pre.scrollWidth - pre.clientWidth],
+      example: code && code.getBoundingClientRect().bottom, lines: pre && pre.textContent.trim().split('\\n').length});
+    </script></body>"""
+    page = tmp_path / "check-run.html"
+    page.write_text(RENDER.page(RENDER.to_html(markdown), heading).replace("</body>", probe), "utf-8")
+    dom = RENDER._chromium(["--window-size=1280,800", "--dump-dom", page.as_uri()], tmp_path)
+    found = re.search(r"<title>(.*?)</title>", dom)
+    assert found is not None, dom[:2000]
+    seen = json.loads(found.group(1).replace("&quot;", '"'))
+    assert seen["example"] is not None and seen["example"] <= 800, seen
+    assert seen["pre"] is not None and seen["pre"][0] <= 800 and seen["pre"][1] == 0, seen
+    assert seen["lines"] <= 6, seen
+
+
+def test_the_project_addresses_are_pyprojects() -> None:
+    """The README and issues addresses the reports print are the ones pyproject.toml publishes."""
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
+    assert urls["Documentation"] == report_rows.PROJECT_README and urls["Issues"] == report_rows.ISSUES_URL
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_no_noise_in_what_people_read(case: Path) -> None:
+    """Summary and text hold no Python `True`/`False`, no SPEC status slug, no assertion hash and no full-length
+    digest outside a link's address (identities are 12-digit prefixes in one collapsed line)."""
+    built = check_report.build(case_receipt(case.name), "sha256:" + "e" * 64)
+    for shown in (built.summary, built.text):
+        words = re.sub(r"\(<[^>]*>\)", "", shown)  # link targets may carry a full commit id
+        assert not re.search(r"`(True|False)`", words), case.name
+        assert not re.search(r"[0-9a-f]{40}", words), case.name
+        assert "assertion hash" not in words and "seed(s)" not in words, case.name
+        assert not any(f"`{slug}`" in words for slug in property_report.STATUS_WORDS), case.name
+    assert built.text.startswith("<details><summary>Identities")
+    assert "freeze_eligible" not in built.text
+
+
+def test_nothing_is_said_twice() -> None:
+    """An annotation's message neither repeats its title's row id nor holds the exception twice; a precondition's
+    fix is What to do and not repeated in its finding; a finding line does not start with its own path."""
+    for c in CASES:
+        for a in check_report.build(case_receipt(c.name), "sha256:x").annotations:
+            assert not re.search(r"\[[a-z-]+\]$", a.message), (c.name, a.message)
+            assert a.message.count("AssertionError") + a.raw_details.count("AssertionError") <= 1, a
+    summary = check_report.build(case_receipt("config-invalid"), "sha256:x").summary
+    assert summary.count("the patch's copy is never read") == 1, summary
+    summary = check_report.build(case_receipt("property-failed"), "sha256:x").summary
+    assert "- [`properties/test_allocate_properties.py" not in summary
+    text = check_report.build(case_receipt("property-failed"), "sha256:x").text
+    assert "` test\\_sum\\_is\\_preserved failed on planned seeds 1101, 1102" in text
+
+
+@needs_cmark
+def test_the_crash_page_leads_with_the_bug_sentence_and_an_address() -> None:
+    """A crash's summary says it is the gate's bug, outside any code block, right after the verdict, with the
+    repository's issues address; the traceback is collapsed."""
+    summary = check_report.build(case_receipt("aborted"), "sha256:x", links=LINKS).summary
+    second = summary.split("\n\n")[1]
+    assert second.startswith("**This is a bug in evidence-gate, not a finding about the pull request.**")
+    assert f"{report_rows.ISSUES_URL}/new" in html_of(summary).hrefs
+    assert "<details><summary>Traceback</summary>" in summary
+
+
+def test_links_point_at_the_pr_head_and_a_deleted_file_at_the_base(shared_dir: Path) -> None:
+    """With a real pull_request event's head.sha, a line in the head links that commit (not the test merge commit,
+    which changes on every push); a locked file the patch deleted links the baseline, the only commit that has it."""
+    event = json.loads((shared_dir / "github-api/events/pull_request.opened.1.json").read_text("utf-8"))
+    head = event["pull_request"]["head"]["sha"]
+    r = case_receipt("freeze-entry-added")
+    env = {"GITHUB_SERVER_URL": "https://github.com"}
+    links = check_report.links_from(env, "o/r", r, head=head)
+    summary = check_report.build(r, "sha256:x", links=links).summary
+    assert f"https://github.com/o/r/blob/{head}/freeze.yaml#L" in summary and r["git"]["head"] not in summary
+    r["violations"] = [
+        {"row": "evidence-path-edited", "path": "fixtures/a.json", "line": 1, "message": "fixtures/a.json was deleted"}
+    ]
+    text = check_report.build(r, "sha256:x", links=links).text
+    assert f"https://github.com/o/r/blob/{r['git']['baseline']}/fixtures/a.json#L1" in text and head not in text
+    assert (
+        check_report.links_from(env, "o/r", r, head="not-a-sha").blob
+        == f"https://github.com/o/r/blob/{r['git']['head']}"
+    )

@@ -112,13 +112,15 @@ def test_format_choices_come_from_the_registry() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_report_case_is_valid_sarif(case: Path, sarif_schema: jsonschema.Draft4Validator) -> None:
-    """Each real receipt (written by a gate run) gives valid SARIF: one rule per row, one result per violation."""
+    """Each real receipt (written by a gate run) gives valid SARIF: one rule per row that fired, one result per
+    violation."""
     receipt = json.loads((case / "receipt.json").read_text("utf-8"))
     log = sarif.sarif_log(receipt, DOCS)
     _valid(sarif_schema, log)
     _github_rules(log)
     (run,) = log["runs"]
-    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == list(decision.row_ids())
+    fired = {v["row"] for v in receipt["violations"]}
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [r for r in decision.row_ids() if r in fired]
     assert [r["ruleId"] for r in run["results"]] == [v["row"] for v in receipt["violations"]]
     assert run["invocations"][0]["executionSuccessful"] is (receipt["state"] == "final")
 
@@ -131,12 +133,12 @@ def test_rules_link_to_anchors_the_rendered_readme_has(sarif_schema: jsonschema.
         [cmark, "--unsafe", "-e", "table"], input=(ROOT / "README.md").read_bytes(), capture_output=True, check=True
     ).stdout.decode()
     ids = set(re.findall(r'<a id="([^"]+)"></a>', html))
-    rules = sarif.sarif_log({"violations": []}, DOCS)["runs"][0]["tool"]["driver"]["rules"]
+    rules = [sarif.rule(r, DOCS) for r in decision.table()]
     for rule in rules:
         base, fragment = rule["helpUri"].split("#")
         assert base == DOCS and fragment == f"row-{rule['id']}" and fragment in ids, rule["id"]
         assert rule["help"]["text"] and rule["shortDescription"]["text"] == decision.row(rule["id"]).title
-    assert "helpUri" not in sarif.sarif_log({"violations": []})["runs"][0]["tool"]["driver"]["rules"][0]
+    assert "helpUri" not in sarif.rule(decision.table()[0], None)
 
 
 def test_check_format_sarif_on_a_grown_ledger(tmp_path: Path, sarif_schema: jsonschema.Draft4Validator) -> None:
@@ -191,11 +193,15 @@ def test_failed_property_is_shown_on_the_failing_assert() -> None:
     (res,) = sarif.sarif_log(receipt)["runs"][0]["results"]
     where = res["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"] == ledger["failure"]["path"]
-    assert where["region"] == {"startLine": ledger["failure"]["line"]}
+    assert where["region"] == {
+        "startLine": ledger["failure"]["line"],
+        "snippet": {"text": ledger["failure"]["statement"]},
+    }
+    assert res["message"]["text"].startswith("test_sum_is_preserved failed on planned seeds 1101, 1102")
     assert "relatedLocations" not in res  # the finding's own line is the assertion's
     receipt["violations"][0]["line"] = 3
     (res,) = sarif.sarif_log(receipt)["runs"][0]["results"]
-    assert res["locations"][0]["physicalLocation"]["region"] == {"startLine": ledger["failure"]["line"]}
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == ledger["failure"]["line"]
     (related,) = res["relatedLocations"]
     assert related["physicalLocation"]["region"] == {"startLine": 3} and related["id"] == 0
 
@@ -207,7 +213,7 @@ def test_levels_follow_the_rows_gate() -> None:
     many = json.loads((ROOT / "tests/report_cases/many-findings/receipt.json").read_text("utf-8"))
     assert {r["level"] for r in sarif.sarif_log(many)["runs"][0]["results"]} == {"error"}
     rules = {r["id"]: r for r in sarif.sarif_log(many)["runs"][0]["tool"]["driver"]["rules"]}
-    assert rules["pass"]["defaultConfiguration"]["level"] == "note"
+    assert sarif.rule(decision.row("pass"), None)["defaultConfiguration"]["level"] == "note"
     assert rules["freeze-id-added"]["defaultConfiguration"]["level"] == "error"
 
 
@@ -300,7 +306,7 @@ def test_action_writes_sarif_and_statement_with_attest_outputs(
     _github_rules(log)
     assert len(log["runs"][0]["results"]) == len(json.loads(receipt_file.read_text("utf-8"))["violations"])
     docs = "https://github.example/octo/evidence-gate/blob/v1/README.md"
-    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == f"{docs}#row-config-invalid"
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == f"{docs}#row-evidence-path-edited"
     (run,) = github.runs.values()
     assert run["head_sha"] == pr.head
     _statement_ok(pr.repo.path / "receipt.intoto.json", receipt_file, pr.head)
@@ -386,3 +392,16 @@ def test_merge_prints_sarif_of_the_merged_receipt(tmp_path: Path, sarif_schema: 
     _valid(sarif_schema, log)
     assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["freeze-id-added"]
     _statement_ok(tmp_path / "merged.intoto.json", merged, _rev(repo, "HEAD"))
+
+
+def test_a_failing_propertys_rule_gives_the_command() -> None:
+    """The property-failed rule's help, which says to reproduce with a command, holds that command (SARIF has no
+    'below'); a run's log carries only the rules that fired."""
+    receipt = json.loads((ROOT / "tests/report_cases/property-failed/receipt.json").read_text("utf-8"))
+    (rule,) = sarif.sarif_log(receipt)["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["id"] == "property-failed" and "below" not in rule["help"]["text"]
+    for help_text in (rule["help"]["text"], rule["help"]["markdown"]):
+        assert "--hypothesis-seed=1101" in help_text and "test_sum_is_preserved" in help_text
+    assert "```sh\nPYTHONPATH=src python -c" in rule["help"]["markdown"]
+    passed = json.loads((ROOT / "tests/report_cases/pass/receipt.json").read_text("utf-8"))
+    assert sarif.sarif_log(passed)["runs"][0]["tool"]["driver"]["rules"] == []

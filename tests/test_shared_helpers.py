@@ -65,7 +65,7 @@ def test_every_reporter_spells_a_path_alike() -> None:
     assert locked_paths.display_path(path) == gfm.printable(path) == spelled
     receipt = empty_receipt()
     receipt["violations"] = [{"row": "evidence-path-edited", "path": path, "line": None, "message": "edited"}]
-    assert report.render_text(receipt).splitlines()[0] == f"{spelled}: edited [evidence-path-edited]"
+    assert report.render_text(receipt).splitlines()[:2] == ["error[evidence-path-edited]: edited", f" --> {spelled}"]
     (note,) = check_report.annotations_for(receipt)
     assert note.path == spelled
 

@@ -567,7 +567,7 @@ def _finish(
     extra = [(history.PICTURE, picture[0].encode("utf-8"))] if picture else []
     extra += side.files
     artifact_id = _upload(run, inputs, data, text, extra) if inputs.upload else ""
-    links = check_report.links_from(run.env, repository, receipt, artifact_id)
+    links = check_report.links_from(run.env, repository, receipt, artifact_id, head)
     found = check_report.annotations_for(receipt)
     if inputs.shard is None and check_report.cap_note(len(found), inputs.max_annotations):
         run.warn_once(check_report.cap_note(len(found), inputs.max_annotations))
@@ -585,7 +585,7 @@ def _finish(
     if inputs.job_summary:
         ledger = (picture[1], history.PICTURE) if picture else None
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger)
-        _write_summary(run.env, job_summary.truncate_bytes(summary))
+        _write_summary(run, job_summary.truncate_bytes(summary))
     _write_outputs(run, receipt, target.shown, run_id, artifact_id, side.outputs)
     return step_exit(code, inputs.fail_on)
 
@@ -650,18 +650,17 @@ def _last_resort(run: _Run, exc: Exception) -> int:
     try:
         if started.checks is not None and started.run_id is not None:  # never leave it in_progress
             started.checks.complete(started.run_id, "failure", check_title(receipt), summary, [], run.now())
-        _write_summary(run.env, summary)
+        _write_summary(run, summary)
         _write_outputs(run, receipt, "", started.run_id, "")
     except Exception as second:  # noqa: BLE001 - nothing is left to report to; the log line above stands
         run.say(log_text(f"evidence-gate: could not post the check run, summary or outputs: {second}"))
     return EXIT_INTERNAL
 
 
-def _write_summary(env: Mapping[str, str], markdown: str) -> None:
-    path = env.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
+def _write_summary(run: _Run, markdown: str) -> None:
+    problem = job_summary.append(run.env, markdown)
+    if problem:
+        run.warn_once(problem)
 
 
 def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str) -> tuple[Any, int | None]:

@@ -1,7 +1,8 @@
 """`mode: merge`: one verdict over the receipts a `shard: K/N` matrix uploaded to this workflow run.
 
-The job lists the run's artifacts through the results service, downloads every `<artifact-name>-K-of-N`, checks
-each (size caps, zip, strict JSON, schema, final state, the shard it claims, the commits this run judges), and
+The job lists the run's artifacts through the results service, downloads every `<artifact-name>-K-of-N` under the
+gate's own caps, proves each by what arrived (every member's CRC, strict JSON, schema, final state, the shard it
+claims, the commits this run judges; a size the service listed is only recorded when it disagrees), and
 merges them with the code `evidence-gate merge` uses. A shard that is missing, unreadable or from another run is a
 failing row that names it: the merge never decides over fewer seeds than the plan.
 """
@@ -49,6 +50,7 @@ class Collected:
     total: int | None = None
     receipts: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     problems: list[Violation] = field(default_factory=list)
+    notes: dict[int, str] = field(default_factory=dict)  # shard -> a size the service listed that was not downloaded
 
 
 def _shards_of(listed: list[Listed], artifact_name: str) -> dict[tuple[int, int], Listed]:
@@ -94,6 +96,9 @@ def _check_one(
         )
         return
     out.receipts[shard[0]] = (item.name, receipt)
+    note = artifact_download.size_note(item, data)
+    if note:
+        out.notes[shard[0]] = note
 
 
 def collect(
@@ -180,13 +185,41 @@ def _failing(collected: Collected, expected: tuple[str, str | None], extra: list
     return out
 
 
+def _disagreeing(collected: Collected) -> list[Violation]:
+    """A row naming each shard whose commits, configuration, property list or seed plan differ from the lowest
+    shard's (a forged or foreign receipt), so the failure says which artifact to look at."""
+    shards = sorted(collected.receipts.items())
+    if not shards:
+        return []
+    first, (_, reference) = shards[0]
+    out = []
+    for k, (name, receipt) in shards[1:]:
+        fields = [
+            what
+            for what, a, b in zip(
+                shard_merge.IDENTITY, shard_merge.identity(reference), shard_merge.identity(receipt), strict=True
+            )
+            if a != b
+        ]
+        if fields:
+            out.append(
+                Violation(
+                    "run-integrity",
+                    f"shard {k}/{collected.total} (artifact {name}) judged another {' and '.join(fields)} than shard "
+                    f"{first}/{collected.total}: every shard of one run judges the same ones; {RERUN}",
+                )
+            )
+    return out
+
+
 def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> dict[str, Any]:
     """The merged receipt when every shard held up, else a failing one naming what did not."""
+    collected.problems.extend(_disagreeing(collected))
     if collected.problems:
         return _failing(collected, expected, [])
     ordered = sorted(collected.receipts.items())
     try:
-        return shard_merge.merge([r for _, (_, r) in ordered], [name for _, (name, _) in ordered])
+        merged = shard_merge.merge([r for _, (_, r) in ordered], [name for _, (name, _) in ordered])
     except GateError as exc:
         return _failing(collected, expected, [Violation("run-integrity", exc.describe())])
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # schema-valid yet unmergeable: fail closed
@@ -200,6 +233,11 @@ def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> di
                 )
             ],
         )
+    for entry in merged["merged_from"]:
+        note = collected.notes.get(entry["shard"][0])
+        if note:
+            entry["note"] = note
+    return merged
 
 
 def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, now: Callable[[], datetime]) -> int:
@@ -240,4 +278,5 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
     reporter.notes.append(
         f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"
     )
+    reporter.notes.extend(note for _, note in sorted(collected.notes.items()))
     return action_verdict.post(reporter, target, receipt, now)

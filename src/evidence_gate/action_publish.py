@@ -26,7 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import action_verdict, decision, gate, receipt_types, seed_ledger
+import yaml
+
+from evidence_gate import action_verdict, decision, gate, receipt_types, run_facts
 from evidence_gate.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
 from evidence_gate.config import CONFIG_PATH
 from evidence_gate.errors import GateError, InputInvalid
@@ -41,20 +43,6 @@ from evidence_gate.strict_parse import load_json
 if TYPE_CHECKING:
     from evidence_gate.action import Inputs
 
-# Rows only the property lane (and the replays it runs) decides; everything else is re-derived here.
-DYNAMIC_ROWS = frozenset(
-    {
-        "freeze-expired",
-        "freeze-removed-still-failing",
-        "freeze-removal-unverified",
-        "fixture-digest-mismatch",
-        "run-integrity",
-        "seed-ledger-open",
-        "property-tautology",
-        "property-failed",
-        "property-failed-fresh-seed",
-    }
-)
 # Paths whose change means the fork's run may not have been the gate (its workflow comes from the PR itself).
 RUNNER_PREFIXES = (".github/workflows/", ".github/actions/")
 REF = "refs/evidence-gate/publish"
@@ -80,6 +68,7 @@ class Trigger:
     head_repo: str
     repository: str
     numbers: tuple[int, ...]
+    workflow_path: str = ""  # the triggering run's workflow file, as the base branch holds it
 
 
 @dataclass(frozen=True)
@@ -127,6 +116,7 @@ def parse_trigger(path: Path, env_name: str | None) -> Trigger:
         str(head_repo.get("full_name") or ""),
         str(_obj(_obj(payload).get("repository")).get("full_name") or ""),
         tuple(p["number"] for p in prs if isinstance(p, dict) and isinstance(p.get("number"), int)),
+        str(run.get("path") or ""),
     )
 
 
@@ -273,8 +263,9 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
 def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Violation]) -> dict[str, Any]:
     """Our static verdict, with the fork's property results where they are accepted, re-decided."""
     out = copy.deepcopy(ours)
-    static = [v for v in violations_of(ours) if theirs is None or v.row not in DYNAMIC_ROWS]
-    dynamic = [v for v in violations_of(theirs) if v.row in DYNAMIC_ROWS] if theirs is not None else []
+    sealed = decision.decided_by(*decision.SEALED_LANES)  # rows only the run decides; the rest is re-derived here
+    static = [v for v in violations_of(ours) if theirs is None or v.row not in sealed]
+    dynamic = [v for v in violations_of(theirs) if v.row in sealed] if theirs is not None else []
     violations = static + dynamic + extra
     facts: set[str] = set()
     if not ours.get("mode", {}).get("scored", True):
@@ -290,12 +281,6 @@ def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Vio
     out["decision"] = result.to_json()
     out["state"], out["ok"] = "final", result.ok
     return out
-
-
-# Rows after which the gate runs no test: the fork's property results play no part in the verdict.
-BEFORE_TESTS = frozenset(
-    {"config-invalid", "history-missing", "event-mismatch", "evidence-path-edited", "harness-probed"}
-)
 
 
 def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> dict[str, Any]:
@@ -334,7 +319,7 @@ def judge(
     if ours.get("state") != "final":
         return ours
     extra = [Violation(problem.row, str(problem))] if problem is not None else []
-    accepted, refusal = _accept(repo, ours, theirs, str(baseline), str(merge))
+    accepted, refusal = _accept(repo, ours, theirs, str(baseline), str(merge), t.workflow_path)
     out = compose(ours, theirs if accepted else None, extra + ([refusal] if refusal else []))
     out["published_from"] = {
         "run_id": t.run_id,
@@ -346,11 +331,11 @@ def judge(
 
 
 def _accept(
-    repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str, merge: str
+    repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str, merge: str, workflow: str
 ) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
     rows = {v["row"] for v in receipt_types.violations(ours)} | {receipt_types.decision_row(ours)}
-    if theirs is None or rows & BEFORE_TESTS or not ours["mode"].get("scored", True):
+    if theirs is None or rows & decision.stops_tests() or not ours["mode"].get("scored", True):
         return False, None  # no receipt (already a finding), or a verdict that no test result can change
     if (theirs.get("config", {}).get("blob"), theirs["properties"].get("list_sha256")) != (
         ours["config"].get("blob"),
@@ -370,42 +355,129 @@ def _accept(
             "the fork's run executed: its property results are not accepted; a maintainer must "
             "land that change on the base branch first",
         )
-    broken = ledgers_problem(ours, theirs, merge)
+    if theirs.get("mode", {}).get("run") is False:
+        why = _runs_properties(repo, baseline, workflow)
+        if why:
+            return False, Violation(
+                "run-integrity",
+                f"the receipt says the properties were not run (`run: false`), but {why}: a receipt without "
+                "property results is not accepted from this workflow; re-run the gate workflow on the pull request",
+            )
+        return True, None  # the base's workflow runs the static lanes only; the receipt says so and holds no ledger
+    broken = facts_problems(ours, theirs, merge)
     if broken:
         return False, Violation(
             "run-integrity",
-            f"the receipt's seed ledgers do not hold up ({broken}): its "
-            "property results are not accepted; re-run the gate workflow on the pull request",
+            f"the receipt's claims and its own facts do not hold up ({'; '.join(broken[:4])}): its property "
+            "results are not accepted; re-run the gate workflow on the pull request (a receipt edited after the "
+            "run, or not written by the gate)",
         )
     return True, None
 
 
-def ledgers_problem(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> str | None:
-    """What is inconsistent in the fork's seed ledgers against the baseline's plan and list, or None.
+def _runs_properties(repo: Repo, baseline: str, workflow: str) -> str | None:
+    """Why the base branch's workflow `workflow` would have run the properties (None: it says `run-properties: false`
+    on every evidence-gate step it has). The patch leaves workflows untouched (checked before), so this is the run's."""
+    data = repo.read_blob(baseline, workflow) if workflow.startswith(RUNNER_PREFIXES[0]) else None
+    if data is None:
+        return f"the run's workflow {workflow or '(unnamed)'} is not on the base branch"
+    try:
+        jobs = _obj(yaml.safe_load(data)).get("jobs")
+    except yaml.YAMLError:
+        return f"the base branch's {workflow} does not parse"
+    steps = [
+        _obj(step)
+        for job in _obj(jobs).values()
+        for step in (_obj(job).get("steps") or [])
+        if "evidence-gate" in str(_obj(step).get("uses") or "") or _obj(step).get("uses") == "./"
+    ]
+    with_ = [_obj(step.get("with")) for step in steps]
+    if not steps or any(
+        str(w.get("run-properties", w.get("run_properties", "true"))).lower() != "false" for w in with_
+    ):
+        return f"the base branch's {workflow} runs evidence-gate with the property lane (`run-properties` is not false)"
+    return None
 
-    The fork's run is the base branch's workflow, so its ledgers should be the gate's own; this re-closes each one and
-    checks it covers the plan for every listed property, so an edited receipt cannot drop or soften a ledger.
-    """
-    if theirs.get("mode", {}).get("run") is False:
-        return None  # the base's workflow runs the static lanes only; the receipt says so and holds no ledger
+
+def facts_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> list[str]:
+    """Where the fork's receipt disagrees with the baseline's plan and list, the static lanes re-derived here, or its
+    own facts (run_facts: the rows its ledgers and digest records show, and the decision its rows give)."""
     props = theirs.get("properties", {})
     if props.get("skipped"):
-        return f"the properties were not run: {str(props['skipped'])[:200]}"
-    plan = ours["config"].get("effective", {}).get("properties", {}).get("seeds")
+        return [f"the properties were not run: {str(props['skipped'])[:200]}"]
+    found = _plan_problems(ours, theirs, merge)
+    found += _static_problems(ours, theirs)
+    return found + run_facts.contradictions(theirs)
+
+
+def _plan_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> list[str]:
+    """The fork's seed ledgers against the baseline's plan and list: one per listed property, for the whole plan."""
+    props = theirs.get("properties", {})
+    effective = ours["config"].get("effective", {}).get("properties", {})
+    plan = effective.get("seeds")
     if props.get("plan") != plan:
-        return f"plan {props.get('plan')} is not the baseline's {plan}"
+        return [f"plan {props.get('plan')} is not the baseline's {plan}"]
+    found = []
+    if props.get("shard") is not None:
+        found.append(f"its properties are shard {props.get('shard')}'s, not the whole plan's")
+    fresh = props.get("fresh_seeds")
+    if not isinstance(fresh, list) or len(fresh) < effective.get("fresh_seeds", 0):  # each shard draws its own
+        found.append(f"fresh seeds {fresh} are fewer than the {effective.get('fresh_seeds')} the baseline asks for")
     ledgers = receipt_types.ledgers(theirs)
     for ledger in ledgers:
+        node = str(ledger.get("property_id"))[:100]
         if ledger.get("patch_id") != merge or sorted(ledger.get("planned_seeds") or []) != sorted(plan or []):
-            return f"ledger {str(ledger.get('property_id'))[:100]} is not for {merge[:12]} and the whole plan"
-        if seed_ledger.close(ledger) != ledger.get("status"):
-            return f"ledger {str(ledger.get('property_id'))[:100]} does not close as it says ({ledger.get('status')})"
+            found.append(f"ledger {node} is not for {merge[:12]} and the whole plan")
+        elif ledger.get("fresh_seeds") != fresh:
+            found.append(f"ledger {node}'s fresh seeds are not the run's {fresh}")
+        elif set(ledger.get("attempted_seeds") or []) - set(plan or []) - set(fresh or []):
+            found.append(f"ledger {node} attempted seeds outside the plan and the fresh seeds")
     ids = [str(x.get("property_id")) for x in ledgers]
     for entry in ours["properties"].get("list", []):
         node = str(entry.get("node"))
         if not any(i == node or i.startswith(node + "::") for i in ids):
-            return f"no ledger for {node[:100]}"
-    return None
+            found.append(f"no ledger for {node[:100]}")
+    return found
+
+
+def _static_problems(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """The fork's digest records, replays and excuses against the static lanes re-derived here from git objects."""
+    found = []
+    records = [(d.get("id"), d.get("output_sha256")) for d in ours.get("fixtures", {}).get("digests", [])]
+    digests = theirs.get("fixtures", {}).get("digests") or []
+    if [(d.get("id"), d.get("output_sha256")) for d in digests if isinstance(d, dict)] != records:
+        found.append("its digest records are not the baseline's")
+    freeze = ours.get("freeze", {})
+    expected = {(i, "removed") for i in freeze.get("removed") or []} | {
+        (i, "expired") for i in freeze.get("expired") or []
+    }
+    replays = [r for r in theirs.get("freeze", {}).get("replays") or [] if isinstance(r, dict)]
+    if {(r.get("id"), r.get("kind")) for r in replays} != expected or len(replays) != len(expected):
+        found.append("its freeze replays are not those of the entries the patch removed or let expire")
+    claimed = receipt_types.violations(theirs)
+    runs = ours["config"].get("effective", {}).get("freeze", {}).get("removal_runs")
+    for r in replays:
+        sides = [r.get("baseline"), r.get("head")] if r.get("kind") == "removed" else [r.get("head")]
+        ok = all(isinstance(o, list) and o and all(x == "passed" for x in o) for o in sides)
+        row, prefix = (
+            ("freeze-removed-still-failing", f"removed entry {r.get('id')!r}:")
+            if r.get("kind") == "removed"
+            else ("freeze-expired", f"entry {r.get('id')!r} expired")
+        )
+        if r.get("kind") == "removed" and r.get("runs") != runs:
+            found.append(f"replay of {str(r.get('id'))[:100]!r} ran {r.get('runs')} times, not the baseline's {runs}")
+        if r.get("ok") is not ok:
+            found.append(f"replay of {str(r.get('id'))[:100]!r} says ok: {r.get('ok')!r} of its outcomes")
+        elif not ok and not any(v.get("row") == row and str(v.get("message")).startswith(prefix) for v in claimed):
+            found.append(f"replay of {str(r.get('id'))[:100]!r} did not pass, and it claims no {row}")
+    active = set(freeze.get("active") or [])
+    for ledger in receipt_types.ledgers(theirs):
+        excuse = ledger.get("excused_by")
+        if excuse is not None and excuse not in active:
+            found.append(
+                f"ledger {str(ledger.get('property_id'))[:100]} is excused by {str(excuse)[:100]!r}, no active entry"
+            )
+    return found
 
 
 def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     for problem in side.problems:
         run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
     artifact_id = _upload(run, target.upload_name, data, text, side.files) if target.upload_name else ""
-    links = check_report.links_from(run.env, target.repository, receipt, artifact_id)
+    links = check_report.links_from(run.env, target.repository, receipt, artifact_id, target.check_sha or None)
     report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
     run_id = _check_run(run, target, report, now)
     if run_id is None:
@@ -115,10 +115,9 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
     summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
-    path = run.env.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with Path(path).open("a", encoding="utf-8") as handle:
-            handle.write(job_summary.truncate_bytes(summary) + "\n")
+    unwritten = job_summary.append(run.env, job_summary.truncate_bytes(summary))
+    if unwritten:
+        run.warn_once(unwritten)
     final = receipt.get("state") == "final"
     decided = receipt_types.decision(receipt)
     outputs = {

@@ -2,7 +2,8 @@
 the receipt read out of an artifact zip under size caps.
 
 The twirp shapes follow `results/api/v1/artifact.proto` as @actions/artifact v2 speaks it (JSON with the proto field
-names; int64 values are JSON strings, wrapper types are bare values). ListArtifacts is asked with this job's backend
+names; int64 values are JSON strings, wrapper types are bare values); answers are read under either proto3 JSON name
+(`database_id` or `databaseId`), as act's, Gitea's and Forgejo's services answer the lowerCamelCase ones. ListArtifacts is asked with this job's backend
 ids and answers every artifact of the run; GetSignedArtifactURL is asked with the artifact's own ids.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, backend_ids
+from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, answer_field, backend_ids
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.receipt import validate
@@ -24,6 +25,7 @@ from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merg
 from evidence_gate.strict_parse import load_json
 
 MAX_ZIP = 4 << 20  # an artifact holding one receipt and its text report; anything larger is not ours
+MAX_INFLATED = 4 * MAX_ZIP  # every member together, inflated: receipt, report, SARIF, Statement, history picture
 RECEIPT_MEMBER = "receipt.json"
 
 
@@ -51,14 +53,16 @@ def _digits(value: Any) -> int | None:
 def _listed(raw: Any) -> Listed:
     if not isinstance(raw, dict):
         raise ArtifactError("ListArtifacts answered an artifact that is not an object")
-    name, run_id, job_id = raw.get("name"), raw.get("workflow_run_backend_id"), raw.get("workflow_job_run_backend_id")
-    artifact_id, size = _digits(raw.get("database_id")), _digits(raw.get("size", "0"))
+    name = answer_field(raw, "name")
+    run_id, job_id = answer_field(raw, "workflow_run_backend_id"), answer_field(raw, "workflow_job_run_backend_id")
+    size = answer_field(raw, "size")
+    artifact_id, size = _digits(answer_field(raw, "database_id")), _digits("0" if size is None else size)
     if not (isinstance(name, str) and isinstance(run_id, str) and isinstance(job_id, str)) or None in (
         artifact_id,
         size,
     ):
         raise ArtifactError(f"ListArtifacts answered an artifact without name, ids or size: {str(raw)[:200]}")
-    digest = raw.get("digest")
+    digest = answer_field(raw, "digest")
     return Listed(
         name, str(artifact_id), int(size or 0), digest if isinstance(digest, str) and digest else None, run_id, job_id
     )
@@ -81,7 +85,8 @@ def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[List
     answer = client.twirp(
         "ListArtifacts", {"workflow_run_backend_id": ids[0], "workflow_job_run_backend_id": ids[1]}, require_ok=False
     )
-    raw = answer.get("artifacts", [])
+    raw = answer_field(answer, "artifacts")
+    raw = [] if raw is None else raw
     if not isinstance(raw, list):
         raise ArtifactError("ListArtifacts answered no artifact list")
     newest: dict[str, Listed] = {}
@@ -92,9 +97,9 @@ def list_run_artifacts(client: ResultsClient, ids: tuple[str, str]) -> list[List
 
 
 def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes:
-    """The artifact's zip, within `limit` bytes and equal to the size and digest the service recorded."""
-    if item.size > limit:
-        raise ArtifactError(f"artifact {item.name} is {item.size} bytes, over the {limit}-byte cap")
+    """The artifact's zip, read no further than the gate's own `limit`, and equal to the digest the uploader recorded
+    when the service has one. The size the service lists is not checked here: services compute it their own way
+    (act lists its folder's 4096), so the caller proves the bytes by their content and records a disagreeing size."""
     answer = client.twirp(
         "GetSignedArtifactURL",
         {
@@ -104,16 +109,40 @@ def download(client: ResultsClient, item: Listed, limit: int = MAX_ZIP) -> bytes
         },
         require_ok=False,
     )
-    url = answer.get("signed_url")
+    url = answer_field(answer, "signed_url")
     if not isinstance(url, str) or not url:
         raise ArtifactError(f"GetSignedArtifactURL returned no signed_url for {item.name}")
     data = client.get_blob(url, limit)
     digest = sha256_digest(data)
     if item.digest is not None and item.digest != digest:
         raise ArtifactError(f"artifact {item.name}: downloaded {digest}, the service recorded {item.digest}")
-    if item.size and item.size != len(data):
-        raise ArtifactError(f"artifact {item.name}: downloaded {len(data)} bytes, the service recorded {item.size}")
     return data
+
+
+def size_note(item: Listed, data: bytes) -> str | None:
+    """What to record when the size the service listed is not the size downloaded (None when they agree)."""
+    if item.size == len(data):
+        return None
+    return (
+        f"the results service listed {item.size} bytes for artifact {item.name}; {len(data)} were downloaded and "
+        "the receipt was proved by its content (zip CRCs, schema, shard, commits, configuration)"
+    )
+
+
+def _check_members(archive: zipfile.ZipFile) -> None:
+    """Inflate every member, within MAX_INFLATED bytes declared in all, so each CRC-32 is checked: a truncated or
+    altered zip is refused whichever member it hits."""
+    members = archive.infolist()
+    declared = sum(i.file_size for i in members)
+    if declared > MAX_INFLATED:
+        raise ReceiptUnusable(f"the artifact's members declare {declared} bytes, over the {MAX_INFLATED}-byte cap")
+    for info in members:
+        try:
+            with archive.open(info) as handle:
+                while handle.read(1 << 16):
+                    pass
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+            raise ReceiptUnusable(f"member `{info.filename}` of the artifact does not inflate intact ({exc})") from exc
 
 
 def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, Any], bytes]:
@@ -127,6 +156,7 @@ def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, A
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise ReceiptUnusable(f"the artifact is not a readable zip ({exc})") from exc
     with archive:
+        _check_members(archive)
         members = [i for i in archive.infolist() if i.filename == RECEIPT_MEMBER]
         if len(members) != 1:
             raise ReceiptUnusable(f"the artifact holds {len(members)} `{RECEIPT_MEMBER}` entries, not one")
@@ -166,4 +196,5 @@ __all__ = [
     "download",
     "list_run_artifacts",
     "receipt_from_zip",
+    "size_note",
 ]

@@ -1,9 +1,12 @@
 """Artifact upload from inside the container, without Node: the Actions results-service protocol.
 
-CreateArtifact (twirp JSON) returns a signed blob URL; the zip is PUT there as one block blob; FinalizeArtifact
+CreateArtifact (twirp JSON) returns a signed blob URL; the zip goes there as @actions/artifact sends it, Put Block
+for each chunk then Put Block List (act's service keeps nothing of a single Put Blob); FinalizeArtifact
 records its size and `sha256:` digest and returns the artifact id. The run and job backend ids come from the
 `Actions.Results:<run>:<job>` scope in the `scp` claim of `ACTIONS_RUNTIME_TOKEN`; the endpoint is
-`ACTIONS_RESULTS_URL`. Only the standard library is used.
+`ACTIONS_RESULTS_URL`. Answers are read under either proto3 JSON name of a field (`signed_upload_url` or
+`signedUploadUrl`): GitHub's service answers the proto names, act's, Gitea's and Forgejo's the lowerCamelCase ones.
+Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import io
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +28,7 @@ from evidence_gate.digest import sha256_digest
 
 SERVICE = "twirp/github.actions.results.api.v1.ArtifactService"
 MAX_ATTEMPTS = 4
+BLOCK_SIZE = 8 << 20  # @actions/artifact's upload chunk size
 # A fixed timestamp keeps the zip's bytes (and so its digest) a function of the files alone.
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
@@ -62,6 +68,21 @@ def backend_ids(token: str) -> tuple[str, str]:
         if len(fields) == 3 and fields[0] == "Actions.Results" and fields[1] and fields[2]:
             return fields[1], fields[2]
     raise ArtifactError("ACTIONS_RUNTIME_TOKEN carries no Actions.Results scope")
+
+
+def json_name(proto_name: str) -> str:
+    """The lowerCamelCase JSON name proto3 gives a field (`workflow_run_backend_id` -> `workflowRunBackendId`)."""
+    head, *rest = proto_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def answer_field(answer: Mapping[str, Any], proto_name: str) -> Any:
+    """A field of a results-service answer under its proto name or its JSON name (a proto3 JSON reader must accept
+    both), None when absent; both at once is a malformed answer, as protobuf's own JSON parser holds it."""
+    camel = json_name(proto_name)
+    if camel != proto_name and proto_name in answer and camel in answer:
+        raise ArtifactError(f"the service answered both {proto_name!r} and {camel!r} for one field")
+    return answer.get(proto_name, answer.get(camel))
 
 
 def build_zip(files: Sequence[tuple[str, bytes]]) -> bytes:
@@ -129,19 +150,27 @@ class ResultsClient:
             raise ArtifactError(f"{method}: the service said no: {str(answer)[:300]}")
         return answer
 
-    def put_blob(self, url: str, data: bytes) -> None:
-        """Upload the zip to the signed URL as one block blob."""
+    def put_blocks(self, url: str, data: bytes, block_size: int = BLOCK_SIZE) -> list[str]:
+        """Upload the zip to the signed URL as the Azure SDK does for @actions/artifact: one Put Block per chunk, then
+        Put Block List naming them in order; the block ids (base64 of a prefix and the index, one length for all)."""
         if not url.startswith(("https://", "http://")):
             raise ArtifactError("CreateArtifact returned a signed URL that is not http(s)")
-        request = urllib.request.Request(  # noqa: S310 - scheme checked
-            url,
-            data=data,
-            method="PUT",
-            headers={
-                "x-ms-blob-type": "BlockBlob",
-                "Content-Type": "application/zip",
-                "Content-Length": str(len(data)),
-            },
+        prefix = str(uuid.uuid4())
+        ids: list[str] = []
+        for index, start in enumerate(range(0, len(data), block_size)):
+            block_id = base64.b64encode(f"{prefix}{index:06d}".encode()).decode()
+            chunk = data[start : start + block_size]
+            self._put(_with_query(url, comp="block", blockid=block_id), chunk, {"Content-Type": "application/zip"})
+            ids.append(block_id)
+        listing = "".join(f"<Latest>{block_id}</Latest>" for block_id in ids)
+        body = f'<?xml version="1.0" encoding="utf-8"?><BlockList>{listing}</BlockList>'.encode()
+        headers = {"Content-Type": "application/xml; charset=utf-8", "x-ms-blob-content-type": "application/zip"}
+        self._put(_with_query(url, comp="blocklist"), body, headers)
+        return ids
+
+    def _put(self, url: str, data: bytes, headers: Mapping[str, str]) -> None:
+        request = urllib.request.Request(  # noqa: S310 - scheme checked by the caller
+            url, data=data, method="PUT", headers={**headers, "Content-Length": str(len(data))}
         )
         self._send("blob upload", request)
 
@@ -156,12 +185,20 @@ class ResultsClient:
         return data
 
 
+def _with_query(url: str, **params: str) -> str:
+    """The signed URL with `params` added to its query (the signature's own parameters kept as they are)."""
+    split = urllib.parse.urlsplit(url)
+    extra = "&".join(f"{key}={urllib.parse.quote(value, safe='')}" for key, value in params.items())
+    return urllib.parse.urlunsplit(split._replace(query=f"{split.query}&{extra}" if split.query else extra))
+
+
 def upload(
     env: Mapping[str, str],
     name: str,
     files: Sequence[tuple[str, bytes]],
     *,
     sleep: Callable[[float], None] = time.sleep,
+    block_size: int = BLOCK_SIZE,
 ) -> Uploaded:
     """Zip `files` and upload them as artifact `name`; ArtifactUnavailable when the runner offers no service."""
     token = env.get("ACTIONS_RUNTIME_TOKEN", "")
@@ -173,11 +210,12 @@ def upload(
     client = ResultsClient(results_url, token, sleep=sleep)
     ids = {"workflow_run_backend_id": run_id, "workflow_job_run_backend_id": job_id, "name": name}
     created = client.twirp("CreateArtifact", {**ids, "version": 4})
-    signed = created.get("signed_upload_url")
+    signed = answer_field(created, "signed_upload_url")
     if not isinstance(signed, str):
         raise ArtifactError("CreateArtifact returned no signed_upload_url")
     data = build_zip(files)
     digest = sha256_digest(data)
-    client.put_blob(signed, data)
+    client.put_blocks(signed, data, block_size)
     final = client.twirp("FinalizeArtifact", {**ids, "size": str(len(data)), "hash": digest})
-    return Uploaded(str(final.get("artifact_id", "")), len(data), digest)
+    artifact_id = answer_field(final, "artifact_id")
+    return Uploaded("" if artifact_id is None else str(artifact_id), len(data), digest)

@@ -5,6 +5,7 @@ Pure: no PyGithub, no network. `checks_api` sends what `build` returns; `action`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,14 +79,16 @@ def _property_annotation(receipt: dict[str, Any], ledger: SeedLedgerJson, v: Vio
     line = int(failure["line"]) if failure else int(v.get("line") or 1)
     seed = ledger["failing_seed"]
     assert seed is not None  # property_report.failing keeps only ledgers with a failing seed
-    parts = [str(v.get("message"))]
-    if failure and failure.get("exception"):
-        parts.append(str(failure["exception"]))
-    details = []
+    node = str(ledger.get("property_id"))
+    said = property_report.in_words(str(v.get("message"))).removeprefix(node.rsplit("::", 1)[0] + "::")
+    parts = [said.split(" (", 1)[0]]  # the example follows as its own line
     example = property_report.minimal_example(ledger)
     if example:
-        details += ["Minimal example:", example, ""]
-    details += [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
+        short = property_report.one_line_example(example, 120)
+        parts.append(f"Minimal example: {short}" if short else f"Minimal example:\n{example}")
+    if failure and failure.get("exception"):
+        parts.append(str(failure["exception"]))
+    details = [f"Reproduce seed {seed} from the repository root:", reproduce.for_ledger(receipt, ledger, seed)]
     return Annotation(
         path=visible.line(path),
         line=max(line, 1),
@@ -129,7 +132,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 Annotation(
                     path=visible.line(str(v["path"])),
                     line=int(v.get("line") or 1),
-                    message=visible.line(f"{message} [{v['row']}]"),
+                    message=visible.line(message),  # the title names the row
                     title=f"{_row_title(str(v['row']))} [{v['row']}]",
                     level=level,
                 )
@@ -168,10 +171,14 @@ def cap_note(found: int, max_annotations: int | None) -> str:
     )
 
 
-def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "") -> Links:
+def links_from(
+    env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "", head: str | None = None
+) -> Links:
     """The links the runner's variables allow: README of the action's own repository and ref (none for `uses: ./`,
     whose README is the caller's; `EVIDENCE_GATE_DOCS_URL` overrides it), the artifact page once uploaded, and the
-    head commit's files."""
+    files of the pull request's head (`head`, the event's `pull_request.head.sha`; the receipt's head commit
+    without one — for a pull request that is the test merge commit, which changes on every push) and of the
+    baseline."""
     server = str(env.get("GITHUB_SERVER_URL") or "").rstrip("/")
     if not server.startswith(("https://", "http://")):
         return Links()
@@ -186,6 +193,13 @@ def links_from(env: dict[str, str] | Any, repository: str, receipt: dict[str, An
         if repository and run_id.isdigit() and artifact_id.isdigit()
         else None
     )
-    head = str((receipt.get("git") or {}).get("head") or "")
-    blob = f"{server}/{repository}/blob/{head}" if repository and len(head) in (40, 64) else None
-    return Links(docs=docs, artifact=artifact, blob=blob)
+    git = receipt.get("git") or {}
+
+    def blob(sha: str) -> str | None:
+        return f"{server}/{repository}/blob/{sha}" if repository and _SHA.fullmatch(sha) else None
+
+    shown = head if head and _SHA.fullmatch(head) else str(git.get("head") or "")
+    return Links(docs=docs, artifact=artifact, blob=blob(shown), base_blob=blob(str(git.get("baseline") or "")))
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

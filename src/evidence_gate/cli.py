@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from evidence_gate import __version__, attestation, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
 from evidence_gate.receipt import write_receipt
 from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
+from evidence_gate.terminal_report import CRASH_HELP, SourceLine
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -161,19 +164,49 @@ def run_check(args: argparse.Namespace) -> int:
         out, code = gate.evaluate(opts, args.receipt)
     _attest(args.receipt)
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
-        sys.stdout.write(render(args.format, out, report_context()))
+        sys.stdout.write(render(args.format, out, report_context(source=_source_lines(args.repo, out))))
     if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
-            print("evidence-gate: this is a bug in evidence-gate; the receipt records the traceback", file=sys.stderr)
+            print(f"evidence-gate: {CRASH_HELP}", file=sys.stderr)
     return code
 
 
-def report_context(env: dict[str, str] | None = None) -> Context:
-    """What the reporters may link to: the README named by `EVIDENCE_GATE_DOCS_URL` (https only), else nothing."""
-    docs = (os.environ if env is None else env).get(DOCS_ENV, "")
-    return Context(docs=docs.split("#", 1)[0] if docs.startswith("https://") else None)
+def report_context(
+    env: dict[str, str] | None = None, *, tty: bool | None = None, source: SourceLine | None = None
+) -> Context:
+    """What the reporters may use: the README named by `EVIDENCE_GATE_DOCS_URL` (https only), else nothing; the
+    terminal's width (`COLUMNS`, else the terminal's, else 80) and colour only on a terminal without `NO_COLOR`."""
+    found: Mapping[str, str] = os.environ if env is None else env
+    docs = found.get(DOCS_ENV, "")
+    on_tty = sys.stdout.isatty() if tty is None else tty
+    columns = found.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() else shutil.get_terminal_size((80, 24)).columns if on_tty else 80
+    return Context(
+        docs=docs.split("#", 1)[0] if docs.startswith("https://") else None,
+        width=width,
+        color=on_tty and not found.get("NO_COLOR") and found.get("TERM") != "dumb",
+        source=source,
+    )
+
+
+def _source_lines(repo: Path, receipt: dict[str, Any]) -> SourceLine | None:
+    """A finding's source line, read from the head commit's blob (never the working tree, which may differ)."""
+    head = str((receipt.get("git") or {}).get("head") or "")
+    if not head:
+        return None
+    from evidence_gate.git import Repo  # noqa: PLC0415 - only the text report needs it
+
+    def line_of(path: str, line: int) -> str | None:
+        try:
+            data = Repo(repo).read_blob(head, path)
+        except (GateError, OSError, ValueError):
+            return None
+        rows = data.decode("utf-8", "replace").split("\n") if data is not None else []
+        return rows[line - 1] if 1 <= line <= len(rows) and len(rows[line - 1]) <= 300 else None
+
+    return line_of
 
 
 def _attest(receipt: Path) -> None:

@@ -13,6 +13,9 @@ from evidence_gate.receipt_types import DecisionJson
 # Facts a lane may assert that are not violations.
 FACT_HUMAN = "human-patch"
 FACT_FREEZE_SHRANK = "freeze-shrank"
+# The lanes of the sealed run: their rows come from running the patch's code, so a publisher can only take them
+# from the run's receipt (and re-derive what the receipt's own facts show); every other lane is git objects.
+SEALED_LANES = ("replays", "fixtures", "properties")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class Row:
     title: str
     when: str
     scored: bool
+    decided_by: str
+    stops_tests: bool
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,20 @@ def row(row_id: str) -> Row:
 def row_ids() -> tuple[str, ...]:
     """Every row id, in table order."""
     return tuple(r.id for r in table())
+
+
+def decided_by(*lanes: str) -> frozenset[str]:
+    """The ids of the rows the given lanes decide (the table's `decided_by` column); KeyError for an unknown lane."""
+    known = {r.decided_by for r in table()}
+    unknown = set(lanes) - known
+    if unknown:
+        raise KeyError(f"lanes not in the decision table: {sorted(unknown)}")
+    return frozenset(r.id for r in table() if r.decided_by in lanes)
+
+
+def stops_tests() -> frozenset[str]:
+    """The ids of the rows that stop the gate before any test runs (the table's `stops_tests` column)."""
+    return frozenset(r.id for r in table() if r.stops_tests)
 
 
 def decide(violations: tuple[Violation, ...] | list[Violation], facts: frozenset[str] = frozenset()) -> Decision:

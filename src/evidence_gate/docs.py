@@ -35,17 +35,23 @@ def decision_table_markdown() -> str:
         "## Decision table",
         "",
         "Generated from `src/evidence_gate/data/decision_table.json` by `" + REGENERATE + "`; do not edit by hand.",
-        "The first matching row names the verdict and the check run (`ROW-ID: title`); every matching row is listed",
-        "in `decision.matched`.",
+        "The first matching row names the verdict (the check run's summary leads with `title · ROW-ID`); every matching row is listed",
+        "in `decision.matched`. *Decided by* is the lane that finds the row (`replays`, `fixtures` and `properties`",
+        "are the sealed run, whose rows a [publisher](#pull-requests-from-forks) takes from the run's receipt and",
+        "re-derives from its facts); *stops tests* marks the rows after which no test runs.",
         "",
-        "| # | row id | title | when | gate | exit |",
-        "|---|---|---|---|---|---|",
+        "| # | row id | title | when | gate | exit | decided by | stops tests |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
         # The anchor is what SARIF rules' helpUri and other links point at (`#row-ID`; GitHub resolves it).
         anchor = f'<a id="{sarif.row_anchor(r.id)}"></a>'
-        lines.append(f"| {r.number} | `{r.id}` | {anchor}{cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} |")
+        stops = "yes" if r.stops_tests else ""
+        lines.append(
+            f"| {r.number} | `{r.id}` | {anchor}{cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} "
+            f"| {r.decided_by} | {stops} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -265,7 +265,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     static = _static_lanes(repo, trusted, opts.today, receipt)
     lanes = static.lanes
     facts: set[str] = {decision.FACT_HUMAN} if trusted.human else set()
-    before_tests = {v.row for lane in lanes for v in lane.violations} & {"evidence-path-edited", "harness-probed"}
+    before_tests = {v.row for lane in lanes for v in lane.violations} & decision.stops_tests()
     skipped = _skip_reason(opts, trusted.human, before_tests)
     if skipped:
         receipt["properties"]["skipped"] = skipped

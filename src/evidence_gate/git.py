@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ FSCK_FIX = (
 )
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
+
+
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
 def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -260,6 +264,27 @@ class Repo:
             }
         )
         return [e for e in entries if TREE_MODE not in (e.old_mode, e.new_mode)]
+
+    def changed_lines(self, base: str, head: str, paths: Iterable[str]) -> dict[str, set[int]]:
+        """Per path, the head's line numbers the patch added or changed (`diff -U0` hunks), for the files named."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        raw = self.run(
+            "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", base, head, "--", *wanted
+        ).stdout
+        out: dict[str, set[int]] = {}
+        current = None
+        for row in raw.split(b"\n"):
+            if row.startswith(b"+++ "):
+                name = row[4:]
+                current = decode_path(name[2:]) if name.startswith(b"b/") else None
+            elif current is not None and row.startswith(b"@@ "):
+                found = _HUNK.match(row)
+                if found:
+                    start, count = int(found.group(1)), int(found.group(2) or 1)
+                    out.setdefault(current, set()).update(range(start, start + count))
+        return out
 
     def _require_trees(self, trees: Mapping[str, str]) -> None:
         """Raise `history-missing` naming the first tree (oid -> path) that is not in this clone."""

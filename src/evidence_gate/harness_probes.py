@@ -1,13 +1,12 @@
 """Harness-probe lane (`harness-probed`): new references to the harness or to introspection in code under test.
 
 Code under test is every `.py` file below a `properties.pythonpath` folder that is not a test file (`test_*.py`,
-`*_test.py`, `conftest.py`) or locked, plus every other unlocked repository module it imports (literal imports,
-followed transitively on the head tree, searched backwards from the changed files: a computed import is itself a
-probe). Each changed file is scanned on both
-sides; a name counts as many times as the head has it beyond the baseline, and a reference whose line was removed
-from another code-under-test file (or a deleted module that is not test code) in the same patch is a move, not a
-new probe. A compiled extension module or a
-symlink added below `pythonpath` cannot be read, so it counts too.
+`*_test.py`, `conftest.py`) or locked, plus every other repository module it imports: changed modules found by a
+backward search from the changed files (literal imports on the head tree), and every module the changed code can
+import, followed forward (an unchanged helper that the patch makes reachable is scanned whole). A reference is old
+only where the baseline side of the same file has the same name in the same statement, or where the patch removed
+that statement from a file that was code under test on the baseline (a move); counts are never compared. A
+compiled extension module or a symlink added below `pythonpath` cannot be read, so it counts too.
 """
 
 from __future__ import annotations
@@ -62,41 +61,36 @@ def in_pythonpath(path: str, roots: tuple[str, ...]) -> bool:
     return any(not r or path.startswith(r + "/") for r in roots)
 
 
-def _lines(source: bytes) -> list[str]:
-    return source.decode("utf-8", "replace").splitlines()
-
-
-def _keyed(source: bytes | None) -> list[tuple[str, str, Reference]]:
-    """(name, stripped line text, reference) for every probe of a source; the text identifies a moved line."""
+def _keyed(source: bytes | None) -> list[tuple[tuple[str, str], Reference]]:
+    """((name, statement), reference) for every probe of a source: the statement (its code, positions left out)
+    is what the patch must not have written for the probe to be old."""
     if source is None:
         return []
-    lines = _lines(source)
-    return [(r.name, lines[r.line - 1].strip() if 0 < r.line <= len(lines) else "", r) for r in references(source)]
+    return [((r.name, r.context), r) for r in references(source)]
 
 
-def new_references(sides: Mapping[str, tuple[bytes | None, bytes | None]]) -> list[Hit]:
-    """The probes each file's head side adds over its baseline side, moves between the files not counted."""
+def new_references(
+    sides: Mapping[str, tuple[bytes | None, bytes | None]], move_from: Iterable[str] | None = None
+) -> list[Hit]:
+    """The probes in statements each file's head side wrote: a probe is old only where the baseline side of the
+    same file has the same name in the same statement (moved within the file or not), or where the patch removed
+    that statement from a file in `move_from` (code under test on the baseline; every file when None)."""
     keyed = {path: (_keyed(base), _keyed(head)) for path, (base, head) in sides.items()}
-    # Lines with a probe that the patch removed somewhere: a head line with the same text and name was moved.
+    movable = set(sides) if move_from is None else set(move_from)
+    # Statements with a probe that the patch removed from code under test: the same statement elsewhere moved.
     pool: Counter[tuple[str, str]] = Counter()
-    for base, head in keyed.values():
-        pool.update(Counter((n, t) for n, t, _ in base) - Counter((n, t) for n, t, _ in head))
+    for path, (base, head) in keyed.items():
+        if path in movable:
+            pool.update(Counter(k for k, _ in base) - Counter(k for k, _ in head))
     hits: list[Hit] = []
     for path, (base, head) in keyed.items():
-        before = Counter(n for n, _t, _r in base)
-        base_texts = Counter((n, t) for n, t, _ in base)
-        excess = Counter(n for n, _t, _r in head)
-        excess.subtract(before)
-        for name, extra in sorted(excess.items()):
-            if extra <= 0:
-                continue
-            mine = [(t, r) for n, t, r in head if n == name]
-            # The occurrences on lines the baseline did not have are the new ones.
-            fresh = sorted(mine, key=lambda tr: (base_texts[(name, tr[0])] > 0, -tr[1].line))
-            for text, ref in sorted(fresh[:extra], key=lambda tr: tr[1].line):
-                if pool[(name, text)] > 0 and base_texts[(name, text)] == 0:
-                    pool[(name, text)] -= 1
-                    continue
+        kept = Counter(k for k, _ in base)
+        for key, ref in head:
+            if kept[key] > 0:
+                kept[key] -= 1
+            elif pool[key] > 0:
+                pool[key] -= 1
+            else:
                 hits.append(Hit(path, ref))
     return hits
 
@@ -193,6 +187,64 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
     return out
 
 
+def _is_cut(path: str, roots: tuple[str, ...]) -> bool:
+    return in_pythonpath(path, roots) and not is_test_file(path)
+
+
+def _added(entry: DiffEntry) -> bool:
+    return entry.old_oid == NULL_OID or entry.old_mode not in REGULAR
+
+
+def _old_blob(entry: DiffEntry) -> bool:
+    return entry.old_oid != NULL_OID and entry.old_mode in REGULAR
+
+
+_IMPORTS: dict[tuple[str, str], list[Any]] = {}  # (blob id, path) → the imports it names; blobs never change
+_MAX_REACH = 5000
+
+
+def _reach(
+    repo: Repo,
+    tree: Mapping[str, Any],
+    start: set[str],
+    changed: set[str],
+    roots: tuple[str, ...],
+    extra_roots: set[str],
+) -> set[str]:
+    """Every repository module the sealed run can import from the `start` files (the patch's code under test),
+    followed through modules that are not unchanged code under test (those were reachable before the patch):
+    literal imports resolved against the tree root, each pythonpath folder, the folders pytest puts on `sys.path`
+    for the locked files, and relative to the package. Bounded by the tree's own size; parses are cached by blob."""
+    search = tuple(dict.fromkeys(("", *roots, *sorted(extra_roots))))
+    out: set[str] = set()
+    frontier = set(start)
+    while frontier and len(out) < _MAX_REACH:
+        missing = [tree[p].oid for p in frontier if p in tree and (tree[p].oid, p) not in _IMPORTS]
+        blobs = repo.read_blobs(dict.fromkeys(missing)) if missing else {}
+        following: set[str] = set()
+        for path in sorted(frontier):
+            entry = tree.get(path)
+            if entry is None:
+                continue
+            key = (entry.oid, path)
+            if key not in _IMPORTS:
+                _IMPORTS[key] = import_scan.imported_names(blobs.get(entry.oid) or b"", path)
+            for ref in _IMPORTS[key]:
+                for cand in _resolve_in(ref, search):
+                    if cand in tree and cand not in out and cand not in start:
+                        out.add(cand)
+                        if cand in changed or not _is_cut(cand, roots):
+                            following.add(cand)
+        frontier = following
+    return out
+
+
+def _resolve_in(ref: Any, search: tuple[str, ...]) -> list[str]:
+    if ref.level:
+        return _resolve(ref, ())
+    return [c for root in search for c in import_scan.candidates(root, ref.parts)]
+
+
 def check(
     repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
 ) -> LaneResult:
@@ -202,29 +254,46 @@ def check(
         e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
     ]
     scanned = _scanned(repo, head, changed, roots, locked) if changed else set()
-    # Baseline sides of every code-under-test file the patch touched, deleted ones included (moves start there).
-    # A deleted module that is not test code may have moved into code under test (`attr/` → `src/attr/`).
-    sources = [
-        e
-        for e in diff
-        if e.path.endswith(".py") and (e.path in scanned or (e.status == "D" and not is_test_file(e.path)))
-    ]
+    by_path = {e.path: e for e in diff}
+    tree = {t.path: t for t in repo.ls_tree(head, recursive=True) if t.type == "blob"} if scanned else {}
+    extra_roots = {a for path in locked for a in import_scan.search_roots(path)}
+    reached = _reach(repo, tree, scanned, set(by_path), roots, extra_roots)
+    scanned |= {p for p in reached if p in by_path and by_path[p].status != "D" and p not in locked}
+    # Code under test on the baseline: below pythonpath and not test code, or imported by such a file there. Only
+    # there may a probe already have been (kept in its statement) or have moved from (a deleted module).
+    deleted = {e.path for e in diff if e.status == "D" and e.path.endswith(".py") and e.old_mode in REGULAR}
+    # Unchanged modules the changed code reaches that were not code under test by their place (maybe by import).
+    fresh = {p for p in reached if p not in by_path and not _is_cut(p, roots)}
+    ask = {
+        p for p in (scanned | deleted | fresh) if not _is_cut(p, roots) and not (p in by_path and _added(by_path[p]))
+    }
+    was_cut = {p for p in scanned | deleted if _is_cut(p, roots)}
+    was_cut |= _imported_from_cut(repo, baseline, ask, roots, locked) if ask else set()
+    fresh -= was_cut
     blobs = repo.read_blobs(
         [
-            *(e.old_oid for e in sources if e.old_oid != NULL_OID and e.old_mode in REGULAR),
-            *(e.new_oid for e in sources if e.path in scanned),
+            *(by_path[p].old_oid for p in (scanned | deleted) & was_cut if _old_blob(by_path[p])),
+            *(by_path[p].new_oid for p in scanned),
+            *(tree[p].oid for p in fresh),
         ]
     )
-    sides = {
-        e.path: (
-            blobs.get(e.old_oid) if e.old_mode in REGULAR else None,
-            blobs.get(e.new_oid) if e.path in scanned else None,
-        )
-        for e in sources
+    sides: dict[str, tuple[bytes | None, bytes | None]] = {
+        p: (blobs.get(by_path[p].old_oid) if p in was_cut and _old_blob(by_path[p]) else None, None) for p in deleted
     }
+    sides |= {
+        p: (
+            blobs.get(by_path[p].old_oid) if p in was_cut and _old_blob(by_path[p]) else None,
+            blobs.get(by_path[p].new_oid),
+        )
+        for p in scanned
+    }
+    # An unchanged module outside code under test that the patch now imports: everything in it is new here.
+    sides |= {p: (None, blobs.get(tree[p].oid)) for p in fresh}
+    scanned |= fresh
+    moves = new_references(sides, move_from=was_cut)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    for hit in [*_unreadable(diff, roots, locked), *new_references(sides)]:
+    for hit in [*_unreadable(diff, roots, locked), *moves]:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None

@@ -315,10 +315,13 @@ def text_lines(history: History) -> list[str]:
         out.append("no commit has a readable ledger: nothing to draw")
     else:
         peak = max(measured, key=lambda p: p.entries or 0)
-        out.append(f"now: {_describe(pts[-1])}; peak {peak.entries} entries on {_day(peak.when)} ({peak.commit[:12]})")
+        out.append(
+            f"now: {_describe(pts[-1])}; peak {_count(peak.entries or 0, 'entry', 'entries')} on {_day(peak.when)} "
+            f"({peak.commit[:12]})"
+        )
     gaps = sum(p.state in ("invalid", "unreadable") for p in pts)
     if gaps:
-        out.append(f"{gaps} commit(s) with an invalid or unreadable ledger or configuration, drawn as gaps")
+        out.append(f"{_count(gaps, 'commit')} with an invalid or unreadable ledger or configuration, drawn as gaps")
     for patch in history.patches:
         out.append(
             f"receipt {patch.name} ({patch.head[:12] or 'no head'}, {patch.day or 'no date'}): {patch.open} open, "
@@ -352,6 +355,11 @@ def main(
     return 0
 
 
+def _count(n: int, word: str, many: str | None = None) -> str:
+    """`1 entry`, `2 entries`."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 PICTURE = "ledger-history.svg"  # the action writes it beside the receipt and uploads it with the artifact
 
 
@@ -361,12 +369,14 @@ def summary_note(walked: History) -> str | None:
     if not measured:
         return None
     last = walked.points[-1]
-    now = f"at the baseline {_describe(last)}" if last.state == "measured" else f"the baseline's ledger is {last.state}"
+    # an unusable configuration is not an invalid ledger: the point's detail names the file at fault
+    now = f"at the baseline {_describe(last)}" if last.state == "measured" else f"at the baseline {last.detail}"
     peak = max(measured, key=lambda p: p.entries or 0)
     gaps = sum(p.state in ("invalid", "unreadable") for p in walked.points)
     return (
-        f"{len(walked.points)} first-parent commits of {walked.branch}: {now}; peak {peak.entries} entries on "
-        f"{_day(peak.when)}" + (f"; {gaps} commit(s) drawn as gaps (invalid or unreadable ledger)" if gaps else "")
+        f"{_count(len(walked.points), 'first-parent commit')} of {walked.branch}: {now}; peak "
+        f"{_count(peak.entries or 0, 'entry', 'entries')} on {_day(peak.when)}"
+        + (f"; {_count(gaps, 'commit')} drawn as gaps (invalid or unreadable ledger or configuration)" if gaps else "")
     )
 
 

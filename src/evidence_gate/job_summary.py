@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from evidence_gate import gfm, property_report, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
@@ -23,6 +24,7 @@ from evidence_gate.report_rows import LANES, PRECONDITIONS
 STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub rejects a step summary over 1 MiB
 CHECK_SUMMARY_LIMIT = 65535  # characters: the check-run `output.summary` and `output.text` limit
 TRUNCATED_MARKER = "\n\n**[evidence-gate: report truncated; the full receipt is in the artifact]**\n"
+TITLE_CHARS = 54  # GitHub cuts a check run's title in its lists after about this many characters
 MAX_ITEMS = 30  # finding lines per lane in the summary (the text has all)
 MAX_NAMES = 25  # file names merged into one summary line
 MAX_FAILING = 10  # failing properties shown in full in the summary
@@ -36,7 +38,8 @@ class Links:
 
     docs: str | None = None  # the README the row anchors are appended to
     artifact: str | None = None  # the uploaded receipt artifact
-    blob: str | None = None  # `{server}/{repo}/blob/{sha}`, for links to a finding's line
+    blob: str | None = None  # `{server}/{repo}/blob/{sha}` of the PR head, for links to a finding's line
+    base_blob: str | None = None  # the same at the baseline, for a line only the base has (a deleted file)
 
 
 def fenced(text: str, info: str = "text") -> str:
@@ -68,20 +71,31 @@ def kind(receipt: dict[str, Any]) -> str:
     return "pass" if receipt.get("ok") is True else "fail"
 
 
-def _line_link(links: Links) -> Callable[[str, int | None], str]:
-    def render(path: str, line: int | None) -> str:
+_IN_BASE = re.compile(r"\bwas (deleted|moved to)\b")  # a locked path the head no longer has
+
+
+def in_base(v: ViolationJson) -> bool:
+    """Whether the finding's path exists only at the baseline (deleted or moved away by the patch)."""
+    return bool(_IN_BASE.search(str(v.get("message", ""))))
+
+
+def _line_link(links: Links) -> Callable[..., str]:
+    def render(path: str, line: int | None, base: bool = False) -> str:
         label = gfm.code(f"{path}:{line}" if line else path, 300)
-        if links.blob is None:
+        blob = links.base_blob if base else links.blob
+        if blob is None:
             return label
-        return gfm.link(label, f"{links.blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
+        return gfm.link(label, f"{blob}/{gfm.url_path(path)}" + (f"#L{line}" if line else ""))
 
     return render
 
 
 def verdict(receipt: dict[str, Any]) -> str:
-    """The one-line verdict with its mark."""
+    """The one-line verdict with its mark and row (the title above it holds the counts)."""
     decision = receipt_types.decision(receipt)
-    row, title = str(receipt_types.decision_row(receipt)), str(decision.get("title", "") if decision else "")
+    row = str(receipt_types.decision_row(receipt))
+    title = str(decision.get("title", "") if decision else "")
+    shown = report_rows.title(row) if title and report_rows.info(row).title else title
     aborted = (
         "**The gate itself failed**: it did not finish"
         if title in ("", "The gate did not finish")
@@ -89,30 +103,31 @@ def verdict(receipt: dict[str, Any]) -> str:
     )  # e.g. the action could not start (usage error)
     lead = {
         "aborted": f"{MARK['fail']} {aborted}, so nothing is scored",
-        "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(title)}",
+        "precondition": f"{MARK['fail']} **Could not evaluate**: {gfm.text(shown)}",
         "human": f"{MARK['notice']} **Not scored**: a human patch",
-        "pass": f"{MARK['pass']} **Pass**: {gfm.text(title)}",
-        "fail": f"{MARK['fail']} **Fail**: {gfm.text(title)}",
+        "pass": f"{MARK['pass']} **Pass**: {gfm.text(shown, at_start=False)}",
+        "fail": f"{MARK['fail']} **Fail**: {gfm.text(shown, at_start=False)}",
     }[kind(receipt)]
-    return f"{lead} · {gfm.code(row)}" + (f" · {_counts(receipt)}" if kind(receipt) in ("pass", "fail") else "")
+    return f"{lead} · {gfm.code(row)}"
 
 
-def _counts(receipt: dict[str, Any]) -> str:
-    """`60 locked paths, 1 of 3 properties failed`: what the verdict rests on, in one phrase."""
+def _count_parts(receipt: dict[str, Any]) -> list[str]:
+    """`60 locked paths touched`, `1 of 3 properties failed`: what the verdict rests on, one phrase per lane."""
     parts = []
     for lane, found in report_rows.violations_by_lane(receipt).items():
         if lane == "Properties":
             continue
+        if lane == "Locked evidence":
+            n = len({v.get("path") for v in found})
+            parts.append(f"{n} locked path{'s' if n != 1 else ''} touched")
+            continue
         noun = {
-            "Locked evidence": "locked path",
-            "Freeze ledger": "freeze-ledger finding",
+            "Freeze ledger": "ledger finding",
             "Fixtures": "fixture finding",
             "Harness probes": "harness probe",
         }.get(lane, "finding")
-        n = len({v.get("path") for v in found}) if lane == "Locked evidence" else len(found)
-        parts.append(f"{n} {noun}{'s' if n != 1 else ''}")
-    parts += _property_counts(receipt)
-    return ", ".join(parts) if parts else "nothing to report"
+        parts.append(f"{len(found)} {noun}{'s' if len(found) != 1 else ''}")
+    return parts + _property_counts(receipt)
 
 
 def _property_counts(receipt: dict[str, Any]) -> list[str]:
@@ -137,30 +152,77 @@ def _property_counts(receipt: dict[str, Any]) -> list[str]:
 
 
 def title(receipt: dict[str, Any]) -> str:
-    """The check run's title: the row and the counts, at most 255 characters."""
-    decision = receipt_types.decision(receipt)
-    text = f"{receipt_types.decision_row(receipt)}: {decision.get('title', '') if decision else ''}"
-    if kind(receipt) in ("pass", "fail", "human"):
-        text += f" — {_counts(receipt)}"
-    return gfm.printable(text, 255)
+    """The check run's title: the verdict and its counts first, at most TITLE_CHARS characters (GitHub's lists cut
+    longer ones); the row id is in the summary, not here."""
+    k = kind(receipt)
+    row = str(receipt_types.decision_row(receipt))
+    lead = {
+        "aborted": "Gate crashed",
+        "precondition": "Could not evaluate",
+        "human": "Not scored (human patch)",
+        "pass": "Pass",
+        "fail": "Fail",
+    }[k]
+    if k == "aborted":
+        parts = ["nothing was scored"]
+    elif k == "precondition":
+        parts = [report_rows.title(row).lower()]
+    else:
+        parts = _count_parts(receipt) or [report_rows.title(row).lower()]
+    return _fit(gfm.printable(lead), [gfm.printable(p) for p in parts], TITLE_CHARS)
+
+
+def _fit(lead: str, parts: list[str], limit: int) -> str:
+    """`lead: a, b, c` with as many parts as fit in `limit` characters, `…` for the rest."""
+    text = lead
+    for n, part in enumerate(parts):
+        candidate = f"{text}{': ' if n == 0 else ', '}{part}"
+        more = "" if n == len(parts) - 1 else ", …"
+        if len(candidate + more) > limit:
+            if n == 0:
+                return (candidate[: limit - 1] + "…") if len(candidate) > limit else candidate + more
+            return text + ", …"
+        text = candidate
+    return text
 
 
 def _todo(receipt: dict[str, Any], links: Links) -> str:
     row = str(receipt_types.decision_row(receipt))
     if kind(receipt) == "aborted":
-        todo = (
-            "Re-run the job. If it fails again, the errors below and the receipt artifact hold the traceback to report."
+        _said, fix = _crash(receipt)
+        if fix:  # the environment's fix (a file the gate cannot write, a usage error), not a bug
+            return f"**What to do:** {prose(fix[:1].upper() + fix[1:].rstrip('.') + '.')}" + _refs(receipt, links)
+        address = gfm.link(report_rows.ISSUES_URL.removeprefix("https://"), f"{report_rows.ISSUES_URL}/new")
+        return (
+            "**This is a bug in evidence-gate, not a finding about the pull request.** Re-run the job; if it fails "
+            f"again, report it at {address} with the receipt artifact, whose `errors` hold the traceback."
+            + _refs(receipt, links)
         )
-    else:
-        todo = report_rows.info(row).todo
-    out = f"**What to do:** {prose(todo)}"
+    fix = own_fix(receipt)
+    todo = fix[:1].upper() + fix[1:].rstrip(".") + "." if fix else report_rows.info(row).todo
+    return f"**What to do:** {prose(todo)}" + _refs(receipt, links)
+
+
+def _refs(receipt: dict[str, Any], links: Links) -> str:
+    """` (what this row means · receipt artifact)` for the links known, else ''."""
+    row = str(receipt_types.decision_row(receipt))
     refs = []
     if links.docs:
         anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
         refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
     if links.artifact:
         refs.append(gfm.link("receipt artifact", links.artifact))
-    return out + (" (" + " · ".join(refs) + ")" if refs else "")
+    return " (" + " · ".join(refs) + ")" if refs else ""
+
+
+_BUG = "this is a bug in evidence-gate"  # gate.CRASH_FIX begins so: the gate's own fault, not the environment's
+
+
+def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
+    """(what happened, the environment's fix or '' for a bug) from a crashed receipt's first error."""
+    first = next((str(e) for e in receipt.get("errors") or [] if not str(e).startswith("Traceback")), "")
+    what, _sep, fix = first.partition("; fix: ")
+    return what, "" if not fix or fix.startswith(_BUG) else fix
 
 
 def summary(
@@ -174,7 +236,7 @@ def summary(
     out += _problems(receipt, links)
     out += ["### Lanes", "", *lane_lines(receipt), ""]
     git = receipt.get("git") or {}
-    ids = [f"receipt.json {gfm.code(receipt_sha256)}"]
+    ids = [f"receipt.json {gfm.code(receipt_sha256[:19])}"]  # `sha256:` and 12 digits; the artifact has it whole
     if git.get("baseline") and git.get("head"):
         ids.append(f"baseline {gfm.code(str(git['baseline'])[:12])} → head {gfm.code(str(git['head'])[:12])}")
     if receipt.get("version"):
@@ -195,7 +257,12 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     out: list[str] = []
     errors = new_errors(receipt)
     if k == "aborted" and errors:
-        out += ["### What went wrong", "", gfm.block("\n".join(errors).strip(), "text", 6000), ""]
+        said, _fix = _crash(receipt)
+        out += ["### What went wrong", ""] + ([prose(said, 2000), ""] if said else [])
+        traces = [e for e in errors if e.startswith("Traceback")] or [e for e in errors if not said or said not in e]
+        if traces:
+            out += ["<details><summary>Traceback</summary>", "", gfm.block("\n".join(traces).strip(), "text", 6000)]
+            out += ["", "</details>", ""]
     groups = report_rows.violations_by_lane(receipt)
     if not groups and not property_report.failing(receipt):
         return out
@@ -205,12 +272,12 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
     }.get(k, "### What failed")
     out += [heading, ""]
     for lane, found in groups.items():
-        out += _lane_findings(receipt, lane, found, links, MAX_ITEMS)
+        out += _lane_findings(receipt, lane, found, links, MAX_ITEMS, headed=len(groups) > 1)
     return out
 
 
 def _lane_findings(
-    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None
+    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None, headed: bool
 ) -> list[str]:
     line_link = _line_link(links)
     out: list[str] = []
@@ -226,8 +293,9 @@ def _lane_findings(
             )
         ]
         ledgers = receipt_types.ledgers(receipt)
-        if failing:
+        if failing and headed:  # alone, the title already says how many failed
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
+        if failing:
             for ledger in failing[:MAX_FAILING]:
                 out += property_report.failure_block(receipt, ledger, line_link)
             if len(failing) > MAX_FAILING:
@@ -245,6 +313,12 @@ def _lane_findings(
             else f"#### Properties · {len(found)} finding{plural}",
             "",
         ]
+    elif lane == "Preconditions":  # the section's heading says it; its fix is What to do
+        fix = own_fix(receipt)
+        found = [
+            cast(ViolationJson, {**v, "message": str(v.get("message", "")).removesuffix(f"; fix: {fix}")})
+            for v in found
+        ]
     else:
         out += [f"#### {lane} · {len(found)} finding{'s' if len(found) != 1 else ''}", ""]
     out += finding_lines(found, by_folder=lane == "Locked evidence", max_items=max_items, line_link=line_link)
@@ -261,9 +335,12 @@ def common_fix(messages: list[str]) -> str:
 
 
 def _strip_where(message: str, path: str | None) -> str:
-    """A message without the path it starts with (the group heading already names it)."""
+    """A message without the path it starts with (the group heading already names it), in words."""
+    message = property_report.in_words(message)
     if path:
         shown = gfm.printable(path)
+        if message.startswith(f"{shown}::"):  # a property's node: keep the test's name
+            return message[len(shown) + 2 :]
         for prefix in (f"{shown}: ", f"{shown} "):
             if message.startswith(prefix):
                 return message[len(prefix) :]
@@ -271,7 +348,7 @@ def _strip_where(message: str, path: str | None) -> str:
 
 
 def finding_lines(
-    found: list[ViolationJson], *, by_folder: bool, max_items: int | None, line_link: Callable[[str, int | None], str]
+    found: list[ViolationJson], *, by_folder: bool, max_items: int | None, line_link: Callable[..., str]
 ) -> list[str]:
     """Findings grouped by file (or by folder), identical messages merged, a fix they share said once before them;
     at most `max_items` finding lines."""
@@ -306,21 +383,19 @@ def finding_lines(
     return out
 
 
-def every_finding(found: list[ViolationJson], line_link: Callable[[str, int | None], str]) -> list[str]:
+def every_finding(found: list[ViolationJson], line_link: Callable[..., str]) -> list[str]:
     """One line per finding, location first, a fix the lane's findings share said once before them."""
     fix = common_fix([gfm.printable(v.get("message")) for v in found])
     out = [f"*{prose(fix[:1].upper() + fix[1:], 500)}.*", ""] if fix else []
     for v in found:
         message = _strip_where(gfm.printable(v.get("message")), v.get("path"))
         message = message.removesuffix(f"; {fix}") if fix else message
-        where = line_link(str(v["path"]), v.get("line")) + " " if v.get("path") else ""
+        where = line_link(str(v["path"]), v.get("line"), in_base(v)) + " " if v.get("path") else ""
         out.append(f"- {where}{prose(message, 2000)}")
     return [*out, ""]
 
 
-def _item(
-    message: str, members: list[ViolationJson], by_folder: bool, line_link: Callable[[str, int | None], str]
-) -> str:
+def _item(message: str, members: list[ViolationJson], by_folder: bool, line_link: Callable[..., str]) -> str:
     text = prose(message, 600)
     if by_folder:
         names = [gfm.code(str(v.get("path") or "").rsplit("/", 1)[-1], 200) for v in members]
@@ -328,7 +403,7 @@ def _item(
         if len(names) == 1:
             return f"- {names[0]} {text}"
         return f"- {text} — {len(names)} files: {', '.join(names[:MAX_NAMES])}{more}"
-    where = [line_link(str(v["path"]), v.get("line")) for v in members if v.get("path") and v.get("line")]
+    where = [line_link(str(v["path"]), v.get("line"), in_base(v)) for v in members if v.get("path") and v.get("line")]
     return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
 
 
@@ -342,22 +417,49 @@ def lane_lines(receipt: dict[str, Any]) -> list[str]:
     return out
 
 
+def _matched_rows(receipt: dict[str, Any]) -> list[Any]:
+    found = receipt_types.decision(receipt)
+    matched = found.get("matched") if found else None
+    return matched if isinstance(matched, list) else []
+
+
+def own_fix(receipt: dict[str, Any]) -> str:
+    """A precondition's own fix (`…; fix: the fix` in its one finding), said once as What to do."""
+    found = receipt_types.violations(receipt)
+    if kind(receipt) != "precondition" or len(found) != 1:
+        return ""
+    return str(found[0].get("message", "")).partition("; fix: ")[2]
+
+
 def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
     """The check run's text: every identity, ledger and finding of the receipt."""
     links = links or Links()
+    skip = {"state", "decision"} | ({"matched rows"} if len(_matched_rows(receipt)) < 2 else set())
+    shown = [
+        (what.split(" (", 1)[0], value)
+        for what, value in identity_rows(receipt, receipt_sha256)
+        if what not in skip and not value.endswith("–")
+    ]
     out = [
-        "### Receipt",
+        "<details><summary>Identities (12-digit prefixes; the receipt holds them whole)</summary>",
         "",
-        "| what | identity |",
-        "|---|---|",
-        *(f"| {what} | {value} |" for what, value in identity_rows(receipt, receipt_sha256)),
+        " · ".join(f"{what} {value}" for what, value in shown),
+        "",
+        "</details>",
         "",
     ]
     ledgers = receipt_types.ledgers(receipt)
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
         out += [property_report.ledger_line(x) for x in ledgers]
-        out += ["", "`freeze_eligible` only allows a human to discuss a freeze; it is not a merge approval.", ""]
+        if any(x.get("status") == "freeze_eligible" for x in ledgers):
+            out += [
+                "",
+                "A failure that reproduced may be proposed for the freeze ledger by a human; that is not an approval.",
+                "",
+            ]
+        else:
+            out.append("")
     groups = report_rows.violations_by_lane(receipt)
     if groups:
         total = sum(len(v) for v in groups.values())
@@ -403,7 +505,7 @@ def render(
 ) -> str:
     """The job summary: a heading with the check's name, the summary, the ledger's history (note, picture file)
     when there is one, the full detail collapsed."""
-    heading = f"## {gfm.text(check_name, 100)}"
+    heading = f"## {gfm.text(check_name, 100)}: {gfm.text(title(receipt), at_start=False)}"
     text = details(receipt, receipt_sha256, links)
     ledger = history_line(history[0], links or Links(), history[1]) if history else ""
     return (
@@ -470,3 +572,21 @@ def _open_html(text: str) -> list[str]:
         elif not fence:
             opened += line.startswith("<details>") - line.startswith("</details>")
     return ["</details>"] * max(opened, 0)
+
+
+def append(env: Mapping[str, str], markdown: str) -> str | None:
+    """Append `markdown` to `$GITHUB_STEP_SUMMARY` when it is set; None, or a warning naming the file and the fix
+    when it cannot be written (the summary is a copy of the check run: it never changes the verdict or the outputs)."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+    except OSError as exc:
+        return (
+            f"the job summary could not be written to GITHUB_STEP_SUMMARY={path} ({exc.strerror or exc}); the check "
+            "run, the receipt and the outputs still carry the verdict; fix: leave GITHUB_STEP_SUMMARY as the runner "
+            "sets it (a writable file), or set `job-summary: false`"
+        )
+    return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evidence_gate import decision, gfm, property_report, receipt_types, report_rows
 from evidence_gate.receipt_types import ViolationJson
 
+_HEX = re.compile(r"(sha256:)?([0-9a-f]{40,64})")
 # The receipt section a lane fills once it ran (an aborted or precondition receipt lacks it).
 _REACHED = {
     "Locked evidence": ("locked", "watched"),
@@ -148,7 +150,11 @@ def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[st
     sealed = receipt.get("sealed") or {}
 
     def ident(value: Any) -> str:
-        return "–" if value in (None, "") else gfm.code(value, 200, table=True)
+        """A short id: 12 hex digits of a commit, blob or sha256 (the receipt keeps them whole)."""
+        if value in (None, ""):
+            return "–"
+        found = _HEX.fullmatch(str(value))
+        return gfm.code(f"{found.group(1) or ''}{found.group(2)[:12]}" if found else value, 200, table=True)
 
     rows = [
         ("receipt.json (the file's sha256)", ident(receipt_sha256)),
@@ -168,10 +174,18 @@ def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[st
         ("digests file", ident(fixtures.get("digests_sha256"))),
     ]
     if mode:
-        rows.append(("mode", ", ".join(f"{k} {gfm.code(v, 80, table=True)}" for k, v in mode.items() if v is not None)))
-    if sealed:
-        keys = ("user", "network", "reads", "landlock")
+        words = [f"author {gfm.code(mode['author'], 80, table=True)}"] if mode.get("author") else []
+        words += [
+            ("scored" if mode.get("scored") else "not scored"),
+            ("code run" if mode.get("run") else "static only"),
+        ]
         rows.append(
-            ("sealed run", ", ".join(f"{k} {gfm.code(sealed[k], 80, table=True)}" for k in keys if k in sealed) or "–")
+            ("mode", ", ".join(words) + (f", today {gfm.text(mode['today'], 20)}" if mode.get("today") else ""))
         )
+    if sealed:
+        parts = [f"as {gfm.code(sealed['user'], 40, table=True)}"] if sealed.get("user") else []
+        parts += [f"{k} {gfm.text(sealed[k], 40, at_start=False)}" for k in ("network", "reads") if sealed.get(k)]
+        if isinstance(sealed.get("landlock"), int):
+            parts.append(f"Landlock ABI {sealed['landlock']}")
+        rows.append(("sealed run", ", ".join(parts) or "–"))
     return rows

@@ -1,8 +1,11 @@
 """Harness probes in one source file: references to the test harness, the gate, or introspection with reach.
 
 Pure: source bytes in, references out. A reference is a stable name on a line (`sys._getframe`, `hypothesis`,
-`exec(non-literal)`); the `harness-probed` lane compares these names per file, baseline against head, so code that
-was already there (or only moved) never counts. The scan is syntactic and deliberately wide where the cheap
+`exec(non-literal)`) with the statement it sits in; the `harness-probed` lane compares (name, statement) pairs,
+baseline against head, so a statement that was already there (or only moved) never counts and one the patch wrote
+always does. Computed-name resolvers (`pydoc.locate`, `pickle.loads`, `typing.get_type_hints`, `logging.config`,
+`builtins.__import__`, …) are import machinery; string annotations are scanned as code; a name bound to a probe
+(`m = sys.modules`) is that probe where it is used. The scan is syntactic and deliberately wide where the cheap
 evasions live: a module used as a value (`m = sys`, `vars(sys)`, `getattr(sys, name)`), a frame attribute on any
 object, strings built from literals (`"_get" + "frame"`, `"".join(...)`, slices), and literal code given to
 `exec`/`eval`/`compile` (scanned as code); a non-literal argument to those is a probe in itself.
@@ -12,8 +15,8 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 HARNESS = frozenset(
     {
@@ -53,6 +56,8 @@ _SYS = frozenset(
         "exc_info",
         "last_traceback",
         "last_exc",
+        "breakpointhook",
+        "__breakpointhook__",
     }
 )
 _GC_HARMLESS = frozenset(
@@ -95,6 +100,28 @@ _INSPECT = frozenset(
 _TRACEBACK = frozenset({"walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack"})
 _THREADING = frozenset({"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"})
 _PKGUTIL = frozenset({"walk_packages", "get_loader", "find_loader", "iter_importers", "resolve_name"})
+# Computed-name resolvers: each turns a string made at run time into a module, an object or executed code, so the
+# scan cannot see what they reach (`pydoc.locate(name)` is `import_module` by another name).
+_UNPICKLE = frozenset({"loads", "load", "Unpickler", "_loads", "_load", "_Unpickler"})
+_TYPE_EVAL = frozenset({"get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "_type_check"})
+_ENTRY_POINTS = frozenset({"EntryPoint", "entry_points"})
+RESOLVERS: dict[str, frozenset[str]] = {
+    "pickle": _UNPICKLE,
+    "_pickle": _UNPICKLE,
+    "dill": _UNPICKLE,
+    "cloudpickle": _UNPICKLE,
+    "shelve": frozenset({"open", "Shelf", "DbfilenameShelf", "BsdDbShelf"}),
+    "typing": _TYPE_EVAL,
+    "typing_extensions": _TYPE_EVAL,
+    "importlib.metadata": _ENTRY_POINTS,
+    "importlib_metadata": _ENTRY_POINTS,
+}
+# Resolver modules with no harmless attribute in code under test (any use counts, the import itself does not).
+RESOLVE_ANY = frozenset({"pydoc", "logging.config", "code", "codeop", "timeit"})
+# Debuggers, tracers, profilers and doctest: importing them is the probe (they install hooks or exec docstrings).
+RESOLVE_WHOLE = frozenset({"doctest", "bdb", "pdb", "trace", "profile", "cProfile", "_lsprof"})
+# Builtins that resolve a computed name or run a computed string (read through `builtins`).
+_BUILTIN_RESOLVERS = frozenset({"__import__", "exec", "eval", "compile", "breakpoint", "__build_class__"})
 _IMPORTLIB_HARMLESS = frozenset({"metadata", "resources"})  # package data and versions: no code is imported
 DENY: dict[str, frozenset[str]] = {
     "sys": _SYS,
@@ -102,6 +129,7 @@ DENY: dict[str, frozenset[str]] = {
     "traceback": _TRACEBACK,
     "threading": _THREADING,
     "pkgutil": _PKGUTIL,
+    **RESOLVERS,
 }
 ALLOW_ONLY: dict[str, frozenset[str]] = {
     "gc": _GC_HARMLESS,
@@ -114,11 +142,16 @@ ALLOW_ONLY: dict[str, frozenset[str]] = {
     "zipimport": frozenset(),
     "_imp": frozenset(),
     "marshal": frozenset(),
+    **{module: frozenset() for module in RESOLVE_ANY},
 }
 # Importing these at all is the probe (no harmless use in code under test).
-WHOLE = frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS
+WHOLE = (
+    frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS | RESOLVE_WHOLE
+)
 # Used as a value (aliased, passed to vars/getattr/dir) these hand over everything they hold.
-VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | WHOLE
+VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | (WHOLE - RESOLVE_WHOLE)
+# An alias of these used as a value hands the resolvers over too (names too common to judge as attributes).
+VALUE_ALIAS = VALUE_REACH | RESOLVE_WHOLE | RESOLVE_ANY | frozenset(RESOLVERS) | {"pkgutil", "logging", "typing"}
 # Attribute names that reach other frames, objects or the import system whichever object they are read from.
 REACH_ATTRS = frozenset(
     {
@@ -127,6 +160,8 @@ REACH_ATTRS = frozenset(
         "f_globals",
         "f_builtins",
         "f_trace",
+        "f_trace_lines",
+        "f_trace_opcodes",
         "tb_frame",
         "gi_frame",
         "cr_frame",
@@ -152,7 +187,16 @@ REACH_ATTRS = frozenset(
 )
 # Attributes that rebind what a function runs or sees, when written.
 WRITE_ATTRS = frozenset(
-    {"__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "cell_contents", "__builtins__"}
+    {
+        "__code__",
+        "__globals__",
+        "__closure__",
+        "__defaults__",
+        "__kwdefaults__",
+        "cell_contents",
+        "__builtins__",
+        "f_lineno",
+    }
 )
 DYNAMIC = frozenset({"exec", "eval", "compile"})
 # Rebuilding a code object runs bytecode (or claims a file) the scan never sees.
@@ -169,6 +213,9 @@ class Reference:
     name: str
     line: int
     why: str
+    # The statement the reference sits in, positions left out (a compound statement's header only): a probe kept
+    # in a statement the patch did not touch is old; the same name in a statement the patch wrote is new.
+    context: str = field(default="", compare=False)
 
 
 def fold(node: ast.AST) -> str | None:
@@ -244,33 +291,61 @@ def _string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
 class _Scanner(ast.NodeVisitor):
     """Collects references; module aliases are file-wide (flow-insensitive, so rebinding cannot hide one)."""
 
-    def __init__(self, aliases: dict[str, str], offset: int, depth: int) -> None:
+    def __init__(
+        self,
+        aliases: dict[str, str],
+        offset: int,
+        depth: int,
+        held: Mapping[tuple[str, str], str] | None = None,
+        context: str = "",
+    ) -> None:
         self.aliases = aliases
         self.stdlib: dict[str, str] = {}
         self.offset = offset
         self.depth = depth
         self.found: list[Reference] = []
+        self.context = context
+        self.scope = ""
+        # (scope, name) → the probe a name was bound to (`m = sys.modules`): later uses of `m` count as the probe.
+        self.held: Mapping[tuple[str, str], str] = held or {}
+        self.binds: dict[tuple[str, str], str] = {}
+        self.returned: str | None = None  # the first probe the current function returns
 
     def add(self, node: ast.AST, name: str, why: str) -> None:
         line = getattr(node, "lineno", 1)
-        self.found.append(Reference(name, line + self.offset if self.offset else line, why))
+        self.found.append(Reference(name, line + self.offset if self.offset else line, why, self.context))
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
+            saved = self.context
+            self.context = _shape(node)
+            try:
+                super().visit(node)
+            finally:
+                self.context = saved
+        else:
+            super().visit(node)
 
     def module_of(self, node: ast.AST) -> str | None:
         """The watched module an expression names (`sys`, an alias of it, `os.sys`), else None."""
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
+            parent = self.module_of(node.value)
+            if parent is not None and f"{parent}.{node.attr}" in _PREFIXES:
+                return f"{parent}.{node.attr}"  # `logging.config`, `importlib.util`
             if node.attr in VALUE_REACH or node.attr in DENY:
                 return node.attr  # `os.sys`, `logging.sys`: a module reached through another one
-            parent = self.module_of(node.value)
-            if parent is not None and f"{parent}.{node.attr}" in _SUBMODULES:
-                return f"{parent}.{node.attr}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
-            text = fold(node.args[0]) if node.func.id == "__import__" else None
+            if node.func.id == "__import__":
+                text = fold(node.args[0])
+                return text.split(".", 1)[0] if text else None
             if node.func.id == "getattr" and len(node.args) >= 2:
-                text = fold(node.args[1])  # `getattr(os, "sys")`
-                text = text if text in VALUE_REACH else None
-            return text.split(".", 1)[0] if text else None
+                text = fold(node.args[1])  # `getattr(os, "sys")`, `getattr(logging, "config")`
+                parent = self.module_of(node.args[0])
+                if parent is not None and text and f"{parent}.{text}" in _PREFIXES:
+                    return f"{parent}.{text}"
+                return text if text in VALUE_REACH else None
         return None
 
     def attribute(self, node: ast.AST, module: str, attr: str, store: bool) -> None:
@@ -286,17 +361,25 @@ class _Scanner(ast.NodeVisitor):
                 self.add(node, f"builtins.{attr} (write)", "rebinds a builtin for every module, the harness included")
             elif attr == "__dict__":
                 self.add(node, "builtins.__dict__", "reaches every builtin")
+            elif attr in _BUILTIN_RESOLVERS:
+                self.add(node, f"builtins.{attr}", _WHY["resolver"])
         elif module in DENY and attr in DENY[module]:
-            self.add(node, full, _WHY.get(module, "introspection that reaches other frames or objects"))
+            self.add(node, full, _WHY.get(module, _WHY["resolver"]))
         elif module in ALLOW_ONLY and attr not in ALLOW_ONLY[module]:
-            self.add(node, full, _WHY.get(top, "introspection that reaches other frames or objects"))
+            self.add(node, full, _WHY.get(module, _WHY.get(top, _WHY["resolver"])))
+        elif store and top in _STDLIB:
+            self.add(node, f"{full} (write)", _WHY["patch"])
+        elif attr == "__dict__" and top in _STDLIB:
+            self.add(node, f"{full}", _WHY["lookup"])
         elif attr in REACH_ATTRS:  # `x.traceback.tb_frame`: an attribute named like a module does not hide it
             self.add(node, attr, "reaches other frames, objects or the import system")
 
     # ---- imports ----------------------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import) -> None:
+        # Contexts per imported name: adding `json` to `import sys, os` leaves the `sys` reference where it was.
         for alias in node.names:
+            self.context = f"Import({alias.name} as {alias.asname})"
             top = alias.name.split(".", 1)[0]
             if alias.name.startswith(MOCK) and alias.name.split(".")[-1] == "mock":
                 self.add(node, "unittest.mock", _WHY["mock"])
@@ -312,6 +395,7 @@ class _Scanner(ast.NodeVisitor):
         top = module.split(".", 1)[0]
         if node.level or not module:
             return
+        self.context = f"ImportFrom({module})"  # editing the list of names imported leaves the module's reference
         if module in MOCK or (module == "unittest" and any(a.name == "mock" for a in node.names)):
             self.add(node, "unittest.mock", _WHY["mock"])
             return
@@ -319,7 +403,9 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
             return
         if module in DENY or module in ALLOW_ONLY or module in _SUBMODULES or module == "builtins":
+            # `from importlib.metadata import EntryPoint`, `from builtins import __import__`
             for alias in node.names:
+                self.context = f"ImportFrom({module}: {alias.name} as {alias.asname})"
                 if alias.name == "*":
                     self.add(node, f"{module}.*", "imports every name of a module that reaches other frames")
                 else:
@@ -331,7 +417,10 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         module = self.aliases.get(node.id)
-        if module is not None and module.split(".", 1)[0] in VALUE_REACH:
+        held = self.held.get((self.scope, node.id)) or self.held.get(("", node.id))
+        if held is not None and isinstance(node.ctx, ast.Load):
+            self.add(node, f"{node.id} (bound to a probe)", f"uses a name bound to `{held}`")
+        if module is not None and (module in VALUE_ALIAS or module.split(".", 1)[0] in VALUE_REACH):
             self.add(
                 node,
                 f"{module} (as a value)",
@@ -341,6 +430,8 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "__builtins__", "reaches every builtin")
         elif node.id in DYNAMIC or node.id == "__import__":
             self.add(node, f"{node.id} (as a value)", "runs code or imports modules the scan cannot see")
+        elif node.id == "breakpoint" and node.id not in self.aliases:
+            self.add(node, "breakpoint", _WHY["resolver"])
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         store = isinstance(node.ctx, ast.Store | ast.Del)
@@ -360,7 +451,7 @@ class _Scanner(ast.NodeVisitor):
         elif node.attr == "__traceback__" and not store:
             # A traceback leads to frames (`tb_frame.f_back`: the harness's), also through computed names.
             self.add(node, "__traceback__", "hands over a traceback, whose frames reach the harness's")
-        elif store and node.attr in WRITE_ATTRS:
+        elif store and (node.attr in WRITE_ATTRS or node.attr in _ANNOTATIONS):
             self.add(node, f"{node.attr} (write)", "rebinds what a function runs or sees")
         elif node.attr in VALUE_REACH and node.attr != "__main__":
             self.add(
@@ -410,6 +501,10 @@ class _Scanner(ast.NodeVisitor):
             and node.args[0].id in self.stdlib
         ):
             self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
+        elif name == "vars" and node.args and (reached := self.module_of(node.args[0])) is not None:
+            self.add(node, f"vars({reached})", _WHY["lookup"])  # `vars(logging.config)`
+        if isinstance(func, ast.Attribute) and func.attr == "get_annotations" and _evaluates(node):
+            self.add(node, "get_annotations(eval_str)", _WHY["resolver"])
         if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
             module = self.module_of(node.args[0])
             attr = fold(node.args[1])
@@ -433,7 +528,7 @@ class _Scanner(ast.NodeVisitor):
                 for arg in [*node.args[1:], *node.keywords]:
                     self.visit(arg)
                 return
-            if name == "setattr" and attr in WRITE_ATTRS:
+            if name == "setattr" and (attr in WRITE_ATTRS or attr in _ANNOTATIONS):
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
             elif (
                 name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and node.args[0].id in self.stdlib
@@ -479,11 +574,7 @@ class _Scanner(ast.NodeVisitor):
             if tree is None:
                 self.add(node, f"{name}(unparsable literal)", "runs code the scan cannot read")
             else:
-                inner = _Scanner(
-                    self.aliases | _aliases(tree), getattr(node, "lineno", 1) - 1 + self.offset, self.depth + 1
-                )
-                inner.scan(tree)
-                self.found += [Reference(r.name, getattr(node, "lineno", 1) + self.offset, r.why) for r in inner.found]
+                self._inner(tree, node)
         for arg in [*node.args[1:], *node.keywords]:
             self.visit(arg)
 
@@ -509,10 +600,102 @@ class _Scanner(ast.NodeVisitor):
             self.visit(child)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._weak_equality(node)
+        self._function(node)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._weak_equality(node)
+        self._function(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        saved, self.scope = self.scope, f"{self.scope}.{node.name}"
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scope = saved
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.returns is not None:
+            self._annotation(node.returns)
+        saved, self.scope = self.scope, f"{self.scope}.{node.name}"
+        returned, self.returned = self.returned, None
+        try:
+            self._weak_equality(node)
+        finally:
+            self.scope = saved
+            # `def mods(): return sys.modules` kept as it was: a new call `mods()` is the probe used anew.
+            if self.returned is not None:
+                self.binds.setdefault((saved, node.name), self.returned)
+            self.returned = returned
+
+    def visit_Return(self, node: ast.Return) -> None:
+        before = len(self.found)
+        self.generic_visit(node)
+        if len(self.found) > before and self.returned is None:
+            self.returned = self.found[before].name.split(" (bound to ", 1)[0]
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        before = len(self.found)
+        self.visit(node.iter)
+        self._hold([node.target], before)
+        for child in [node.target, *node.body, *node.orelse]:
+            self.visit(child)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        before = len(self.found)
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self._hold([node.optional_vars], before)
+            self.visit(node.optional_vars)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        before = len(self.found)
+        self.visit(node.value)
+        self._hold([node.target], before)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if node.annotation is not None:
+            self._annotation(node.annotation)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._annotation(node.annotation)
+        self._bind([node.target], node)
+
+    def _annotation(self, node: ast.expr) -> None:
+        """String annotations are code: `typing.get_type_hints` (and Hypothesis' `builds`/`from_type`, which call
+        it) evaluate them in the module's namespace, so each string that parses as an expression is scanned."""
+        for part in ast.walk(node):
+            if isinstance(part, ast.Constant) and isinstance(part.value, str) and self.depth < _MAX_DEPTH:
+                try:
+                    tree = ast.parse(part.value.strip(), mode="eval")
+                except (SyntaxError, ValueError):
+                    continue  # `Literal["some text"]`: never evaluated as a name
+                self._inner(tree, part)
+
+    def _inner(self, tree: ast.AST, at: ast.AST) -> None:
+        """Scan literal code found at `at` (given to exec, or a string annotation), reporting on `at`'s line."""
+        line = getattr(at, "lineno", 1)
+        inner = _Scanner(self.aliases | _aliases(tree), line - 1 + self.offset, self.depth + 1, None, self.context)
+        inner.scan(tree)
+        self.found += [Reference(r.name, line + self.offset, r.why, self.context) for r in inner.found]
+
+    def _bind(self, targets: list[ast.expr], node: ast.Assign | ast.AnnAssign) -> None:
+        """Visit an assignment; a plain name bound to a value that holds a probe keeps the probe (`m = sys.modules`
+        then `m[...]` in a statement the patch wrote is the probe used there)."""
+        before = len(self.found)
+        self.generic_visit(node)
+        self._hold(targets, before)
+
+    def _hold(self, targets: list[ast.expr], before: int) -> None:
+        """Bind the plain names among `targets` to the first probe found since `before` (if any)."""
+        if len(self.found) > before:
+            probe = self.found[before].name.split(" (bound to ", 1)[0]
+            names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
+            names += [e for t in targets if isinstance(t, ast.Tuple | ast.List) for e in t.elts]
+            for name in names:
+                if isinstance(name, ast.Name):
+                    self.binds.setdefault((self.scope, name.id), probe)
 
     def _weak_equality(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
@@ -537,7 +720,7 @@ class _Scanner(ast.NodeVisitor):
                 and bool(value.body.value) is _CONSTANT_COMPARE[name]
             ):
                 self.add(node, f"{name} returns {_CONSTANT_COMPARE[name]}", _WHY["weak"])
-        self.generic_visit(node)
+        self._bind(node.targets, node)
 
     def scan(self, tree: ast.AST) -> None:
         """Visit the whole tree."""
@@ -549,6 +732,34 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 _SUBMODULES = frozenset(
     {"importlib.util", "importlib.machinery", "importlib.abc", "importlib._bootstrap", "importlib._bootstrap_external"}
 )
+# Written, these hold strings that `get_type_hints` evaluates (code the scan cannot read).
+_ANNOTATIONS = frozenset({"__annotations__", "__annotate__"})
+# Dotted modules with rules of their own, and the packages that lead to them (`logging` → `logging.config`).
+_DOTTED = _SUBMODULES | frozenset(m for m in [*DENY, *ALLOW_ONLY] if "." in m)
+_PREFIXES = _DOTTED | frozenset(m.rsplit(".", 1)[0] for m in _DOTTED)
+# Compound statements: their bodies are statements of their own, so only the header is a reference's context.
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _shape(node: ast.AST) -> str:
+    """A statement's code without positions (a compound statement's header only): equal for a moved statement."""
+    parts = []
+    for name, value in ast.iter_fields(node):
+        if name in _BODIES:
+            continue
+        items = value if isinstance(value, list) else [value]
+        parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
+    return f"{type(node).__name__}({'; '.join(parts)})"
+
+
+def _evaluates(node: ast.Call) -> bool:
+    """`get_annotations(obj, eval_str=...)` with anything but a literal false: it evaluates string annotations."""
+    for keyword in node.keywords:
+        if keyword.arg == "eval_str":
+            return not (isinstance(keyword.value, ast.Constant) and not keyword.value.value)
+    return len(node.args) >= 4
+
+
 _CONSTANT_COMPARE: dict[str, bool] = {"__eq__": True, "__ne__": False}
 _WHY = {
     "sys": "introspection that reaches other frames, modules or the import system",
@@ -560,6 +771,14 @@ _WHY = {
     "importlib": "import machinery: loads or replaces modules by computed name",
     "lookup": "looks up a computed name on a standard-library module (which may hand over `sys`)",
     "mock": "a mock object compares equal to anything (a weak-property trick)",
+    "resolver": "resolves a computed name into a module, an object or executed code (import machinery by another name)",
+    "doctest": "runs the examples in docstrings as code (an exec the scan cannot read)",
+    "bdb": "a debugger: installs a trace function that can rewrite the tests' frames",
+    "pdb": "a debugger: installs a trace function that can rewrite the tests' frames",
+    "trace": "installs a trace function that can rewrite the tests' frames",
+    "profile": "installs a profiling hook that sees every frame",
+    "cProfile": "installs a profiling hook that sees every frame",
+    "pickle": "unpickling calls any importable object named in the data (a computed import)",
     "patch": "rebinds a standard-library name for every module, the harness's included",
     "weak": "an equality that always holds makes every `==` in a property true (a weak-property trick)",
 }
@@ -568,20 +787,22 @@ _WHY = {
 def _aliases(tree: ast.AST) -> dict[str, str]:
     """Local names bound to watched modules anywhere in the file (`import sys as s`, `from os import sys`)."""
     out: dict[str, str] = {}
-    watched = VALUE_REACH | frozenset(DENY) | frozenset(ALLOW_ONLY)
+    watched = VALUE_ALIAS | frozenset(DENY) | frozenset(ALLOW_ONLY) | _PREFIXES
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 top = alias.name.split(".", 1)[0]
-                if alias.asname and (alias.name in watched or alias.name in _SUBMODULES):
+                if alias.asname and alias.name in watched:
                     out[alias.asname] = alias.name
                 elif not alias.asname and top in watched:
                     out[top] = top
         elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in _STDLIB:
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
-                if alias.name in watched or full in _SUBMODULES:
-                    out[alias.asname or alias.name] = full if full in _SUBMODULES else alias.name
+                if full in _PREFIXES:
+                    out[alias.asname or alias.name] = full  # `from logging import config`
+                elif alias.name in watched:
+                    out[alias.asname or alias.name] = alias.name
     return out
 
 
@@ -605,6 +826,13 @@ def references(source: bytes) -> Iterator[Reference]:
     except (SyntaxError, ValueError):
         yield Reference("unparsable source", 1, "the scan cannot read it, so it cannot vouch for it")
         return
-    scanner = _Scanner(_aliases(tree), 0, 0)
+    aliases = _aliases(tree)
+    first = _Scanner(aliases, 0, 0)
+    first.scan(tree)
+    if not first.binds:
+        yield from first.found
+        return
+    # A second pass knows which names hold a probe, wherever they are used (flow-insensitive, per scope).
+    scanner = _Scanner(aliases, 0, 0, first.binds)
     scanner.scan(tree)
     yield from scanner.found

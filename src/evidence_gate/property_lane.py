@@ -10,17 +10,16 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-import re
 import secrets
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, import_scan, seed_ledger, visible
+from evidence_gate import fixtures, import_scan, run_facts, seed_ledger, steering, visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
@@ -209,41 +208,6 @@ def _collected(workers: list[WorkerResult]) -> list[str]:
             if event.get(EV) == Event.COLLECTED and isinstance(event.get("nodes"), list):
                 nodes += [str(n) for n in event["nodes"]]
     return list(dict.fromkeys(nodes))
-
-
-def _run_issue(result: dict[str, Any], trials: int) -> str | None:
-    """Why one seed's run does not count as a clean run, from the worker's result (counts are Hypothesis' own)."""
-    outcome = result.get("outcome")
-    seed = result.get("seed")
-    if outcome in {"skipped", "xfailed", "xpassed"}:
-        # A skipped or expected-to-fail test is no evidence; a whole-file entry includes the tests that skip here.
-        return (
-            f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
-            + " (not evidence: list only the tests that run here as node entries in SCORE_PROPERTIES)"
-        )
-    if outcome == "error":
-        return f"{outcome} on seed {seed}: {result.get('message', '')}".rstrip(": ")
-    if outcome not in {"passed", "failed"}:
-        return f"unknown outcome {outcome!r} on seed {seed}"
-    if outcome != "passed" or not result.get("hypothesis"):
-        return None
-    examples, stop = result.get("examples"), result.get("stop")
-    if not isinstance(examples, int):
-        return (
-            f"Hypothesis reported no statistics for seed {seed}, so its examples cannot be counted (its "
-            "statistics hook did not run: was a Hypothesis internal replaced?)"
-        )
-    if stop == "finished":
-        return None  # the search space was exhausted: every distinct example ran, however few
-    if stop == "max_iterations":
-        return (
-            f"Hypothesis stopped on seed {seed} after {examples} valid examples: almost every generated example "
-            "was discarded by the property's own assume()/filter(); loosen them or draw valid values directly"
-        )
-    if examples < trials:
-        why = f" (Hypothesis stopped because: {result.get('stopped_because')})" if result.get("stopped_because") else ""
-        return f"ran {examples} examples on seed {seed}, fewer than the {trials} declared{why}"
-    return None
 
 
 def run(req: DynamicRequest) -> LaneResult:
@@ -471,8 +435,47 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     launched = _launch(req, ws, plan)
     if launched.failed:
         return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
+    plan, launched = _excuse_stage(req, ws, plan, launched)
     collected = _collect(req, plan, launched)
     return LaneResult(tuple(collected.violations), _receipt(req, ws, plan, launched, collected))
+
+
+EXCUSE_JOB = "excuse-base"
+
+
+def _excuse_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+    """After the head ran: each failure an active freeze entry's hash would excuse is replayed on the baseline (its
+    minimal example, through Hypothesis' blob); only a failure the baseline shares is excused (`_failure_fields`)."""
+    if plan.trees.base is None or not req.active:
+        return plan, launched
+    # A tree of its own, written from git after the head's code ran: nothing that code did reaches the replay's tree.
+    tree = ws.root / EXCUSE_JOB
+    job = Job(EXCUSE_JOB, str(tree))
+    replays: dict[str, dict[str, str]] = {}
+    for result in _results([w for j, w in zip(plan.jobs, launched.workers, strict=True) if j.name.startswith("head-")]):
+        node, spec = str(result.get("node")), str(result.get("spec"))
+        if (
+            result.get("kind") not in PLAN_KINDS
+            or result.get("outcome") != "failed"
+            or not isinstance(result.get("seed"), int)
+        ):
+            continue
+        entry = next((e for e in req.active if e.test in {node, spec}), None)
+        if entry is None or not matches(entry.assertion_hash, result.get("assertion_hash")):
+            continue
+        job.add(node, int(result["seed"]), Kind.EXCUSE_BASE)
+        if isinstance(result.get("blob"), str):
+            replays.setdefault(node, {})[str(result["seed"])] = str(result["blob"])
+    if not job.runs:
+        return plan, launched
+    locked = plan.trees.locked
+    sealed_tree.build(req.repo, req.baseline, req.baseline, locked, tree, _test_files(req, locked), ws.runner.owner)
+    # The baseline's install site, which only the baseline's install could write (Landlock: workers write home, tmp).
+    site = ws.root / "site-base" if req.config.properties.install else None
+    body = pytest_job(req.config, tree, job.runs, plan.limit, site=site, trusted=locked)
+    body["replays"] = replays
+    worker = run_worker(ws, job.name, body, req.config.properties.timeout_s, launched.order)
+    return replace(plan, jobs=[*plan.jobs, job]), replace(launched, workers=[*launched.workers, worker])
 
 
 def _test_files(req: DynamicRequest, locked: frozenset[str]) -> list[str]:
@@ -496,7 +499,8 @@ def _other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
     test_files = _test_files(req, trees.locked)
     owner = ws.runner.owner
     base: Path | None = None
-    if first_shard and (any(s.counterexample for s in req.specs) or bool(req.removed)):
+    # The baseline runs the same planned seeds in every shard (steering), and the first shard's replays.
+    if req.specs or (first_shard and bool(req.removed)):
         base = ws.root / "base"
         sealed_tree.build(req.repo, req.baseline, req.baseline, trees.locked, base, test_files, owner)
     replay, replay_locked = trees.head, trees.locked
@@ -545,14 +549,29 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
         jobs.append(freeze_job)
     if trees.base is not None:
         base_job = Job("base", str(trees.base))
-        for spec in req.specs:
-            if spec.counterexample:
-                base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
-        for entry in req.removed:
-            for _ in range(req.config.freeze.removal_runs):
-                base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
+        if _first_shard(req):
+            for spec in req.specs:
+                if spec.counterexample:
+                    base_job.add(spec.counterexample, replay_seed, Kind.COUNTEREXAMPLE)
+            for entry in req.removed:
+                for _ in range(req.config.freeze.removal_runs):
+                    base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
         jobs.append(base_job)
+        jobs += _steer_jobs(req, trees.base, seeds, n_prop)
     return [j for j in jobs if j.runs]
+
+
+STEER_PREFIX = "steer-"
+
+
+def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
+    """The baseline's census of the planned seeds (every property, as on the head), for the steering comparison."""
+    n = max(1, min(parallel, len(seeds)))
+    jobs = [Job(f"{STEER_PREFIX}{i}", str(base)) for i in range(n)]
+    for i, seed in enumerate(seeds):
+        for spec in req.specs:
+            jobs[i % n].add(spec.node, seed, Kind.STEER_BASE)
+    return jobs
 
 
 @dataclass(frozen=True)
@@ -624,7 +643,8 @@ def _launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
     # the patch's requirements), the baseline's before its replays.
     first: dict[str, WorkerResult] = {}
     failed: Violation | None = None
-    stages = ([("base", trees.base, ["base"])] if trees.base is not None else []) + [("head", trees.head, [])]
+    base_names = [j.name for j in jobs if j.name == "base" or j.name.startswith(STEER_PREFIX)]
+    stages = ([("base", trees.base, base_names)] if trees.base is not None else []) + [("head", trees.head, [])]
     for label, tree, names in stages:
         if names and not any(j.name in names for j in jobs):
             continue
@@ -632,7 +652,9 @@ def _launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
             failed = launcher.install(label, tree)
             if failed:
                 break
-        first.update({j.name: launcher.pytest(j) for j in jobs if j.name in names})
+        with ThreadPoolExecutor(max_workers=max(1, plan.parallel)) as stage:
+            started = {j.name: stage.submit(launcher.pytest, j) for j in jobs if j.name in names}
+            first.update({name: future.result() for name, future in started.items()})
     if str(trees.head) in launcher.sites:
         launcher.sites[str(trees.replay)] = launcher.sites[str(trees.head)]  # the replay tree runs the head's code
     install = {"command": props.install, "runs": launcher.install_runs} if props.install else None
@@ -682,8 +704,28 @@ def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
     replays, unreplayed = _replays(req, jobs, by_job) if plan.first_shard else ([], [])
     tautologies = _tautologies(req, jobs, by_job)
     digests, mismatched = _digests(plan.records, launched.digests, req)
-    violations = [*changed, *misloaded, *unclosed, *unreplayed, *tautologies, *mismatched]
+    hooked = _hooks_found(launched.every)
+    violations = [*changed, *misloaded, *hooked, *unclosed, *unreplayed, *tautologies, *mismatched]
     return Collected(violations, origins, ledgers, replays, digests)
+
+
+def _hooks_found(workers: list[WorkerResult]) -> list[Violation]:
+    """A trace, profile or monitoring hook (or a gc callback, a signal handler) the gate did not install, in any
+    worker (head, baseline, replay, digest): what it was and where the code under test installed it."""
+    found: dict[str, list[str]] = {}
+    for worker in workers:
+        for event in worker.events:
+            if event.get(EV) == Event.EFFECTS:
+                for what in event.get("found") or ():
+                    found.setdefault(str(what), []).append(worker.name)
+    return [
+        Violation(
+            "run-integrity",
+            f"{what} (worker {', '.join(dict.fromkeys(names))}): the gate did not install it, so no outcome of this "
+            "run is evidence; remove it from the code under test",
+        )
+        for what, names in found.items()
+    ]
 
 
 def _changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:
@@ -944,15 +986,95 @@ def _ledger(
     ledger["attempted_seeds"] = [int(e["seed"]) for e in starts if isinstance(e.get("seed"), int)]
     results = [e for j in runs.jobs for e in _results([runs.by_job[j.name]]) if e.get("node") == node]
     plan_results = [e for e in results if e.get("kind") in PLAN_KINDS]
-    issues = _lost_runs(req, spec, ledger, runs, plan_results) + _counted(req, ledger, plan_results)
+    lost = _lost_runs(req, spec, ledger, runs, plan_results)
+    issues = lost + _counted(req, ledger, plan_results)
     failing = [e for e in plan_results if e.get("outcome") == "failed"]
     failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, runs.plan.index(e["seed"]) if e["seed"] in runs.plan else 0))
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
     first = failing[0] if failing else None
     ledger["excused_by"] = _failure_fields(req, spec, node, ledger, results, failing) if first is not None else None
+    ledger["excuse"] = _excuse(req, spec, node, failing, runs) if first is not None else None
+    if ledger["excuse"] is not None and not ledger["excuse"]["excused"]:
+        ledger["excused_by"] = None
     ledger["status"] = seed_ledger.close(ledger)
     ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
-    return ledger, _ledger_rows(spec, node, ledger, issues, first, runs.plan)
+    ledger["steering"] = _steering(node, runs, plan_results)
+    # What the workers failed to show is this lane's; every other row comes from the ledger's facts, as a publisher
+    # re-derives them from the receipt.
+    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in run_facts.grouped(lost)]
+    return ledger, rows + run_facts.ledger_rows(ledger, req.config.properties.trials)
+
+
+def _steering(node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The recorded steering comparison of one node: its planned head runs against the baseline's census."""
+    steer = [w for name, w in runs.by_job.items() if name.startswith(STEER_PREFIX)]
+    if not steer:
+        return None
+    base = [e for e in _results(steer) if e.get("node") == node and e.get("kind") == Kind.STEER_BASE]
+    head = [e for e in plan_results if e.get("kind") == Kind.PLAN]
+    return steering.section(head, base, runs.plan)
+
+
+def _excuse(
+    req: DynamicRequest, spec: PropertySpec, node: str, failing: list[dict[str, Any]], runs: HeadRuns
+) -> dict[str, Any] | None:
+    """Whether the freeze entry whose hash every failure carries may excuse them: only when the baseline, replaying
+    each failing seed's minimal example, fails the same way. None when no active entry's hash matches."""
+    entry = next((e for e in req.active if e.test in {node, spec.node}), None)
+    if entry is None or not all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
+        return None
+    worker = runs.by_job.get(EXCUSE_JOB)
+    replayed = {
+        int(e["seed"]): e
+        for e in (_results([worker]) if worker else [])
+        if e.get("node") == node and e.get("kind") == Kind.EXCUSE_BASE and isinstance(e.get("seed"), int)
+    }
+    record: list[dict[str, Any]] = []
+    why: list[str] = []
+    for failure in failing:
+        seed = int(failure["seed"])
+        base = replayed.get(seed)
+        same = (
+            base is not None
+            and base.get("outcome") == "failed"
+            and matches(entry.assertion_hash, base.get("assertion_hash"))
+        )
+        record.append(
+            {
+                "seed": seed,
+                "blob": failure.get("blob"),
+                "baseline_outcome": None if base is None else base.get("outcome"),
+                "baseline_assertion_hash": None if base is None else base.get("assertion_hash"),
+                "same_failure": same,
+            }
+        )
+        if same:
+            continue
+        example = run_facts.one_line(str(failure.get("falsifying") or f"seed {seed}"), 160)
+        if base is None:
+            why.append(
+                f"the baseline replay of seed {seed} did not run ({'; '.join(_worker_problems(worker, req.config.properties.timeout_s)) if worker else 'not scheduled'})"
+            )
+        elif "DidNotReproduce" in str(base.get("message")):
+            why.append(f"the baseline passes the minimal example ({example})")
+        elif base.get("outcome") == "failed":
+            why.append(
+                f"the baseline fails the minimal example ({example}) differently: {run_facts.one_line(str(base.get('message') or ''), 160)}"
+            )
+        else:
+            why.append(f"the baseline {base.get('outcome')} the minimal example ({example})")
+    excused = not why
+    return {
+        "entry": entry.id,
+        "replays": record,
+        "excused": excused,
+        "why": (
+            f"freeze entry {entry.id!r}: the baseline fails each minimal example with the frozen assertion"
+            if excused
+            else f"freeze entry {entry.id!r} does not excuse it: {'; '.join(why)}, so the failure is the patch's, "
+            "not the frozen flake's"
+        ),
+    }
 
 
 def _lost_runs(
@@ -977,7 +1099,8 @@ def _counted(req: DynamicRequest, ledger: dict[str, Any], plan_results: list[dic
     """Hypothesis' counts per seed into the ledger; the seeds whose run does not count as clean."""
     issues: list[str] = []
     for event in plan_results:
-        issue = _run_issue(event, req.config.properties.trials)
+        ledger[run_facts.RUNS][str(event.get("seed"))] = record = run_facts.seed_record(event)
+        issue = run_facts.seed_issue(event.get("seed"), record, req.config.properties.trials)
         if issue:
             issues.append(issue)
         if isinstance(event.get("examples"), int):
@@ -1004,7 +1127,7 @@ def _failure_fields(
     ledger["failing_seed"] = seed
     ledger["assertion_hash"] = first.get("assertion_hash")
     ledger["falsifying"] = first.get("falsifying")
-    ledger["failure"] = _failure(first.get("failure"))
+    ledger["failure"] = _in_patch(req, _failure(first.get("failure")), first.get("failure"))
     reruns = [e for e in results if e.get("seed") == seed and is_shrink(e.get("kind"))]
     ledger["reproduced"] = bool(reruns) and reruns[0].get("outcome") == "failed"
     ledger["shrink_stable"] = (
@@ -1016,56 +1139,6 @@ def _failure_fields(
     if entry is not None and all(matches(entry.assertion_hash, e.get("assertion_hash")) for e in failing):
         return entry.id
     return None
-
-
-def _ledger_rows(
-    spec: PropertySpec,
-    node: str,
-    ledger: dict[str, Any],
-    issues: list[str],
-    first: dict[str, Any] | None,
-    plan: list[int],
-) -> list[Violation]:
-    """A closed ledger's rows: its run issues, an open ledger, a failure no freeze entry excuses."""
-    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in _grouped(issues)]
-    if ledger["status"] in seed_ledger.OPEN:
-        rows.append(
-            Violation(
-                "seed-ledger-open",
-                f"{node}: seed ledger did not close ({ledger['status']}): "
-                f"planned {plan}, attempted {ledger['attempted_seeds']}",
-                spec.file,
-            )
-        )
-    if first is None or ledger["excused_by"] is not None:
-        return rows
-    planned_fail = [s for s in ledger["failing_seeds"] if s in plan]
-    detail = _failure_detail(first)
-    record = ledger["failure"] or {}
-    # On the failing line of the locked test (the property file is locked: its baseline line is the head line).
-    path, line = str(record.get("path") or spec.file), record.get("line")
-    if planned_fail:
-        message = f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}"
-        rows.append(Violation("property-failed", message, path, line))
-    else:
-        message = f"{node} passed the plan but failed on fresh seed {first['seed']}{detail}"
-        rows.append(Violation("property-failed-fresh-seed", message, path, line))
-    return rows
-
-
-def _grouped(issues: list[str]) -> list[str]:
-    """One line per distinct issue: the same problem on several seeds is named once, with all of its seeds."""
-    seeds: dict[str, list[str]] = {}
-    for issue in issues:
-        found = re.search(r" on seed (\d+)", issue)
-        key = issue[: found.start()] + " on seed {}" + issue[found.end() :] if found else issue
-        seeds.setdefault(key, [])
-        if found and found.group(1) not in seeds[key]:
-            seeds[key].append(found.group(1))
-    return [
-        key.replace(" on seed {}", f" on seed{'s' if len(s) > 1 else ''} {', '.join(s)}") if s else key
-        for key, s in seeds.items()
-    ]
 
 
 def _failure(record: Any) -> dict[str, Any] | None:
@@ -1082,29 +1155,24 @@ def _failure(record: Any) -> dict[str, Any] | None:
     }
 
 
+def _in_patch(req: DynamicRequest, failure: dict[str, Any] | None, record: Any) -> dict[str, Any] | None:
+    """The failure plus `in_patch`: the worker's traceback frames that lie on lines the patch added or changed,
+    so the report can show the failure where the pull request's diff is."""
+    frames = record.get("frames") if isinstance(record, dict) else None
+    if failure is None or not isinstance(frames, list):
+        return failure
+    pairs = [
+        (f[0], f[1])
+        for f in frames[:20]
+        if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and type(f[1]) is int and f[1] >= 1
+    ]
+    changed = req.repo.changed_lines(req.baseline, req.head, {p for p, _ in pairs})
+    hits = [{"path": p, "line": n} for p, n in pairs if n in changed.get(p, set())]
+    return {**failure, "in_patch": [h for i, h in enumerate(hits) if h not in hits[:i]]}
+
+
 def _minimal(event: dict[str, Any]) -> Any:
     return event.get("falsifying") or event.get("assertion_hash")
-
-
-def _failure_detail(event: dict[str, Any]) -> str:
-    parts = []
-    if event.get("assertion_hash"):
-        parts.append(f"assertion hash {str(event['assertion_hash'])[:32]}")
-    record = _failure(event.get("failure"))
-    if record and record["exception"]:
-        parts.append(_one_line(record["exception"], 160))
-    if event.get("falsifying"):
-        parts.append(_one_line(str(event["falsifying"])))
-    elif event.get("message"):
-        parts.append(str(event["message"])[:200])
-    return f" ({'; '.join(parts)})" if parts else ""
-
-
-def _one_line(example: str, limit: int = 200) -> str:
-    """Hypothesis' multi-line example (`test_x(\\n    x=1,\\n)`) as one line: `test_x(x=1)`, cut at `limit`."""
-    text = " ".join(line.strip() for line in example.splitlines() if line.strip())
-    text = text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _outcomes_for(
@@ -1216,19 +1284,23 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
 def _digests(
     records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest
 ) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
-    """The fixtures section's digest checks (None when there are no records), and a row for each mismatch."""
-    violations: list[Violation] = []
+    """The fixtures section's digest checks (None when there are no records), a row for each mismatch, and one
+    `run-integrity` row for the records the worker never produced: nothing was compared, so nothing mismatched."""
     if not records:
-        return None, violations
+        return None, []
     path = req.config.fixtures.digests
     produced = {e.get("id"): e for e in (worker.events if worker else []) if e.get(EV) == Event.DIGEST}
     failure = next((e for e in (worker.events if worker else []) if e.get(EV) == Event.PRODUCER_MISSING), None)
     problems = _worker_problems(worker, req.config.properties.timeout_s) if worker else ["not run"]
-    out = []
+    out, unproduced = [], []
     for record in records:
         event = produced.get(record["id"])
         actual = event.get("sha256") if event else None
-        status = "match" if actual == record["output_sha256"] else "mismatch"
+        if event is None and failure is None:
+            status = "unproduced"  # the worker refused, crashed or timed out before this record
+            unproduced.append(record["id"])
+        else:
+            status = "match" if actual == record["output_sha256"] else "mismatch"
         out.append(
             {
                 "id": record["id"],
@@ -1238,17 +1310,8 @@ def _digests(
                 "status": status,
             }
         )
-        if status == "mismatch":
-            why = (
-                f"the producer returned sha256 {actual}"
-                if actual
-                else (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run"
-            )
-            violations.append(
-                Violation(
-                    "fixture-digest-mismatch",
-                    f"digest record {record['id']!r}: expected sha256 {record['output_sha256'][:16]}…, {why}",
-                    path,
-                )
-            )
-    return out, violations
+        if status in {"mismatch", "unproduced"} and not actual:
+            out[-1]["problem"] = str(
+                (event or {}).get("message") or (failure or {}).get("message") or "; ".join(problems) or "not run"
+            )[: run_facts.MESSAGE_LIMIT]
+    return out, run_facts.digest_rows(out, path)

@@ -3,6 +3,7 @@ per ledger in plain words instead of closing-status jargon."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evidence_gate import gfm, receipt_types, reproduce
@@ -22,7 +23,19 @@ STATUS_WORDS = {
     "fixture_unbound": "failed (no fixture hash bound)",
     "freeze_eligible": "failed reproducibly",
 }
+ORACLE_WORDS = {"human_reviewed": "oracle reviewed by a human", "model_draft": "oracle drafted by a model"}
 _PREFIXES = ("Falsifying example:", "Failing test case:")
+_SEEDS = re.compile(r"\bseed\(s\) (\d+(?:, \d+)*)")
+_HASH = re.compile(r"\(assertion hash [0-9a-f]{16,64}; ")  # an identity: in the receipt, not in a sentence
+
+
+def in_words(message: str) -> str:
+    """A property finding's message for people: `seed(s) 1, 2` as `seeds 1, 2`, no assertion hash, a closing
+    status in words."""
+    for slug, words in STATUS_WORDS.items():
+        message = message.replace(f"({slug})", f"({words})")
+    message = _SEEDS.sub(lambda m: ("seeds " if "," in m.group(1) else "seed ") + m.group(1), message)
+    return _HASH.sub("(", message).replace("(Failing test case: ", "(minimal example: ")
 
 
 def _seeds(values: Any, limit: int = 12) -> str:
@@ -66,8 +79,22 @@ def where_failed(ledger: SeedLedgerJson, planned: list[int]) -> str:
     return f"fresh seed {_seeds(seeds)} (the plan's {len(planned)} passed)"
 
 
+def one_line_example(example: str, limit: int = 80) -> str | None:
+    """`f(x=1, y=2)` for Hypothesis' pretty-printed call when each argument is one line and the whole fits `limit`
+    characters; None when it does not (then the example is shown as a block)."""
+    rows = example.split("\n")
+    if len(rows) == 1:
+        return example if len(example) <= limit else None
+    head, args, tail = rows[0], rows[1:-1], rows[-1]
+    if not head.endswith("(") or tail != ")" or not all(a.startswith("    ") and a[4:5] != " " for a in args):
+        return None
+    joined = head + ", ".join(a.strip().removesuffix(",") for a in args) + ")"
+    return joined if len(joined) <= limit else None
+
+
 def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: Any) -> list[str]:
-    """Markdown lines for one failing property: node, seeds, assertion, error, minimal example, reproduce command.
+    """Markdown lines for one failing property, what a reader acts on first: node and seeds, the minimal example,
+    the reproduce command (six short lines), then the failing line and the error.
 
     `line_link(path, line)` renders a location (a link when the blob URL is known)."""
     planned = [s for s in ledger.get("planned_seeds") or [] if isinstance(s, int)]
@@ -79,6 +106,24 @@ def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: An
         else "did not reproduce on a re-run"
     )
     out = [f"**{gfm.code(ledger.get('property_id'), 300)}** failed on {where_failed(ledger, planned)}; {stable}.", ""]
+    example = minimal_example(ledger)
+    if example:
+        short = one_line_example(example)
+        out += (
+            [f"**Minimal example:** {gfm.code(short)}", ""]
+            if short
+            else ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
+        )
+    seed = ledger["failing_seed"]
+    assert seed is not None  # `failing` keeps only ledgers with a failing seed
+    trials = (receipt.get("properties") or {}).get("trials")
+    runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
+    out += [
+        f"**Reproduce seed {seed}** ({runs}the gate's settings) from the repository root:",
+        "",
+        gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"),
+        "",
+    ]
     failure = failure_of(ledger)
     if failure is not None:
         out += [
@@ -91,25 +136,8 @@ def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: An
             out += [f"**Error:** {gfm.code(exception, 500)}", ""]
         elif exception:
             out += ["**Error:**", "", gfm.block(exception[:500], "text"), ""]
-    elif ledger.get("assertion_hash"):
-        out += [
-            f"**Assertion hash:** {gfm.code(str(ledger['assertion_hash'])[:32])} (the sealed run recorded no "
-            "line for this failure)",
-            "",
-        ]
-    example = minimal_example(ledger)
-    if example:
-        out += ["**Minimal example:**", "", gfm.block(example, "python", 2000), ""]
-    seed = ledger["failing_seed"]
-    assert seed is not None  # `failing` keeps only ledgers with a failing seed
-    trials = (receipt.get("properties") or {}).get("trials")
-    runs = f"{trials} examples, " if isinstance(trials, int) and reproduce.is_hypothesis(ledger) else ""
-    out += [
-        f"**Reproduce seed {seed} locally** ({runs}the gate's settings), from the repository root:",
-        "",
-        gfm.block(reproduce.for_ledger(receipt, ledger, seed), "sh"),
-        "",
-    ]
+    else:
+        out += ["**Failing line:** not recorded (the sealed run gave no line for this failure).", ""]
     return out
 
 
@@ -133,7 +161,5 @@ def ledger_line(ledger: SeedLedgerJson) -> str:
     seeds = f"seeds {_seeds(planned)}" + (f" + fresh {_seeds(fresh)}" if fresh else "")
     failing_seed = ledger.get("failing_seed")
     fail = f" · first failing seed {failing_seed}" if failing_seed is not None else ""
-    return (
-        f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · "
-        f"oracle {gfm.code(ledger.get('oracle_source'), 40)} · status {gfm.code(status, 40)}"
-    )
+    oracle = ORACLE_WORDS.get(str(ledger.get("oracle_source")), gfm.text(ledger.get("oracle_source"), 40))
+    return f"- {gfm.code(ledger.get('property_id'), 300)} — **{words}** · {seeds}{per_seed}{fail} · {oracle}"

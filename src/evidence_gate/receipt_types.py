@@ -48,6 +48,13 @@ class CountsJson(TypedDict):
     budget_passes: int
 
 
+class PatchLineJson(TypedDict):
+    """A line of the pull request's diff that a failing example's traceback passed through."""
+
+    path: str
+    line: int
+
+
 class FailureJson(TypedDict):
     """A seed ledger's `failure`: the failing statement of the property."""
 
@@ -55,6 +62,7 @@ class FailureJson(TypedDict):
     line: int
     statement: str
     exception: str
+    in_patch: NotRequired[list[PatchLineJson]]  # traceback frames on lines the patch added or changed
 
 
 class SeedLedgerJson(TypedDict):
@@ -79,9 +87,14 @@ class SeedLedgerJson(TypedDict):
     fixtures: NotRequired[bool]
     stopped_because: NotRequired[dict[str, str]]
     exhausted_seeds: NotRequired[list[int]]
+    runs: NotRequired[dict[str, dict[str, Any]]]
     status_reason: NotRequired[str]
     failure: NotRequired[FailureJson | None]
     excused_by: NotRequired[str | None]
+    # Whether a freeze entry may excuse the failure, from the baseline's replays of the minimal examples.
+    excuse: NotRequired[dict[str, Any] | None]
+    # What the steering comparison recorded (steering.section); steering.rows derives property-steered from it.
+    steering: NotRequired[dict[str, Any] | None]
 
 
 def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -1,5 +1,5 @@
-"""The reporters, by name: `text` for people (one line per violation, `path:line: message [row]`, then the
-decision), `json` (the receipt itself) and `sarif` (SARIF 2.1.0 for code scanning). `--format` offers `REPORTERS`."""
+"""The reporters, by name: `text` for people (a compiler-style diagnostic per violation, then the decision; see
+`terminal_report`), `json` (the receipt itself) and `sarif` (SARIF 2.1.0 for code scanning). `--format` offers `REPORTERS`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import receipt_types
-from evidence_gate.locked_paths import display_path
+from evidence_gate import receipt_types, terminal_report
 from evidence_gate.model import Violation
 
 
@@ -18,26 +17,9 @@ def violations_of(receipt: dict[str, Any]) -> list[Violation]:
     return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
 
 
-def render_text(receipt: dict[str, Any]) -> str:
-    """The CLI's text output."""
-    lines = [v.render() for v in violations_of(receipt)]
-    lines += [f"error: {e}" for e in receipt.get("errors", []) if not any(e in line for line in lines)]
-    d = receipt["decision"]
-    verdict = "PASS" if receipt["ok"] else "FAIL"
-    properties = receipt.get("properties", {})
-    if properties.get("skipped"):
-        lines.append(f"properties: not run ({properties['skipped']})")
-    counts = properties.get("counts")
-    if counts and properties.get("ledgers"):
-        lines.append(
-            "seed ledgers: {open} open, {closed_failures} closed failures, {budget_passes} budget passes".format(
-                **counts
-            )
-        )
-    lines.append(f"{verdict}: {d['title']} [{d['row']}]")
-    # Messages quote test output, paths and ledger text: a newline could forge a `PASS:` line and an ESC could
-    # drive the terminal, so every control, format or surrogate character is spelled out.
-    return "\n".join(display_path(line) for line in lines) + "\n"
+def render_text(receipt: dict[str, Any], style: terminal_report.Style | None = None) -> str:
+    """The CLI's text output: compiler-style diagnostics, a blank line, the verdict (see `terminal_report`)."""
+    return terminal_report.render(receipt, style)
 
 
 def render_json(receipt: dict[str, Any]) -> str:
@@ -54,14 +36,20 @@ def render_sarif(receipt: dict[str, Any], docs: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Context:
-    """What a reporter may use beside the receipt: the README URL its links point into (None: unknown)."""
+    """What a reporter may use beside the receipt: the README URL its links point into (None: unknown), and for
+    the text report the terminal's width, whether to colour, and the source line of a finding's location."""
 
     docs: str | None = None
+    width: int = terminal_report.DEFAULT_WIDTH
+    color: bool = False
+    source: terminal_report.SourceLine | None = None
 
 
 Reporter = Callable[[dict[str, Any], Context], str]
 REPORTERS: dict[str, Reporter] = {
-    "text": lambda receipt, _context: render_text(receipt),
+    "text": lambda receipt, context: terminal_report.render(
+        receipt, terminal_report.Style(context.width, context.color, context.docs), context.source
+    ),
     "json": lambda receipt, _context: render_json(receipt),
     "sarif": lambda receipt, context: render_sarif(receipt, context.docs),
 }

@@ -11,9 +11,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evidence_gate import receipt_types
+from evidence_gate import decision, receipt_types
 from evidence_gate.receipt_types import ViolationJson
 
+# pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
+# and where a crash is reported.
+PROJECT_README = "https://github.com/evidence-gate/evidence-gate/blob/main/README.md"
+ISSUES_URL = "https://github.com/evidence-gate/evidence-gate/issues"
 # Lanes in reading order.
 LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
 OTHER = "Other"
@@ -27,6 +31,18 @@ class RowInfo:
     lane: str
     anchor: str
     todo: str
+    title: str | None = None  # shown instead of the decision table's title
+
+
+def title(row: str) -> str:
+    """The row's title as people read it: report_rows.json's when it has one, else the decision table's."""
+    shown = info(row).title
+    if shown:
+        return shown
+    try:
+        return decision.row(row).title
+    except KeyError:
+        return row
 
 
 @cache

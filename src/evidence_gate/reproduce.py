@@ -3,8 +3,8 @@
 The sealed plugin (`pytest_plugin.SealedPlugin._apply_seed`) gives a Hypothesis test the seed itself and settings
 `max_examples=trials, derandomize=False, database=None, deadline=None, phases=(explicit, generate, target, shrink)`.
 Locally the same comes from Hypothesis' own pytest options: `--hypothesis-seed=N` (which a `derandomize` profile
-would override, so the command registers and loads a profile with exactly those settings) and
-`-p no:cacheprovider`. A test that is not a Hypothesis test gets `PROPERTY_SEED` and `PROPERTY_TRIALS`, as in the
+would override, so the command registers and loads a profile with exactly those settings; the explain phase only
+adds comments, and pytest's cache does not change a single node's result). A test that is not a Hypothesis test gets `PROPERTY_SEED` and `PROPERTY_TRIALS`, as in the
 sealed run. `properties.pythonpath` goes into `PYTHONPATH`, as the sealed run puts it on `sys.path`.
 """
 
@@ -16,14 +16,13 @@ from typing import Any
 
 from evidence_gate.receipt_types import SeedLedgerJson
 
-PROFILE = "evidence-gate"
-# Read by `python -` from a here-document: registers the sealed run's settings as a profile, then runs pytest.
-_RUNNER = """import sys, pytest
-from hypothesis import Phase, settings
-settings.register_profile("{profile}", max_examples={trials}, derandomize=False, database=None, deadline=None,
-                          phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink])
+PROFILE = "gate"
+# `python -c`'s script: registers the sealed run's settings as a profile, then runs pytest. Each line fits 80
+# columns, so the whole command is one screen in a terminal and in a check run's code block.
+_RUNNER = """import sys, pytest, hypothesis as h
+h.settings.register_profile("{profile}", max_examples={trials}, database=None,
+    deadline=None, derandomize=False, phases=set(h.Phase) - {{h.Phase.explain}})
 sys.exit(pytest.main(sys.argv[1:]))"""
-_END = "EVIDENCE_GATE_EOF"
 
 
 def is_hypothesis(ledger: SeedLedgerJson) -> bool:
@@ -35,7 +34,8 @@ def is_hypothesis(ledger: SeedLedgerJson) -> bool:
 def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: Sequence[str] = ()) -> str:
     """A copy-paste POSIX shell command, run from the repository root, that reproduces `node` on `seed`.
 
-    For a Hypothesis test it is `python -` with the profile-registering script in a quoted here-document."""
+    For a Hypothesis test it is `python -c` with a four-line script that registers the profile: six lines, each
+    within 80 columns but the node id's."""
     env = []
     paths = [p for p in pythonpath if p and p != "."]
     if paths:
@@ -45,11 +45,12 @@ def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: 
         return " ".join([*env, "python -m pytest", shlex.quote(node), "-p no:cacheprovider"])
     # hypothesis is imported before pytest starts, so pytest's assertion-rewrite warning about it is noise
     lines = [
-        " ".join([*env, "python -", shlex.quote(node)]),
-        f"  -p no:cacheprovider --hypothesis-profile={PROFILE} --hypothesis-seed={int(seed)}",
-        f"  -W ignore::pytest.PytestAssertRewriteWarning <<'{_END}'",
+        " ".join([*env, "python -c", shlex.quote(_RUNNER.format(profile=PROFILE, trials=int(trials)))])
+        + f" --hypothesis-seed={int(seed)}",
+        f"  --hypothesis-profile={PROFILE} -W ignore::pytest.PytestAssertRewriteWarning",
+        "  " + shlex.quote(node),
     ]
-    return " \\\n".join(lines) + "\n" + _RUNNER.format(profile=PROFILE, trials=int(trials)) + f"\n{_END}"
+    return " \\\n".join(lines)
 
 
 def for_ledger(receipt: dict[str, Any], ledger: SeedLedgerJson, seed: int) -> str:

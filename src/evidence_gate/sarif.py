@@ -1,4 +1,5 @@
-"""The receipt as SARIF 2.1.0 for code scanning: one rule per decision-table row, one result per violation.
+"""The receipt as SARIF 2.1.0 for code scanning: one rule per decision-table row that fired, one result per
+violation; a failing property's rule help holds its reproduce command, its result the failing line's snippet.
 
 GitHub's code scanning rejects a whole file when one result has no physical location, so a finding that names no
 file (a precondition, a property that never ran) is anchored at the file that owns its lane: the freeze ledger, the
@@ -9,14 +10,16 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
-from evidence_gate import __version__, decision, property_report, receipt_types, report_rows
+from evidence_gate import __version__, decision, property_report, receipt_types, report_rows, reproduce
 from evidence_gate.locked_paths import display_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"  # the uriBaseId of every location: the repository root (upload-sarif's checkout_path)
 ROW_ANCHOR = "row-{}"  # the README's decision table carries `<a id="row-ID">` on each row (docs.py writes it)
+MAX_COMMANDS = 5  # reproduce commands in a property rule's help (each failing property's result names its seed)
 MESSAGE_CHARS = 8 * 1024  # a finding's message is repository text: bounded like every report
 
 
@@ -50,15 +53,20 @@ def _level(receipt: dict[str, Any], row_id: str) -> str:
         return "error"  # a row this version does not know: fail closed
 
 
-def rule(row: decision.Row, docs: str | None) -> dict[str, Any]:
-    """The SARIF reportingDescriptor of one decision-table row."""
+def rule(row: decision.Row, docs: str | None, commands: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """The SARIF reportingDescriptor of one decision-table row; `commands` are (property, reproduce command) pairs
+    of this run's failing properties, which a property row's "what to do" refers to."""
     info = report_rows.info(row.id)
     gate = row.gate if row.scored or row.gate == "fail" else f"{row.gate}, not scored"
-    text = f"{row.title} (row {row.number}, {gate}, exit {row.exit_code}): {row.when}. What to do: {info.todo}"
+    todo = info.todo.replace("with the command below", "with the command that follows")
+    text = f"{row.title} (row {row.number}, {gate}, exit {row.exit_code}): {row.when}. What to do: {todo}"
     markdown = (
         f"**{row.title}** — row {row.number} of the decision table ({gate}, exit {row.exit_code}).\n\n"
-        f"When: {row.when}.\n\nWhat to do: {info.todo}"
+        f"When: {row.when}.\n\nWhat to do: {todo}"
     )
+    for node, command in commands[:MAX_COMMANDS]:
+        text += f"\n\n{node}, from the repository root:\n{command}"
+        markdown += f"\n\n`{node}`, from the repository root:\n\n```sh\n{command}\n```"
     out: dict[str, Any] = {
         "id": row.id,
         "name": "".join(part.capitalize() for part in row.id.split("-")),
@@ -113,7 +121,11 @@ def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, 
     related: list[dict[str, Any]] = []
     failure = _failing_assert(receipt, violation)
     if failure is not None:
+        message = property_report.in_words(message).removeprefix(str(failure["path"]) + "::")
         locations = [_location(str(failure["path"]), failure["line"], "the failing assertion")]
+        if failure.get("statement"):
+            snippet = {"text": _plain(str(failure["statement"]))}
+            locations[0]["physicalLocation"]["region"]["snippet"] = snippet
         if isinstance(path, str) and path and (path, violation.get("line")) != (failure["path"], failure["line"]):
             related.append(_location(path, violation.get("line"), "the property named by the finding"))
     elif isinstance(path, str) and path:
@@ -153,13 +165,18 @@ def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
 
 def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any]:
     """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links point into."""
-    rows = decision.table()
+    fired = {str(v.get("row")) for v in receipt_types.violations(receipt)}
+    rows = [r for r in decision.table() if r.id in fired]  # only the rules that fired, in table order
     index = {r.id: n for n, r in enumerate(rows)}
+    commands = [
+        (str(x.get("property_id")), reproduce.for_ledger(receipt, x, int(x["failing_seed"] or 0)))
+        for x in property_report.failing(receipt)
+    ]
     driver: dict[str, Any] = {
         "name": "evidence-gate",
         "version": __version__,
         "semanticVersion": __version__,
-        "rules": [rule(r, docs) for r in rows],
+        "rules": [rule(r, docs, commands if r.id in property_report.FAILED_ROWS else []) for r in rows],
     }
     git = receipt.get("git") or {}
     run: dict[str, Any] = {

@@ -44,6 +44,41 @@ def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _value_checks(schema: dict[str, Any]) -> list[Check]:
+    """The checks of the keywords that look at one value alone (type, const, enum, string and number bounds)."""
+    checks: list[Check] = []
+    if "type" in schema:
+        names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+        tests = tuple(_TYPES[n] for n in names)
+        checks.append(tests[0] if len(tests) == 1 else lambda v: any(t(v) for t in tests))
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda v: equal(v, const))
+    if "enum" in schema:
+        options = list(schema["enum"])
+        if all(isinstance(o, str) for o in options):
+            strings = frozenset(options)
+            checks.append(lambda v: isinstance(v, str) and v in strings)
+        else:
+            checks.append(lambda v: any(equal(v, o) for o in options))
+    if "pattern" in schema:
+        search = re.compile(schema["pattern"]).search
+        checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
+    if "minLength" in schema:
+        low = schema["minLength"]
+        checks.append(lambda v: not isinstance(v, str) or len(v) >= low)
+    if "maxLength" in schema:
+        high = schema["maxLength"]
+        checks.append(lambda v: not isinstance(v, str) or len(v) <= high)
+    if "minimum" in schema:
+        floor = schema["minimum"]
+        checks.append(lambda v: not _number(v) or v >= floor)
+    if "maximum" in schema:
+        ceiling = schema["maximum"]
+        checks.append(lambda v: not _number(v) or v <= ceiling)
+    return checks
+
+
 class _Compiler:
     """Compiles one root schema; `$ref` resolves against its `$defs`, each definition compiled once."""
 
@@ -76,36 +111,7 @@ class _Compiler:
         fused = self.fused(schema)
         if fused is not None:
             return fused
-        checks: list[Check] = []
-        if "type" in schema:
-            names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
-            tests = tuple(_TYPES[n] for n in names)
-            checks.append(tests[0] if len(tests) == 1 else lambda v: any(t(v) for t in tests))
-        if "const" in schema:
-            const = schema["const"]
-            checks.append(lambda v: equal(v, const))
-        if "enum" in schema:
-            options = list(schema["enum"])
-            if all(isinstance(o, str) for o in options):
-                strings = frozenset(options)
-                checks.append(lambda v: isinstance(v, str) and v in strings)
-            else:
-                checks.append(lambda v: any(equal(v, o) for o in options))
-        if "pattern" in schema:
-            search = re.compile(schema["pattern"]).search
-            checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
-        if "minLength" in schema:
-            low = schema["minLength"]
-            checks.append(lambda v: not isinstance(v, str) or len(v) >= low)
-        if "maxLength" in schema:
-            high = schema["maxLength"]
-            checks.append(lambda v: not isinstance(v, str) or len(v) <= high)
-        if "minimum" in schema:
-            floor = schema["minimum"]
-            checks.append(lambda v: not _number(v) or v >= floor)
-        if "maximum" in schema:
-            ceiling = schema["maximum"]
-            checks.append(lambda v: not _number(v) or v <= ceiling)
+        checks = _value_checks(schema)
         if "required" in schema:
             needed = tuple(schema["required"])
             checks.append(lambda v: not isinstance(v, dict) or all(k in v for k in needed))

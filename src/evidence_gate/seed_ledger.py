@@ -93,6 +93,7 @@ def new(
         "examples": {},
         "stopped_because": {},
         "exhausted_seeds": [],
+        "runs": {},
         "failure": None,
         "status": "incomplete_fields",
     }

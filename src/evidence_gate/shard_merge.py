@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, receipt_types, seed_ledger
+from evidence_gate import decision, receipt_types, run_facts, seed_ledger, steering
 from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.model import Violation
 from evidence_gate.receipt import sha256_of, validate, write_receipt
@@ -51,7 +51,12 @@ def _load(path: Path) -> dict[str, Any]:
     return value
 
 
-def _identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+# What every shard of one matrix must agree on, in the order `identity` gives it.
+IDENTITY = ("baseline commit", "head commit", "configuration", "property list", "seed plan")
+
+
+def identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+    """The values named by IDENTITY, of one shard receipt."""
     props = receipt.get("properties", {})
     return (
         receipt.get("git", {}).get("baseline"),
@@ -70,6 +75,7 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["failing_seeds"] = [s for p in parts for s in p.get("failing_seeds", [])]
     merged["stopped_early"] = any(p["stopped_early"] for p in parts)
     merged["examples"] = {k: v for p in parts for k, v in p.get("examples", {}).items()}
+    merged["runs"] = {k: v for p in parts for k, v in p.get("runs", {}).items()}
     failing = [p for p in parts if p.get("failing_seed") is not None]
     failing.sort(key=lambda p: plan.index(p["failing_seed"]) if p["failing_seed"] in plan else len(plan))
     source = failing[0] if failing else parts[0]
@@ -80,6 +86,8 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["assertion_hash"] = source.get("assertion_hash")
     merged["falsifying"] = source.get("falsifying")
     merged["excused_by"] = source.get("excused_by")
+    merged["excuse"] = source.get("excuse")
+    merged["steering"] = steering.merge(p.get("steering") for p in parts)
     if sorted(merged["planned_seeds"]) != sorted(plan):
         # The shards' slices must partition the declared plan; otherwise the ledger shows a gap.
         merged["planned_seeds"] = list(plan)
@@ -110,7 +118,7 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
             fix="pass one receipt per shard of the same matrix",
             usage=True,
         )
-    if len({_identity(r) for r in receipts}) != 1:
+    if len({identity(r) for r in receipts}) != 1:
         raise GateError(
             "the shard receipts judge different commits, configurations or property lists",
             fix="merge only the shards of one workflow run",
@@ -124,24 +132,18 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         for ledger in receipt_types.ledgers(receipt):
             by_property.setdefault(ledger["property_id"], []).append(ledger)
     ledgers = [_merge_ledgers(parts, plan) for parts in by_property.values()]
+    out["properties"]["ledgers"] = ledgers
     violations: list[Violation] = []
     seen: set[tuple[Any, ...]] = set()
     for receipt in ordered:
+        # A shard's rows that its ledgers show are derived again from the merged ledgers, as a publisher would.
+        derived = {(v.row, v.path, v.line, v.message) for v in run_facts.derived_rows(receipt)}
         for v in violations_of(receipt):
             key = (v.row, v.path, v.line, v.message)
-            if v.row != "seed-ledger-open" and key not in seen:
+            if v.row != "seed-ledger-open" and key not in seen and key not in derived:
                 seen.add(key)
                 violations.append(v)
-    for ledger in ledgers:
-        if ledger["status"] in seed_ledger.OPEN:
-            violations.append(
-                Violation(
-                    "seed-ledger-open",
-                    f"{ledger['property_id']}: seed ledger did not close over "
-                    f"the shards ({ledger['status']}): planned {plan}, attempted "
-                    f"{ledger['attempted_seeds']}",
-                )
-            )
+    violations += run_facts.derived_rows(out)
     facts: set[str] = set()
     if any(not r.get("mode", {}).get("scored", True) for r in ordered):
         facts.add(decision.FACT_HUMAN)

@@ -276,11 +276,6 @@ def load_json(data: bytes) -> Any:
     return value
 
 
-def yaml_lines(data: bytes) -> dict[NodePath, int]:
-    """The line map of a YAML document that `load_yaml` accepted (see `load_yaml_lines`)."""
-    return load_yaml_lines(data)[1]
-
-
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - public in json.decoder, missing from typeshed
 _JSON_WS_RUN = re.compile(r"[ \t\r\n]*")
 _JSON_SCALAR = re.compile(r"[^,\]} \t\r\n]*")  # a number, true, false or null runs to the next delimiter

@@ -161,9 +161,11 @@ def run_container(
     *args: str,
     entrypoint: str | None = None,
     user: str | None = None,
+    docker_profile: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
     """`docker run` as GitHub's runner does it: its mounts (a listening socket at /var/run/docker.sock included),
-    working directory, Docker's seccomp profile and capabilities, and the network; never raises on a non-zero
+    working directory, Docker's seccomp profile and capabilities (the engine's own defaults with
+    `docker_profile=False`, as a self-hosted runner on podman has them), and the network; never raises on a non-zero
     exit. Whatever connects to the socket (or to `runner.tcp_port`) is appended to `runner.reached`."""
     with listening(runner.tcp_port) as (seen, _port, docker_sock):
         argv = [
@@ -172,10 +174,8 @@ def run_container(
             "--network=host",
             "--workdir",
             "/github/workspace",
-            "--security-opt",
-            f"seccomp={DOCKER_SECCOMP}",
-            "--cap-drop=all",
-            f"--cap-add={','.join(DOCKER_CAPS)}",
+            *(("--security-opt", f"seccomp={DOCKER_SECCOMP}", "--cap-drop=all") if docker_profile else ()),
+            *((f"--cap-add={','.join(DOCKER_CAPS)}",) if docker_profile else ()),
             "-v",
             f"{docker_sock}:/var/run/docker.sock",
             "-v",

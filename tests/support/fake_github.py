@@ -29,6 +29,14 @@ from support.local_server import LocalServer
 PUBLISH_SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "github-api-publish.json"
 
 
+def row_of(run: dict[str, Any]) -> str:
+    """The decision row a posted check run names: the code span that ends its summary's first line."""
+    first = run["output"]["summary"].splitlines()[0]
+    found = re.findall(r"`([a-z0-9-]+)`", first)
+    assert found, f"the check run's summary does not name its row first: {first!r}"
+    return str(found[-1])
+
+
 class BlobStore(LocalServer):
     """Signed-URL blob storage for artifact zips: serves `/zip/{id}?sig=...`, records the auth it was sent."""
 

@@ -5,14 +5,19 @@ claims with the bytes that actually arrived. Every twirp body is checked against
 `results/api/v1/artifact.proto` (as @actions/artifact sends them: proto field names, int64 as strings): an unknown
 field, a wrong type or another job's ids is a recorded problem and a 400. Jobs of one run get their own runtime
 tokens (`job_token`), as the matrix jobs of a workflow run do; artifacts are stored per run, listed for any of
-its jobs, and a second artifact with one name in a run is refused with 409, as the real service does.
+its jobs, and a second artifact with one name in a run is refused with 409, as the real service does. With
+`camel = True` it answers the lowerCamelCase proto3 JSON names (`signedUploadUrl`, `databaseId`), as act's, Gitea's
+and Forgejo's services do.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import itertools
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -63,10 +68,11 @@ def runtime_token(scp: str = f"Actions.GenericRead:x Actions.Results:{RUN_ID}:{J
 
 @dataclass
 class Blob:
-    """One uploaded blob."""
+    """One committed blob: the staged blocks a Put Block List named, joined in its order."""
 
     data: bytes
     headers: dict[str, str]
+    blocks: list[str] = field(default_factory=list)
 
     @property
     def sha256(self) -> str:
@@ -97,12 +103,14 @@ class State:
     created: list[dict[str, Any]] = field(default_factory=list)
     finalized: list[dict[str, Any]] = field(default_factory=list)
     blobs: dict[str, Blob] = field(default_factory=dict)
+    staged: dict[str, dict[str, bytes]] = field(default_factory=dict)
     auth: list[str | None] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     failures: dict[str, list[int]] = field(default_factory=dict)
     artifacts: list[Stored] = field(default_factory=list)
     listed: list[dict[str, Any]] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)
 
 
 class FakeResultsService(LocalServer):
@@ -113,6 +121,9 @@ class FakeResultsService(LocalServer):
         self.jobs = {token: JOB_ID}  # runtime token -> the job backend id it carries
         self.state = State()
         self._ids = itertools.count(4242)
+        self.camel = False
+        # act's ListArtifacts: the size of the artifact's folder (4096), and no digest; None lists the truth.
+        self.listed_size: int | None = None
         super().__init__()
 
     def job_token(self, job_id: str) -> str:
@@ -169,13 +180,22 @@ class FakeResultsService(LocalServer):
                     "workflow_job_run_backend_id": a.job_id,
                     "database_id": str(a.database_id),
                     "name": a.name,
-                    "size": str(len(a.data)),
+                    "size": str(len(a.data) if self.listed_size is None else self.listed_size),
                     "created_at": a.created_at,
-                    "digest": a.digest,
                 }
+                | ({"digest": a.digest} if self.listed_size is None else {})
                 for a in chosen
             ]
         }
+
+    def named(self, value: Any) -> Any:
+        """An answer with its field names in this service's dialect (proto names, or lowerCamelCase JSON names)."""
+        if isinstance(value, list):
+            return [self.named(v) for v in value]
+        if not isinstance(value, dict) or not self.camel:
+            return value
+        camel = {k: k.split("_")[0] + "".join(p.title() for p in k.split("_")[1:]) for k in value}
+        return {camel[k]: self.named(v) for k, v in value.items()}
 
     @property
     def url(self) -> str:
@@ -244,15 +264,16 @@ class FakeResultsService(LocalServer):
                         )
                         return
                     state.created.append(body)
-                    self._answer(200, {"ok": True, "signed_upload_url": f"{fake.url}blob/{body['name']}?sig=s3cr3t"})
+                    signed = f"{fake.url}blob/{body['name']}?sig=s3cr3t"
+                    self._answer(200, fake.named({"ok": True, "signed_upload_url": signed}))
                 elif method == "FinalizeArtifact":
                     state.finalized.append(body)
                     blob = state.blobs.get(body["name"])
                     stored = fake.plant(body["name"], blob.data if blob else b"", job_id=job_id)
-                    self._answer(200, {"ok": True, "artifact_id": str(stored.database_id)})
+                    self._answer(200, fake.named({"ok": True, "artifact_id": str(stored.database_id)}))
                 elif method == "ListArtifacts":
                     state.listed.append(body)
-                    self._answer(200, fake._listing(body))
+                    self._answer(200, fake.named(fake._listing(body)))
                 elif method == "GetSignedArtifactURL":
                     found = [
                         a
@@ -262,7 +283,8 @@ class FakeResultsService(LocalServer):
                     if not found:
                         self._answer(404, {"code": "not_found", "msg": "artifact not found"})
                         return
-                    self._answer(200, {"signed_url": f"{fake.url}download/{found[-1].database_id}?sig=r34d"})
+                    signed = f"{fake.url}download/{found[-1].database_id}?sig=r34d"
+                    self._answer(200, fake.named({"signed_url": signed}))
 
             def do_GET(self) -> None:
                 split = urlsplit(self.path)
@@ -278,20 +300,62 @@ class FakeResultsService(LocalServer):
                 self.send_header("Content-Type", "application/zip")
                 self.send_header("Content-Length", str(len(found[0].data)))
                 self.end_headers()
-                self.wfile.write(found[0].data)
+                try:
+                    self.wfile.write(found[0].data)
+                except (BrokenPipeError, ConnectionResetError):
+                    state.cut.append(found[0].name)  # the client stopped reading (its download cap)
 
             def do_PUT(self) -> None:
+                """Azure's block-blob protocol as the official upload client uses it: Put Block stages a block under
+                its base64 id, Put Block List commits the named blocks in order. A single Put Blob is refused, as
+                act's service keeps 0 bytes of one."""
                 split = urlsplit(self.path)
+                query = parse_qs(split.query)
                 data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self._failure("blob"):
                     return
-                if parse_qs(split.query).get("sig") != ["s3cr3t"] or self.headers.get("x-ms-blob-type") != "BlockBlob":
-                    state.problems.append(f"blob PUT without signature or blob type: {self.path}")
-                    self._answer(403, {"msg": "signature"})
+                name = split.path.removeprefix("/blob/")
+                comp = query.get("comp", [""])[0]
+                if query.get("sig") != ["s3cr3t"] or comp not in ("block", "blocklist"):
+                    state.problems.append(
+                        f"blob PUT without signature, or a Put Blob (not Put Block/List): {self.path}"
+                    )
+                    self._answer(403, {"msg": "signature or protocol"})
                     return
-                state.blobs[split.path.removeprefix("/blob/")] = Blob(data, dict(self.headers.items()))
+                if comp == "block":
+                    block_id = query.get("blockid", [""])[0]
+                    try:
+                        raw_id = base64.b64decode(block_id, validate=True)
+                    except binascii.Error:
+                        raw_id = b""
+                    if not raw_id or len(raw_id) > 64:
+                        state.problems.append(
+                            f"Put Block with a block id that is not base64 of 1-64 bytes: {block_id!r}"
+                        )
+                        self._answer(400, {"msg": "InvalidQueryParameterValue"})
+                        return
+                    state.staged.setdefault(name, {})[block_id] = data
+                else:
+                    ids = self._block_list(data)
+                    staged = state.staged.pop(name, {})
+                    if ids is None or any(i not in staged for i in ids) or len({len(i) for i in ids}) > 1:
+                        state.problems.append(f"Put Block List naming blocks not staged, or of mixed lengths: {data!r}")
+                        self._answer(400, {"msg": "InvalidBlockList"})
+                        return
+                    state.blobs[name] = Blob(b"".join(staged[i] for i in ids), dict(self.headers.items()), ids)
                 self.send_response(201)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+
+            @staticmethod
+            def _block_list(body: bytes) -> list[str] | None:
+                try:
+                    root = ET.fromstring(body)
+                except ET.ParseError:
+                    return None
+                allowed = {"Latest", "Committed", "Uncommitted"}
+                if root.tag != "BlockList" or any(child.tag not in allowed for child in root):
+                    return None
+                return [child.text or "" for child in root]
 
         return Handler

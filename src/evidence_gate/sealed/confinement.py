@@ -2,10 +2,12 @@
 non-root gate; on a host or in a container under Docker's default seccomp profile), and what it reports applied.
 
 1. Tasks: RLIMIT_NPROC binds every uid but the init namespace's root (and holders of CAP_SYS_RESOURCE or
-   CAP_SYS_ADMIN), so a worker that would stay root (the gate's user cannot be dropped to `nobody`) moves to an
+   CAP_SYS_ADMIN *in the initial user namespace*: the kernel's capable() asks there, so the full set a worker holds
+   inside a user namespace of its own exempts nothing), so a worker that would stay root (the gate's user cannot be dropped to `nobody`) moves to an
    unprivileged uid of its own (derived from its pid) and keeps only CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, as
    ambient capabilities, so that it and its children still use the root-owned interpreter; Landlock decides where.
    Without CAP_SYS_RESOURCE no hard limit can be raised again, and the seccomp filter refuses every `set*id`.
+   Whatever the mode, the bound is then measured: a child at a soft limit of 0 must fail to fork (EAGAIN).
 2. Landlock: writes only to the worker's folders, reads only from an allow-list, no TCP bind/connect (ABI 4+), no
    signals or abstract unix sockets outside the domain (ABI 6+).
 3. seccomp: no socket but the result channel (see `seccomp`).
@@ -40,6 +42,7 @@ KEPT_CAPS = (1, 2)
 TASK_UID_BASE = 0x40000000
 NOBODY = 65534
 EXEMPTING = (1 << 21) | (1 << 24)  # CAP_SYS_ADMIN, CAP_SYS_RESOURCE: the kernel skips RLIMIT_NPROC for either
+PROC_USER_INIT_INO = 0xEFFFFFFD  # the inode of /proc/self/ns/user in the initial user namespace (linux/proc_ns.h)
 LANDLOCK_HINT = (
     "Linux 5.13+ with CONFIG_SECURITY_LANDLOCK=y and `landlock` in the kernel's lsm= list "
     "(GitHub's hosted Ubuntu runners have it)"
@@ -93,19 +96,81 @@ def apply(mode: str, writable: list[str], readable: list[str], nproc: int) -> di
 
 
 def bound_tasks(nproc: int) -> str:
-    """Make RLIMIT_NPROC (already lowered to `nproc`) bind this process; how it binds."""
+    """Make RLIMIT_NPROC (already lowered to `nproc`) bind this process, and measure that it does; how it binds."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if hard == resource.RLIM_INFINITY or hard > nproc or soft > nproc:
         raise Unconfined(f"RLIMIT_NPROC could not be lowered to {nproc}; the sealed worker ran nothing")
     if os.getuid() != 0:
-        if _capabilities("CapEff") & EXEMPTING:
+        # Only capabilities in the initial user namespace exempt a task; inside one of its own it holds them all.
+        if in_initial_user_namespace() and _capabilities("CapEff") & EXEMPTING:
             raise Unconfined(
                 "the sealed worker holds CAP_SYS_RESOURCE or CAP_SYS_ADMIN, which exempt it from "
                 "RLIMIT_NPROC; run the gate without them. The sealed worker ran nothing"
             )
-        return f"RLIMIT_NPROC {nproc} on uid {os.getuid()}"
-    uid = _unprivileged_uid()
-    return f"RLIMIT_NPROC {nproc} on uid {uid} (instead of root; only the file capabilities CAP_DAC_* kept)"
+        how = f"RLIMIT_NPROC {nproc} on uid {os.getuid()}"
+    else:
+        uid = _unprivileged_uid()
+        how = f"RLIMIT_NPROC {nproc} on uid {uid} (instead of root; only the file capabilities CAP_DAC_* kept)"
+    why = _limit_binds()
+    if why:
+        raise Unconfined(f"RLIMIT_NPROC does not bind the sealed worker ({why}); the sealed worker ran nothing")
+    return how
+
+
+def in_initial_user_namespace() -> bool:
+    """Whether this process is in the initial user namespace; True when /proc cannot tell (the stricter reading)."""
+    try:
+        return os.stat("/proc/self/ns/user").st_ino == PROC_USER_INIT_INO  # noqa: PTH116 - minimal imports
+    except OSError:
+        return True
+
+
+def _limit_binds() -> str:
+    """Measure the task bound in a child (so nothing here changes): "" when it binds, else what was seen."""
+    seen = {
+        1: "a fork at a soft limit of 0 succeeded",
+        2: "a fork at a soft limit of 0 failed otherwise than with EAGAIN",
+        3: "no fork succeeded at the limit restored either",
+    }
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        return f"the probe could not fork: {exc.strerror}"
+    if pid == 0:  # pragma: no cover - the child answers through its exit status only
+        code = 4
+        try:
+            code = _probe()
+        finally:
+            os._exit(code)
+    _pid, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return "" if code == 0 else seen.get(code, f"the probe ended with status {code}")
+
+
+def _probe() -> int:
+    """0 when a fork fails with EAGAIN at a soft RLIMIT_NPROC of 0 and works at the limit restored (so the failure
+    was the limit's); else 1, 2 or 3 as `_limit_binds` names them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, hard))
+    failed = _try_fork()
+    if failed is None:
+        return 1
+    if failed != errno.EAGAIN:
+        return 2
+    resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
+    return 0 if _try_fork() is None else 3
+
+
+def _try_fork() -> int | None:
+    """Fork a child that exits at once and reap it; None when the fork worked, else its errno."""
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        return exc.errno
+    if pid == 0:  # pragma: no cover
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return None
 
 
 def _unprivileged_uid() -> int:

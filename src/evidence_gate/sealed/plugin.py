@@ -10,7 +10,9 @@ and streams events to a pipe the trusted process owns. Standard library, pytest 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import linecache
 import os
 import re
@@ -20,15 +22,21 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from . import harness_guard
+from . import harness_guard, steering_stats
 from .assertion_hash import bound_failures, exception_hash
+from .effects import Effects
 from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
 
 MAX_TEXT = 2000
 MAX_STATEMENT = 200
+MAX_FRAMES = 20  # traceback frames a failure record carries
 MAX_EXCEPTION = 500
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
 FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
+HOOKED = (
+    "a trace, profile or monitoring hook the gate did not install was found in this run (see the run-integrity "
+    "row), so its outcome is not evidence"
+)
 
 
 def snapshot() -> harness_guard.Snapshot:
@@ -106,13 +114,21 @@ class SealedPlugin:
         "_pytest.monkeypatch:MonkeyPatch.setattr",
         "_pytest.monkeypatch:MonkeyPatch.delattr",
         "_pytest.runner:_update_current_test_var",
+        "hypothesis.core:deterministic_PRNG",
     )
 
     def __init__(
-        self, job: Job, emit: Callable[[dict[str, Any]], None], baseline_snapshot: harness_guard.Snapshot
+        self,
+        job: Job,
+        emit: Callable[[dict[str, Any]], None],
+        baseline_snapshot: harness_guard.Snapshot,
+        effects: Effects | None = None,
     ) -> None:
         self.job = job
         self.emit = emit
+        self.effects = effects or Effects(emit, str(job.get("tree", "")))
+        self.seed = 0
+        self.examples_run = 0
         self.trials = int(job["trials"])
         self.reruns = int(job.get("shrink_reruns", 2))
         self.runs: dict[str, list[list[Any]]] = job["runs"]
@@ -129,6 +145,7 @@ class SealedPlugin:
         self.statistics_code = (note_statistics.__code__, StateForActualGivenExecution.run_engine.__code__)
         self.last_failure: dict[str, Any] = {}
         self.stats: list[dict[str, Any]] = []
+        self.census = steering_stats.Census()
         self.culprits: list[str] = []
         self.excused: dict[str, int | None] = {}
         self.collected: list[str] = []
@@ -165,6 +182,32 @@ class SealedPlugin:
 
         setattr(_pytest.runner, "_update_current_test_var", hidden)  # noqa: B010
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+        self._reseed_examples()
+
+    def _reseed_examples(self) -> None:
+        """Hypothesis seeds the global `random` with 0 before every example, so inside one `random.getstate()` equals
+        a fresh `Random(0)`'s: code under test could tell it is tested. Each example of a run gets its own seed,
+        derived from the run's seed and the example's number (a re-run of the seed sees the same sequence). After
+        each example the trace, profile and monitoring hooks are checked."""
+        import hypothesis.core  # noqa: PLC0415
+
+        original = getattr(hypothesis.core, "deterministic_PRNG")  # noqa: B009 - not re-exported by name
+        plugin = self
+
+        @contextlib.contextmanager
+        def deterministic_prng(seed: int = 0) -> Generator[None, None, None]:
+            if plugin.running:
+                plugin.examples_run += 1
+                text = f"evidence-gate:{plugin.seed}:{plugin.examples_run}".encode()
+                seed = int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
+            try:
+                with original(seed):
+                    yield
+            finally:
+                if plugin.running:
+                    plugin.effects.check("during an example", full=False)
+
+        setattr(hypothesis.core, "deterministic_PRNG", deterministic_prng)  # noqa: B010
 
     def _noting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         plugin = self
@@ -322,9 +365,15 @@ class SealedPlugin:
         self, item: pytest.Item, spec: str, seed: int, kind: str, nextitem: pytest.Item | None, changed: list[str]
     ) -> dict[str, Any]:
         self.emit({EV: Event.START, "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        self.effects.check(f"before {item.nodeid} ran on seed {seed}")
+        self.seed, self.examples_run = seed, 0
+        hooked = self.effects.count
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
+        self.census = steering_stats.Census()
         restore, is_hypothesis = self._apply_seed(item, seed)
+        replay = (self.job.get("replays") or {}).get(spec, {}).get(str(seed))
+        unsteer = steering_stats.prepare(_test_function(item), kind, replay, self.census)
         if is_hypothesis:
             # The seed is applied to Hypothesis directly; exporting it too would tell the code under test it is tested.
             os.environ.pop("PROPERTY_SEED", None)
@@ -344,10 +393,14 @@ class SealedPlugin:
             interrupted = f"the run was interrupted: {describe(exc)}"
         finally:
             self.running = False
+            unsteer()
             restore()
         outcome, message = self._outcome(reports, interrupted)
         stats = self.stats[-1] if self.stats else {}
-        if foreign is not None:
+        self.effects.check(f"while {item.nodeid} ran on seed {seed}")
+        if self.effects.count > hooked:
+            outcome, message = "error", HOOKED
+        elif foreign is not None:
             outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
         elif self.culprits and outcome == "passed":
             outcome, message = (
@@ -375,9 +428,19 @@ class SealedPlugin:
             "failure": self.last_failure.get("failure"),
             "assertion_bound": self.last_failure.get("bound"),
             "tampered": changed[:20],
+            **self._steering(item, stats),
         }
         self.emit(result)
         return result
+
+    def _steering(self, item: pytest.Item, stats: dict[str, Any]) -> dict[str, Any]:
+        """What the steering comparison reads: the strategies, the discards, the census' failures, the blob."""
+        return {
+            "strategies": steering_stats.strategies(_test_function(item)),
+            "discards": stats.get("discards"),
+            "census_failures": self.census.failures,
+            "blob": self.last_failure.get("blob"),
+        }
 
     def _outcome(self, reports: list[pytest.TestReport], interrupted: str) -> tuple[str, str]:
         """The run's outcome and the message of its first report that was not a plain pass."""
@@ -471,6 +534,7 @@ class SealedPlugin:
             database=None,
             deadline=None,
             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+            print_blob=True,  # the minimal example's blob, which the baseline replays to judge a freeze excuse
             # Hypothesis' own backend: a provider the code under test registered must not choose the inputs.
             backend="hypothesis",
         )
@@ -511,6 +575,7 @@ class SealedPlugin:
                 "examples": sum(1 for c in cases if c.get("status") in {"valid", "interesting"}),
                 "stopped_because": str(text) if text is not None else None,
                 "stop": self.stop_reasons.name(str(text) if text is not None else None),
+                "discards": steering_stats.discards(cases),
             }
         )
 
@@ -534,6 +599,7 @@ class SealedPlugin:
                 "failure": failure,
                 "example": _text("\n".join(notes)) if notes else None,
                 "bound": bound_failures(exc, own_file=own)[:20],
+                "blob": steering_stats.blob(exc),
             }
             where = (failure["path"], failure["line"]) if failure else self._innermost(_leaf(exc))
             report._gate_message = describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
@@ -554,7 +620,20 @@ class SealedPlugin:
             "line": where[1],
             "statement": _text(statement, MAX_STATEMENT),
             "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION),
+            "frames": self._tree_frames(leaf),
         }
+
+    def _tree_frames(self, exc: BaseException) -> list[list[Any]]:
+        """[repo-relative file, line] of each traceback frame in the sealed tree outside the harness, outermost
+        first (at most 20): where the failing example ran, for the report to find the patch's lines in it."""
+        out: list[list[Any]] = []
+        tb = exc.__traceback__
+        while tb is not None and len(out) < MAX_FRAMES:
+            name = tb.tb_frame.f_code.co_filename
+            if not self.origins.transparent(name) and self._rel(name) != name:
+                out.append([self._rel(name), tb.tb_lineno])
+            tb = tb.tb_next
+        return out
 
     def _fixture_message(self, when: str, exc: BaseException) -> str:
         """Setup or teardown failed: which fixture, where, and why."""
@@ -576,4 +655,5 @@ class SealedPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """The marker that the session completed (after a last look for hooks registered while tests ran)."""
         self._report_foreign_hooks(session.config)
+        self.effects.check("by the end of the session")
         self.emit({EV: Event.FINISHED, "exitstatus": int(exitstatus), "tampered": self._tampered()[:20]})

@@ -27,6 +27,7 @@ class Event(enum.StrEnum):
     PROVENANCE = "provenance"  # where the code under test was loaded from
     DIGEST = "digest"  # a fixture record's produced output, hashed
     PRODUCER_MISSING = "producer-missing"  # the fixture producer could not be imported
+    EFFECTS = "effects"  # a hook the gate did not install (trace, profile, monitoring, gc, signal): `found`
     FINISHED = "finished"  # the session (or the digest run) completed
 
 
@@ -48,6 +49,8 @@ class Kind(enum.StrEnum):
     FREEZE_BASE = "freeze-base"  # the same on the baseline
     FREEZE_EXPIRED = "freeze-expired"  # an expired entry's test
     HASH = "hash"  # `freeze hash`: the failing assertion's hash
+    STEER_BASE = "steer-base"  # a planned seed on the baseline, failures counted: strategies and discards to compare
+    EXCUSE_BASE = "excuse-base"  # a frozen property's minimal example from the head, replayed on the baseline
 
 
 # A failure of these is run again from scratch (`shrink1`, `shrink2`, ...) to judge whether its shrink is stable.
@@ -93,6 +96,7 @@ class Job(TypedDict, total=False):
     trials: int
     shrink_reruns: int
     trusted_files: list[str]  # absolute paths of the locked Python files
+    replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
     # Mode.DIGEST
     producer: str  # "module:function"
     records: list[dict[str, Any]]  # {"id", "input"}

@@ -3,7 +3,9 @@
 Installing a filter needs no privilege once no_new_privs is set, and Docker's default profile (what GitHub's runner
 applies to a container action) allows `seccomp` and `prctl`, so this holds where no network namespace can be made.
 The program is classic BPF written here with `struct`; it checks the architecture first (a foreign one, such as the
-32-bit entry on x86_64, or x86_64's x32 numbers, kills the process), then refuses with EPERM:
+32-bit entry on x86_64, or x86_64's x32 numbers, kills the process), then refuses with EPERM (`socket` with
+EAFNOSUPPORT, what a kernel without the family says, so that a refusal does not tell the code under test it is
+sealed):
 
 - `socket` of every family (`inet` mode: all but AF_INET, AF_INET6 and AF_NETLINK, for `properties.install`'s
   downloads), `socketpair` other than an AF_UNIX stream pair (asyncio's self-pipe, multiprocessing's duplex pipe:
@@ -168,7 +170,9 @@ def program(arch: Arch, mode: str) -> bytes:
         p.op(LD_W_ABS, ARG0)
         for family in (AF_INET, AF_INET6, AF_NETLINK):
             p.op(JEQ_K, family, "allow", 0)
-    p.op(RET_K, RET_ERRNO | errno.EPERM)
+    # What a kernel without that address family answers, not a refusal: EPERM would tell the code under test that
+    # it runs sealed (a machine without network still has socket()), so the least telling answer is given.
+    p.op(RET_K, RET_ERRNO | errno.EAFNOSUPPORT)
     p.label("socketpair")
     p.op(LD_W_ABS, ARG0)
     p.op(JEQ_K, AF_UNIX, 0, "deny")

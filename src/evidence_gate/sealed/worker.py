@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from . import confinement, provenance
+from .effects import Effects
 from .protocol import EV, TOKEN, Event, Job, Limits, Mode
 
 MB = 1 << 20
@@ -74,6 +75,7 @@ _WRITE = os.write
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
 # The digest path hashes through names bound here too: the producer is repository code and could swap hashlib's.
 _SHA256 = hashlib.sha256
+HOOKED = "a hook the gate did not install was active while the producer ran, so its output is not trusted"
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
@@ -191,8 +193,11 @@ def canonical_output(value: Any) -> bytes:
     return str.encode(_CANONICAL(value), "utf-8")
 
 
-def run_digests(job: Job, emit: Emitter) -> int:
-    """Call the configured producer on each record's input and report the sha256 of its output."""
+def run_digests(job: Job, emit: Emitter, effects: Effects) -> int:
+    """Call the configured producer on each record's input and report the sha256 of its output.
+
+    Hooks are refused by the audit hook; the state is checked again right after each call, before its output is
+    hashed, so that a producer that got one installed anyway has its record reported without a digest."""
     import importlib  # noqa: PLC0415
 
     module_name, _, func_name = str(job["producer"]).partition(":")
@@ -204,12 +209,17 @@ def run_digests(job: Job, emit: Emitter) -> int:
         return 0
     for record in job["records"]:
         try:
-            digest = _SHA256(canonical_output(producer(record["input"]))).hexdigest()
+            output = producer(record["input"])
+            if not effects.check("while the fixture producer ran", full=False):
+                emit({EV: Event.DIGEST, "id": record["id"], "sha256": None, "message": HOOKED})
+                continue
+            digest = _SHA256(canonical_output(output)).hexdigest()
             emit({EV: Event.DIGEST, "id": record["id"], "sha256": digest})
         except Exception as exc:  # noqa: BLE001 - a producer error is a mismatch, reported with its cause
             emit(
                 {EV: Event.DIGEST, "id": record["id"], "sha256": None, "message": f"{type(exc).__name__}: {exc}"[:2000]}
             )
+    effects.check("by the fixture producer")
     emit({EV: Event.FINISHED, "exitstatus": 0})
     return 0
 
@@ -256,17 +266,20 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
+    # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on.
+    effects = Effects(emit, job["tree"])
+    effects.install()
     _site_builtins()
     expected = dict(job.get("code_under_test", {}))
     if job["mode"] == Mode.DIGEST:
         sys.path.extend(job["paths"])
-        code = run_digests(job, emit)
+        code = run_digests(job, emit, effects)
         provenance.ProvenancePlugin(expected, emit).report(final=True)
         return code
-    return _run_pytest(job, emit, expected)
+    return _run_pytest(job, emit, expected, effects)
 
 
-def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
+def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effects) -> int:
     """The pytest session of a confined worker: the harness imported first, then the tree's paths, then the tests."""
     import _hypothesis_pytestplugin  # type: ignore[import-untyped]  # noqa: F401, PLC0415 - trusted imports first
     import hypothesis  # noqa: PLC0415
@@ -278,7 +291,7 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str]) -> int:
     harness_installed(job.get("runner_links", []))
     before = pytest_plugin.snapshot()
     sys.path.extend(job["paths"])
-    plugin = pytest_plugin.SealedPlugin(job, emit, before)
+    plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
     origin = provenance.ProvenancePlugin(expected, emit)
     code = pytest.main(pytest_args(job), plugins=[plugin, origin])
     origin.report(final=True)

@@ -1,0 +1,121 @@
+"""What the steering comparison needs from one run, collected inside the sealed worker.
+
+Each `@given` argument's strategy as its `repr` after resolution, Hypothesis' discard count, the minimal example's
+`@reproduce_failure` blob; the baseline's census run (failures counted, not stopping the search, so a red baseline
+still shows how many examples its own code makes the property discard) and the replay of a head's minimal example
+on the baseline. Standard library and Hypothesis only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .protocol import Kind
+
+MAX_STRATEGIES = 32
+MAX_DESCRIPTION = 400
+# Hypothesis' note: `... by temporarily adding @reproduce_failure('6.1.0', b'AXic...') as a decorator ...`.
+BLOB = re.compile(r"@reproduce_failure\('([0-9A-Za-z.+-]{1,40})', b'([A-Za-z0-9+/=]{1,4000})'\)")
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+
+def _repr(value: object) -> str:
+    """A bounded `repr` with memory addresses blanked (they differ between any two processes)."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - a repr that raises is a description too
+        text = f"<repr raised {type(exc).__name__}>"
+    text = ADDRESS.sub("0x…", text)
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def describe(strategy: object) -> str:
+    """`repr(strategy)`, and after `=` the repr of what a lazy or deferred strategy resolves to, when it differs."""
+    shown = _repr(strategy)
+    try:
+        resolved = getattr(strategy, "wrapped_strategy", None)
+    except Exception as exc:  # noqa: BLE001 - resolving ran code under test; that it raised is the description
+        return f"{shown} = <resolving raised {type(exc).__name__}>"
+    if resolved is None or resolved is strategy:
+        return shown
+    after = _repr(resolved)
+    return shown if after == shown else f"{shown} = {after}"
+
+
+def strategies(target: object) -> dict[str, str] | None:
+    """Each `@given` argument's strategy description, or None for a test Hypothesis does not run through @given."""
+    handle = getattr(target, "hypothesis", None)
+    given = getattr(handle, "_given_kwargs", None)
+    if not isinstance(given, Mapping):
+        return None
+    return {str(name): describe(given[name]) for name in sorted(given, key=str)[:MAX_STRATEGIES]}
+
+
+def discards(cases: Iterable[Mapping[str, Any]]) -> int:
+    """Examples Hypothesis generated and threw away (`assume`, filters, overruns), from its own statistics."""
+    return sum(1 for c in cases if c.get("status") in {"invalid", "overrun"})
+
+
+def blob(exc: BaseException) -> str | None:
+    """The `version|blob` of the minimal example Hypothesis printed for a failure (print_blob is on), or None."""
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        for note in getattr(current, "__notes__", ()) or ():
+            found = BLOB.search(str(note))
+            if found:
+                return f"{found.group(1)}|{found.group(2)}"
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+    return None
+
+
+class Census:
+    """How many examples failed during a census run (they were counted and the search went on)."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+
+
+def prepare(target: Any, kind: str, replay: str | None, census: Census) -> Callable[[], None]:
+    """Set a @given test up for its kind; returns the undo.
+
+    `steer-base` (the baseline's census): a failing example is counted and turned into a pass, so Hypothesis runs
+    every example of the seed and its discard count covers the whole search. `excuse-base`: Hypothesis replays the
+    head's minimal example (`replay`, `version|blob`) instead of searching.
+    """
+    handle = getattr(target, "hypothesis", None)
+    if handle is None or not getattr(target, "is_hypothesis_test", False):
+        return lambda: None
+    if kind == Kind.STEER_BASE:
+        from hypothesis.errors import UnsatisfiedAssumption  # noqa: PLC0415
+
+        inner = handle.inner_test
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return inner(*args, **kwargs)
+            except UnsatisfiedAssumption:
+                raise
+            except Exception:  # noqa: BLE001 - the census counts failures; the plan runs judge them
+                census.failures += 1
+                return None
+
+        handle.inner_test = counted
+
+        def restore_inner() -> None:
+            handle.inner_test = inner
+
+        return restore_inner
+    if kind == Kind.EXCUSE_BASE and replay and "|" in replay:
+        version, data = replay.split("|", 1)
+        saved = getattr(target, "_hypothesis_internal_use_reproduce_failure", None)
+        target._hypothesis_internal_use_reproduce_failure = (version, data.encode("ascii"))
+
+        def restore_replay() -> None:
+            target._hypothesis_internal_use_reproduce_failure = saved
+
+        return restore_replay
+    return lambda: None
