@@ -5,8 +5,8 @@ measured in the same run.
 
 1. The ledger lane in-process (`freeze_ledger.check` on the baseline and head ledgers, CPU time; the baseline has
    one entry more, so both sides are parsed): YAML ledgers of 500, 2,000 and 5,000 entries (the largest just under
-   the 1 MiB cap), a JSON one near the cap, and hostile ones near the cap that fail (100,000 empty entries, one line of 1 MB, 500,000 `[`, one mapping of 60,000
-   unknown keys).
+   the 1 MiB cap), a JSON one near the cap, and hostile ones near the cap that fail (100,000 empty entries, one
+   line of 1 MB, 500,000 `[`, one mapping of 60,000 unknown keys).
 2. `check --no-run` end to end (CPU of the process and its git children) on a 10-file pull request of a small
    repository with a 2,000-entry ledger and with a one-entry one, against bench/article_freeze_budget.py on the
    same commits (pure-Python `yaml.safe_load`, as the article's script; and with `--libyaml`).
