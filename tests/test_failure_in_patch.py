@@ -7,8 +7,6 @@ from pathlib import Path
 from support import property_repo
 from support.repo_builder import GitRepo
 
-RAISES_ON_THE_PATCH = "def double(x):\n    if x > 1000:\n        raise ValueError('too big')\n    return x * 2\n"
-
 
 def test_the_failure_record_names_the_changed_lines_its_traceback_ran(git_repo: GitRepo, tmp_path: Path) -> None:
     """Code under test that raises on a line the patch added: `failure.in_patch` is that line, not the unchanged
@@ -17,7 +15,7 @@ def test_the_failure_record_names_the_changed_lines_its_traceback_ran(git_repo: 
     files["src/calc.py"] = property_repo.GREEN
     git_repo.commit("baseline", files)
     git_repo.branch("patch")
-    git_repo.commit("patch", {"src/calc.py": RAISES_ON_THE_PATCH})
+    git_repo.commit("patch", {"src/calc.py": property_repo.RAISES_ON_THE_PATCH})
     ledger = property_repo.ledger(property_repo.judge(git_repo, tmp_path))
     assert ledger["failing_seed"] is not None, ledger
     assert ledger["failure"]["path"] == "properties/test_double.py", ledger["failure"]

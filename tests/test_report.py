@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_gate import check_report, decision, job_summary, property_report, receipt, report_rows
+from evidence_gate import check_report, decision, job_summary, property_report, receipt, report_rows, sarif
 from evidence_gate.job_summary import Links
 from support import property_repo
 from support.repo_builder import GitRepo
@@ -530,3 +530,32 @@ def test_links_point_at_the_pr_head_and_a_deleted_file_at_the_base(shared_dir: P
         check_report.links_from(env, "o/r", r, head="not-a-sha").blob
         == f"https://github.com/o/r/blob/{r['git']['head']}"
     )
+
+
+def test_a_failure_through_changed_code_is_shown_in_the_diff(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A real sealed run whose failing example raises on a line the patch changed: every finding of that property
+    (check-run annotations, SARIF results) has a location inside the PR's diff, and the summary names the line."""
+    files = property_repo.base_files()
+    files["src/calc.py"] = property_repo.GREEN
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("patch", {"src/calc.py": property_repo.RAISES_ON_THE_PATCH})
+    r = property_repo.judge(git_repo, tmp_path)
+    ledger = property_repo.ledger(r)
+    assert ledger["failing_seed"] is not None, r["violations"]
+    assert ledger["failure"]["in_patch"] == [{"path": "src/calc.py", "line": 3}], ledger["failure"]
+    diff = {("src/calc.py", n) for n in (2, 3)}  # the lines the patch added
+    notes = [a for a in check_report.annotations_for(r) if a.title.startswith("Property failed")]
+    assert ("src/calc.py", 3) in {(a.path, a.line) for a in notes}
+    results = sarif.sarif_log(r)["runs"][0]["results"]
+    where = [
+        (
+            x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            x["locations"][0]["physicalLocation"].get("region", {}).get("startLine"),
+        )
+        for x in results
+        if x["ruleId"] in property_report.FAILED_ROWS
+    ]
+    assert set(where) & diff, where
+    summary = check_report.build(r, "sha256:x").summary
+    assert "**In this pull request's diff:** `src/calc.py:3`" in summary

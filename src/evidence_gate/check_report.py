@@ -99,6 +99,26 @@ def _property_annotation(receipt: dict[str, Any], ledger: SeedLedgerJson, v: Vio
     )
 
 
+def _patch_annotations(ledger: SeedLedgerJson, v: ViolationJson, level: str) -> list[Annotation]:
+    """The failing property again on each line of the pull request's diff its failing example ran through."""
+    failure = property_report.failure_of(ledger)
+    node = str(ledger.get("property_id")).rsplit("::", 1)[-1]
+    return [
+        Annotation(
+            path=visible.line(hit["path"]),
+            line=hit["line"],
+            message=visible.line(
+                f"{node} failed (seed {ledger['failing_seed']}) and its failing example ran this line, which the "
+                f"pull request changed; the assertion is {failure['path'] if failure else v.get('path')}:"
+                f"{failure['line'] if failure else v.get('line')}"
+            ),
+            title=f"{_row_title(str(v['row']))}: the patch's line [{v['row']}]",
+            level=level,
+        )
+        for hit in property_report.patch_lines(ledger)
+    ]
+
+
 def _lines(parts: list[str]) -> str:
     """Multi-line text for the API: each line printable, the line breaks kept."""
     return "\n".join(visible.line(line) for part in parts for line in part.split("\n"))
@@ -126,6 +146,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
                 else None
             )
             if ledger is not None:
+                first += _patch_annotations(ledger, v, level)
                 first.append(_property_annotation(receipt, ledger, v, level))
                 continue
             rest.append(

@@ -80,8 +80,9 @@ def in_base(v: ViolationJson) -> bool:
 
 
 def _line_link(links: Links) -> Callable[..., str]:
-    def render(path: str, line: int | None, base: bool = False) -> str:
-        label = gfm.code(f"{path}:{line}" if line else path, 300)
+    def render(path: str, line: int | None, base: bool = False, short: bool = False) -> str:
+        # under a heading that names the file, `line 11` says the rest
+        label = f"line {line}" if short and line else gfm.code(f"{path}:{line}" if line else path, 300)
         blob = links.base_blob if base else links.blob
         if blob is None:
             return label
@@ -403,7 +404,11 @@ def _item(message: str, members: list[ViolationJson], by_folder: bool, line_link
         if len(names) == 1:
             return f"- {names[0]} {text}"
         return f"- {text} — {len(names)} files: {', '.join(names[:MAX_NAMES])}{more}"
-    where = [line_link(str(v["path"]), v.get("line"), in_base(v)) for v in members if v.get("path") and v.get("line")]
+    where = [
+        line_link(str(v["path"]), v.get("line"), in_base(v), short=True)
+        for v in members
+        if v.get("path") and v.get("line")
+    ]
     return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
 
 

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from evidence_gate import gfm, receipt_types, reproduce
-from evidence_gate.receipt_types import FailureJson, SeedLedgerJson
+from evidence_gate.receipt_types import FailureJson, PatchLineJson, SeedLedgerJson
 
 FAILED_ROWS = ("property-failed", "property-failed-fresh-seed")
 # Closing statuses in words (SPEC's names stay in the receipt and the full detail).
@@ -56,6 +56,13 @@ def failure_of(ledger: SeedLedgerJson) -> FailureJson | None:
     if isinstance(failure, dict) and isinstance(failure.get("path"), str) and isinstance(failure.get("line"), int):
         return failure
     return None
+
+
+def patch_lines(ledger: SeedLedgerJson) -> list[PatchLineJson]:
+    """The lines of the pull request's diff that the failing example's traceback passed through."""
+    failure = failure_of(ledger)
+    found = failure.get("in_patch") if failure else None
+    return [h for h in found or [] if isinstance(h, dict) and isinstance(h.get("line"), int)]
 
 
 def minimal_example(ledger: SeedLedgerJson) -> str | None:
@@ -125,6 +132,10 @@ def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: An
         "",
     ]
     failure = failure_of(ledger)
+    hits = patch_lines(ledger)
+    if hits:
+        where = ", ".join(line_link(h["path"], h["line"]) for h in hits[:5])
+        out += [f"**In this pull request's diff:** {where} — changed lines the failing example ran.", ""]
     if failure is not None:
         out += [
             f"**Failing line:** {line_link(failure['path'], failure['line'])} "

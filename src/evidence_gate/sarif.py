@@ -149,6 +149,32 @@ def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, 
     return out
 
 
+def patch_results(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
+    """A failed property once more on each line of the pull request's diff its failing example ran (code scanning
+    shows a result on a pull request only when its location is in the diff); the assertion is related."""
+    failure = _failing_assert(receipt, violation)
+    if failure is None:
+        return []
+    row_id = str(violation.get("row"))
+    node = str(violation.get("message", "")).split(" ", 1)[0].rsplit("::", 1)[-1]
+    out = []
+    for hit in failure.get("in_patch") or []:
+        related = _location(str(failure["path"]), failure["line"], "the failing assertion")
+        related["id"] = 0
+        text = f"{node} failed, and its failing example ran this line, which the pull request changed [{row_id}]"
+        res: dict[str, Any] = {
+            "ruleId": row_id,
+            "level": _level(receipt, row_id),
+            "message": {"text": _plain(text)},
+            "locations": [_location(str(hit["path"]), hit["line"])],
+            "relatedLocations": [related],
+        }
+        if row_id in index:
+            res["ruleIndex"] = index[row_id]
+        out.append(res)
+    return out
+
+
 def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
     """Whether the gate finished, and what stopped it when it did not."""
     final = receipt.get("state") == "final"
@@ -183,7 +209,12 @@ def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any
         "tool": {"driver": driver},
         "invocations": [_invocation(receipt)],
         "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the judged repository's checkout."}}},
-        "results": [result(receipt, v, index) for v in receipt.get("violations") or [] if isinstance(v, dict)],
+        "results": [
+            r
+            for v in receipt.get("violations") or []
+            if isinstance(v, dict)
+            for r in (*patch_results(receipt, v, index), result(receipt, v, index))
+        ],
         "columnKind": "unicodeCodePoints",
         "properties": {
             "decision": (receipt.get("decision") or {}).get("row"),

@@ -24,6 +24,8 @@ def test_double(x):
 """
 RED = "def double(x):\n    return x * 2 if x < 1000 else x\n"
 GREEN = "def double(x):\n    return x * 2\n"
+# A patch to GREEN whose new line 3 raises for large inputs: the failure's traceback runs through the patch.
+RAISES_ON_THE_PATCH = "def double(x):\n    if x > 1000:\n        raise ValueError('too big')\n    return x * 2\n"
 
 
 def config(**properties: Any) -> str:
