@@ -40,7 +40,7 @@ from support.act_runtime import (
     stored_zips,
 )
 from support.container_engine import Engine
-from support.fake_github import FakeGitHub
+from support.fake_github import FakeGitHub, row_of
 from support.local_registry import RegistryUnavailable, local_registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +158,7 @@ def _judged(outcome: Outcome, row: str, exit_code: int) -> dict[str, Any]:
     assert step_exit_code(outcome.run, GATE_STEP) == exit_code, log
     assert outcome.run.returncode == (0 if exit_code == 0 else 1), log
     run = _check_run(outcome)
-    assert run["output"]["title"].startswith(f"{row}:"), run["output"]["title"]
+    assert row_of(run) == row, run["output"]["title"]
     assert run["conclusion"] == ("success" if exit_code == 0 else "failure")
     receipt = outcome.receipt()
     assert receipt["decision"]["row"] == row, receipt["violations"]
@@ -234,7 +234,7 @@ def test_shard_matrix_and_merge_on_act_give_one_check_run_and_the_unsharded_verd
     shards = {f"evidence-gate-receipt-{k}-of-4" for k in range(1, 5)}
     assert shards <= set(outcome.zips), (sorted(outcome.zips), log)
     run = _check_run(outcome)
-    assert run["conclusion"] == "failure" and run["output"]["title"].startswith("property-failed:"), log
+    assert run["conclusion"] == "failure" and row_of(run) == "property-failed", log
     merged = outcome.receipt()
     assert merged["decision"]["row"] == "property-failed", merged["violations"]
     assert len(merged["merged_from"]) == 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,8 +55,12 @@ def test_scenario(folder: Path, tmp_path: Path) -> None:
         assert row not in receipt["decision"]["matched"], context
     for wanted in expect.get("violations", []):
         assert any(_subset(wanted, v) for v in receipt["violations"]), f"{wanted} not in {receipt['violations']}"
+    flat = " ".join(proc.stdout.split())  # the report wraps at the terminal's width
     for fragment in expect.get("stdout_contains", []):
-        assert fragment in proc.stdout, context
+        # `path:line: message` is printed as a diagnostic: the message, then `--> path:line` under it.
+        located = re.match(r"^([^\s:]+:\d+): (.*)$", fragment)
+        parts = [f"--> {located.group(1)}", located.group(2)] if located else [fragment]
+        assert all(" ".join(part.split()) in flat for part in parts), context
     for section, wanted in expect.get("receipt", {}).items():  # e.g. receipt: {freeze: {added: [x]}}
         assert _subset(wanted, receipt[section]), f"{section}: {wanted} not in {receipt[section]}"
 
