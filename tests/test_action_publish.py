@@ -54,18 +54,25 @@ def _run(env: dict[str, str]) -> tuple[int, str]:
 
 
 def _fork_pr(root: Path, patch: dict[str, str | bytes | None]) -> Fork:
+    return fork_of(root, base_files(fresh_seeds=0), patch)
+
+
+def fork_of(
+    root: Path, base: dict[str, str | bytes | None], patch: dict[str, str | bytes | None], workflow: str = WORKFLOW
+) -> Fork:
+    """A base repository with `base` committed, a fork's pull request #7 with `patch`, and the publisher's clone."""
     origin = GitRepo(root / "origin")
-    base = origin.commit("baseline", {**base_files(fresh_seeds=0), ".github/workflows/gate.yml": WORKFLOW})
+    base_id = origin.commit("baseline", {**base, ".github/workflows/gate.yml": workflow})
     origin.branch("fork-patch")
     head = origin.commit("patch", patch)
-    merge = origin.merge_ref(base, head)
+    merge = origin.merge_ref(base_id, head)
     origin.git("update-ref", "refs/pull/7/head", head)
     origin.git("update-ref", "refs/pull/7/merge", merge)
     publisher = GitRepo(root / "publisher")
     publisher.git("remote", "add", "origin", f"file://{origin.path}")
     publisher.git("fetch", "-q", "origin", "main")
     publisher.git("checkout", "-q", "-B", "main", "FETCH_HEAD")
-    return Fork(root, origin, base, head, merge, publisher)
+    return Fork(root, origin, base_id, head, merge, publisher)
 
 
 def _pull_request_event(root: Path, shared_dir: Path, fork: Fork) -> Path:

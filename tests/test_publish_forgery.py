@@ -26,34 +26,16 @@ from support.fake_github import FakeGitHub
 from support.fake_results_service import FakeResultsService
 from support.property_repo import base_files
 from support.repo_builder import GitRepo
-from test_action_publish import NAME, RUN_ID, WORKFLOW, Fork, _fork_job, _publish, _receipt, _serve_pull
+from test_action_publish import NAME, RUN_ID, Fork, _fork_job, _publish, _receipt, _serve_pull, fork_of
 
 PASS = {"row": "pass", "gate": "pass", "title": "All clear: score the code diff", "matched": ["pass"], "exit_code": 0}
 DIGEST_PRODUCER = "\n\ndef produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
 
 
-def _fork(
-    root: Path, base: dict[str, str | bytes | None], patch: dict[str, str | bytes | None], workflow: str = WORKFLOW
-) -> Fork:
-    """A base repository with `base` committed, a fork's pull request #7 with `patch`, and the publisher's clone."""
-    origin = GitRepo(root / "origin")
-    base_id = origin.commit("baseline", {**base, ".github/workflows/gate.yml": workflow})
-    origin.branch("fork-patch")
-    head = origin.commit("patch", patch)
-    merge = origin.merge_ref(base_id, head)
-    origin.git("update-ref", "refs/pull/7/head", head)
-    origin.git("update-ref", "refs/pull/7/merge", merge)
-    publisher = GitRepo(root / "publisher")
-    publisher.git("remote", "add", "origin", f"file://{origin.path}")
-    publisher.git("fetch", "-q", "origin", "main")
-    publisher.git("checkout", "-q", "-B", "main", "FETCH_HEAD")
-    return Fork(root, origin, base_id, head, merge, publisher)
-
-
 @pytest.fixture
 def failing(tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService) -> tuple[Fork, dict]:
     """A fork PR that leaves the red property red, and the genuine receipt its own job uploaded."""
-    fork = _fork(tmp_path, base_files(fresh_seeds=1), {"README.md": "a fork's change that fixes nothing\n"})
+    fork = fork_of(tmp_path, base_files(fresh_seeds=1), {"README.md": "a fork's change that fixes nothing\n"})
     receipt = _receipt(_fork_job(fork, shared_dir, results, github))
     assert receipt["decision"]["row"] == "property-failed", receipt["violations"]
     assert receipt["properties"]["ledgers"][0]["status"] == "freeze_eligible"
@@ -211,7 +193,7 @@ def test_an_edited_digest_record_is_refused(
 ) -> None:
     """A genuine fixture-digest-mismatch whose record is edited to match: refused, not published as a pass."""
     patch = {"src/calc.py": "def double(x):\n    return x * 2\n" + DIGEST_PRODUCER.replace("x * 2", "x + 2")}
-    fork = _fork(tmp_path, _digest_base(), patch)
+    fork = fork_of(tmp_path, _digest_base(), patch)
     genuine = _receipt(_fork_job(fork, shared_dir, results, github))
     assert genuine["decision"]["row"] == "fixture-digest-mismatch", genuine["violations"]
     assert run_facts.contradictions(genuine) == []
@@ -256,7 +238,7 @@ def test_an_honest_static_only_run_still_publishes(
 ) -> None:
     """A base workflow with `run-properties: false`: the fork's static-only receipt is accepted (and judged statically)."""
     workflow = f"on: pull_request\njobs:\n  gate:\n    steps:\n{GATE_STEP}        with: {{run-properties: 'false'}}\n"
-    fork = _fork(tmp_path, base_files(fresh_seeds=0), {"README.md": "docs\n"}, workflow)
+    fork = fork_of(tmp_path, base_files(fresh_seeds=0), {"README.md": "docs\n"}, workflow)
     receipt = _receipt(_fork_job(fork, shared_dir, results, github, run_properties="false"))
     assert receipt["mode"]["run"] is False
     _serve_pull(github, shared_dir, fork)
