@@ -217,13 +217,6 @@ def test_honest_pr_passes_under_podmans_default_seccomp(world: World, tmp_path: 
     assert (receipt["sealed"]["user"], receipt["sealed"]["network"]) == ("nobody", "isolated")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a shard whose slice of the seed plan is empty (the README's 4 shards over the demo's 2 planned seeds: "
-    "shards 3 and 4) reports every property 'not collected in the sealed run' (run-integrity), so the merge "
-    "fails with run-integrity where the unsharded run says property-failed; not act-specific, a fix in the "
-    "shard slicing or the merge is needed",
-)
 def test_shard_matrix_and_merge_on_act_give_one_check_run_and_the_unsharded_verdict(
     world: World, tmp_path: Path
 ) -> None:

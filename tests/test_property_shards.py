@@ -68,3 +68,25 @@ def test_merge_refuses_incomplete_shard_sets(git_repo: GitRepo, tmp_path: Path) 
     receipt = json.loads(paths[0].read_text())
     with pytest.raises(GateError, match=r"shards 1/2, 1/2 \(missing 2/2\), not 1\.\.N exactly once"):
         merge([receipt, receipt], ["a", "b"])
+
+
+@pytest.mark.parametrize("honest", [True, False], ids=["honest", "red"])
+def test_more_shards_than_planned_seeds_merge_to_the_unsharded_verdict(
+    git_repo: GitRepo, tmp_path: Path, honest: bool
+) -> None:
+    """Three shards over a plan of two (the README's matrix over a small plan): the third owns no seed, starts no
+    property worker and writes no ledger, and the merge gives what one unsharded run gives."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11, 12])
+    if honest:
+        git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipts = []
+    for k in (1, 2, 3):
+        folder = tmp_path / f"shard{k}"
+        folder.mkdir()
+        receipts.append(judge(git_repo, folder, shard=(k, 3)))
+    empty = receipts[2]
+    assert empty["properties"]["ledgers"] == [] and empty["decision"]["row"] == "pass", empty["violations"]
+    assert not [w for w in empty["sealed"]["workers"] if w["name"].startswith(("head-", "steer"))]
+    merged = merge(receipts, ["1", "2", "3"])
+    assert merged["decision"]["row"] == ("pass" if honest else "property-failed"), merged["violations"]
+    assert sorted(ledger(merged)["attempted_seeds"]) == [11, 12]

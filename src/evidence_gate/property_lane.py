@@ -528,13 +528,20 @@ def _plan(req: DynamicRequest, trees: Trees) -> Plan:
     return Plan(_first_shard(req), seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel)
 
 
+def _owns_no_seed(req: DynamicRequest, seed_runs: list[tuple[int, Kind]]) -> bool:
+    """Whether this run is a shard whose slice of the plan is empty and which draws no fresh seed."""
+    return req.shard is not None and not seed_runs
+
+
 def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int], parallel: int) -> list[Job]:
     """The seed runs spread over `head-N` workers, then the frozen tests' and the baseline's own workers."""
     props = req.config.properties
     seed_runs = [(s, Kind.PLAN) for s in seeds] + [(s, Kind.FRESH) for s in fresh]
-    n_prop = max(1, min(parallel, len(seed_runs)))
+    # A shard past the end of the plan (4 shards over 2 planned seeds, no fresh draw) owns no seed: it starts no
+    # property worker and writes no ledger, and the merge closes every ledger over the shards that own seeds.
+    n_prop = 0 if _owns_no_seed(req, seed_runs) else max(1, min(parallel, len(seed_runs)))
     jobs = [Job(f"head-{i}", str(trees.head)) for i in range(n_prop)]
-    for i, (seed, kind) in enumerate(seed_runs):
+    for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
         for spec in req.specs:
             jobs[i % n_prop].add(spec.node, seed, kind)
     replay_seed = seeds[0] if seeds else (props.seeds[0] if props.seeds else 0)
@@ -566,6 +573,8 @@ STEER_PREFIX = "steer-"
 
 def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
     """The baseline's census of the planned seeds (every property, as on the head), for the steering comparison."""
+    if not seeds:
+        return []  # only fresh seeds, or a shard that owns none: there is no planned seed to compare
     n = max(1, min(parallel, len(seeds)))
     jobs = [Job(f"{STEER_PREFIX}{i}", str(base)) for i in range(n)]
     for i, seed in enumerate(seeds):
@@ -938,6 +947,8 @@ def static_tests(source: bytes, file: str, spec: str) -> list[str]:
 def _ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str, Any]], list[Violation]]:
     """One seed ledger per collected node of each property, and the rows for what the head's workers did not show."""
     props = req.config.properties
+    if req.shard is not None and not runs.jobs:
+        return [], []  # a shard that owns no seed (see `_jobs`): nothing to collect, nothing to close
     workers = [runs.by_job[j.name] for j in runs.jobs]
     collected = _collected(workers)
     per_worker = [_collected([w]) for w in workers]
