@@ -425,6 +425,24 @@ def test_allow_lets_one_probe_through(git_repo: GitRepo, tmp_path: Path) -> None
     assert [a["name"] for a in receipt["probes"]["allowed"]] == ["sys._getframe"]
 
 
+def test_allowing_a_probe_covers_the_names_bound_to_it(git_repo: GitRepo, tmp_path: Path) -> None:
+    """An allow entry for `sys._getframe` also lets `f = sys._getframe` and `f(0)` through in that file, and no other
+    probe: a name bound to `sys.modules` in the same file still fails."""
+    red_repo(git_repo, extra={".evidence-gate.yml": _probe_config(probes={"allow": ["src/calc.py: sys._getframe"]})})
+    bound = "import sys\n\n_frame = sys._getframe\n\n\ndef double(x):\n    _caller = _frame(0).f_code.co_name\n"
+    git_repo.commit("bound helper", {"src/calc.py": bound + "    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path, run=False)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    assert {a["name"] for a in receipt["probes"]["allowed"]} == {"sys._getframe", "_frame (bound to a probe)"}
+    git_repo.commit(
+        "and another",
+        {"src/calc.py": bound + "    _mods = sys.modules\n    return x * 2 if 'hypothesis' in _mods else x\n"},
+    )
+    receipt = judge(git_repo, tmp_path, run=False)
+    names = {v["message"].split("`")[1] for v in receipt["violations"] if v["row"] == "harness-probed"}
+    assert names and not names & {"sys._getframe", "_frame (bound to a probe)"}, receipt["violations"]
+
+
 def test_allow_in_the_patch_is_ignored(git_repo: GitRepo, tmp_path: Path) -> None:
     """A patch that allows its own probe still fails: the allow list is read from the baseline only."""
     red_repo(git_repo)

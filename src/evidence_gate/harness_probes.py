@@ -38,10 +38,12 @@ class Hit:
     ref: Reference
 
     def allowed_by(self, allow: Iterable[str]) -> str | None:
-        """The `probes.allow` entry that lets this probe through, if any."""
+        """The `probes.allow` entry that lets this probe through, if any: one naming it, or, for a name bound to a
+        probe, one naming that probe (allowing `sys._getframe` in a file allows `f = sys._getframe` and `f()`)."""
+        names = {self.ref.name, self.ref.bound_to} - {""}
         for entry in allow:
             path, _, name = entry.partition(": ")
-            if name.strip() == self.ref.name and (path == self.path or glob_matches(path, self.path)):
+            if name.strip() in names and (path == self.path or glob_matches(path, self.path)):
                 return entry
         return None
 

@@ -216,6 +216,8 @@ class Reference:
     # The statement the reference sits in, positions left out (a compound statement's header only): a probe kept
     # in a statement the patch did not touch is old; the same name in a statement the patch wrote is new.
     context: str = field(default="", compare=False)
+    # For a name bound to a probe (`m = sys.modules`, then `m`): that probe, so an allow entry for it covers the name.
+    bound_to: str = field(default="", compare=False)
 
 
 def fold(node: ast.AST) -> str | None:
@@ -311,9 +313,9 @@ class _Scanner(ast.NodeVisitor):
         self.binds: dict[tuple[str, str], str] = {}
         self.returned: str | None = None  # the first probe the current function returns
 
-    def add(self, node: ast.AST, name: str, why: str) -> None:
+    def add(self, node: ast.AST, name: str, why: str, bound_to: str = "") -> None:
         line = getattr(node, "lineno", 1)
-        self.found.append(Reference(name, line + self.offset if self.offset else line, why, self.context))
+        self.found.append(Reference(name, line + self.offset if self.offset else line, why, self.context, bound_to))
 
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
@@ -419,7 +421,7 @@ class _Scanner(ast.NodeVisitor):
         module = self.aliases.get(node.id)
         held = self.held.get((self.scope, node.id)) or self.held.get(("", node.id))
         if held is not None and isinstance(node.ctx, ast.Load):
-            self.add(node, f"{node.id} (bound to a probe)", f"uses a name bound to `{held}`")
+            self.add(node, f"{node.id} (bound to a probe)", f"uses a name bound to `{held}`", bound_to=held)
         if module is not None and (module in VALUE_ALIAS or module.split(".", 1)[0] in VALUE_REACH):
             self.add(
                 node,
