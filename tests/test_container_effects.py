@@ -23,6 +23,7 @@ from support.repo_builder import GitRepo
 pytestmark = pytest.mark.container
 
 CASES = Path(__file__).parent / "property_cases"
+STEERING = Path(__file__).parent / "steering_cases"
 # The probe scan names these tricks before any test runs; a human's allow entries let them reach the sealed run, so
 # that what is tested here is the seal's own answer to the effect.
 ALLOWED = [
@@ -60,14 +61,21 @@ def double(x):
 """
 
 
-def _judge(engine: Engine, image: str, root: Path, patch: dict[str, str | bytes | None]) -> dict[str, Any]:
-    """The red baseline plus `patch`, judged by `check` inside the image under Docker's profile."""
+def _judge(
+    engine: Engine,
+    image: str,
+    root: Path,
+    patch: dict[str, str | bytes | None],
+    base: dict[str, str | bytes | None] | None = None,
+) -> dict[str, Any]:
+    """The red baseline (with `base`'s files) plus `patch`, judged by `check` inside the image under Docker's
+    profile."""
     for sub in ("home", "workflow", "file_commands"):
         (root / sub).mkdir()
     runner, repo = Runner(root, 0), GitRepo(root / "workspace")
     settings = json.loads(config())
     settings["probes"] = {"allow": ALLOWED}
-    red_repo(repo, extra={".evidence-gate.yml": json.dumps(settings)})
+    red_repo(repo, extra={".evidence-gate.yml": json.dumps(settings), **(base or {})})
     repo.commit("patch", patch)
     if os.geteuid() == 0:
         subprocess.run(["chown", "-R", f"{OWNER_UID}:{OWNER_UID}", str(runner.workspace)], check=True)
@@ -106,3 +114,17 @@ def test_socket_refusal_is_no_tell_in_the_image(engine: Engine, image: str, tmp_
     so code that is right only when sealed stays red."""
     receipt = _judge(engine, image, tmp_path, txt_files(CASES / "tell-socket-eperm" / "patch"))
     assert "property-failed" in {v["row"] for v in receipt["violations"]}, receipt["violations"]
+
+
+@pytest.mark.parametrize("patch", ["steered", "honest-fix"])
+def test_steering_through_the_propertys_own_assume_is_judged_in_the_image(
+    patch: str, engine: Engine, image: str, tmp_path: Path
+) -> None:
+    """The steering comparison holds in the image too: code under test that raises exactly where it is wrong, so the
+    locked property's own `assume(False)` discards those examples, is `property-steered`; the honest fix passes."""
+    case = json.loads((STEERING / "cases.json").read_text(encoding="utf-8"))["assume-on-exception"]
+    row, code, mentions = case["patches"][patch]
+    base = {"properties/test_double.py": case["property"], "src/calc.py": case["base"]}
+    receipt = _judge(engine, image, tmp_path, {"src/calc.py": code}, base)
+    assert receipt["decision"]["row"] == row, receipt["violations"]
+    assert mentions is None or mentions in _messages(receipt), receipt["violations"]
