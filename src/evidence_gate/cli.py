@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -11,10 +12,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import __version__, attestation, gate, visible
+from evidence_gate import __version__, attestation, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
-from evidence_gate.receipt import write_receipt
+from evidence_gate.receipt import empty_receipt, write_receipt
 from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
 from evidence_gate.terminal_report import CRASH_HELP, SourceLine
 
@@ -161,16 +162,59 @@ def run_check(args: argparse.Namespace) -> int:
             run=not args.no_run,
             shard=args.shard,
         )
-        out, code = gate.evaluate(opts, args.receipt)
+        outcome = contexts.evaluate(opts, args.receipt)
+        if outcome.judged or contexts.is_index(outcome.receipt):
+            return _report_contexts(args, outcome)
+        out, code = outcome.receipt, outcome.code
     _attest(args.receipt)
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
         sys.stdout.write(render(args.format, out, report_context(source=_source_lines(args.repo, out))))
+    _say_errors(out, code)
+    return code
+
+
+def _say_errors(out: dict[str, Any], code: int) -> None:
     if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
             print(f"evidence-gate: {CRASH_HELP}", file=sys.stderr)
-    return code
+
+
+def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int:
+    """With `contexts:`: each judged context's receipt attested and reported under its name, then the index."""
+    index = outcome.receipt
+    attestation.statement_path(args.receipt).unlink(missing_ok=True)  # the index is no receipt to attest
+    context = report_context(source=_source_lines(args.repo, index))
+    if args.format == "json":
+        sys.stdout.write(render("json", index, context))
+    elif args.format == "sarif":
+        sys.stdout.write(sarif_of_contexts([(j.name, j.receipt) for j in outcome.judged], context))
+    for judged in outcome.judged:
+        _attest(judged.path)
+        if args.format == "text":
+            print(f"== context {judged.name}: {judged.path} ==")
+            if judged.receipt["state"] == "final":
+                sys.stdout.write(render("text", judged.receipt, context))
+        _say_errors(judged.receipt, judged.code)
+    if args.format == "text":
+        for row in index["contexts"]:
+            if not row["judged"]:
+                print(f"== context {row['context']}: not judged ({row['why']}) ==")
+        print(f"index: {args.receipt} ({'pass' if index['ok'] else 'fail'}, exit {outcome.code})")
+    return outcome.code
+
+
+def sarif_of_contexts(receipts: list[tuple[str, dict[str, Any]]], context: Context) -> str:
+    """One SARIF log whose runs are each judged context's, each its own code-scanning category
+    (`automationDetails.id` = `evidence-gate/<name>/`); no run at all when no context was judged."""
+    merged = json.loads(render("sarif", empty_receipt(), context))
+    merged["runs"] = []
+    for name, receipt in receipts:
+        for run in json.loads(render("sarif", receipt, context)).get("runs", []):
+            run["automationDetails"] = {"id": f"evidence-gate/{name}/"}
+            merged["runs"].append(run)
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
 
 
 def report_context(

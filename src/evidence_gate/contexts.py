@@ -1,0 +1,178 @@
+"""Bounded contexts: each context a pull request touches is judged on its own by `gate.evaluate`, into a receipt
+of its own (`receipt-<name>.json` beside the index), and `receipt.json` becomes the index that lists them.
+
+A context is judged when the patch changes a path it owns (under its root, or matched by its `paths:` globs) or
+a path it locks (its locked lane finds a touch: the configuration, `.github/workflows/**`, a shared `conftest.py`,
+the top-level `locked:` globs, ...). Every other context is listed in the index as not judged, with why, and runs
+nothing. Without `contexts:` this module hands the run to `gate.evaluate` unchanged.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evidence_gate import __version__, gate, locked_evidence
+from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
+from evidence_gate.digest import sha256_digest
+from evidence_gate.errors import EXIT_INTERNAL, GateError
+from evidence_gate.git import DiffEntry, Repo
+from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+
+INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
+# Worst first: the gate's own failure, a usage error, a precondition, a failing decision, a pass.
+_SEVERITY = {EXIT_INTERNAL: 4, 2: 3, 11: 2, 10: 1, 0: 0}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One judged context: its name, where its receipt is, the receipt and its exit code."""
+
+    name: str
+    path: Path
+    receipt: dict[str, Any]
+    code: int
+
+
+@dataclass
+class Outcome:
+    """What `evaluate` wrote: `receipt.json` (the index with contexts, else the one receipt) and each context's."""
+
+    receipt: dict[str, Any]
+    code: int
+    judged: list[Judged] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    commits: gate.Commits
+    config_blob: str | None
+    contexts: list[tuple[BoundedContext, str, bool]]  # (context, why, judged)
+
+
+def receipt_path_for(index: Path, name: str) -> Path:
+    """A context's receipt beside the index: `receipt.json` → `receipt-<name>.json` (`x.json` → `x-<name>.json`)."""
+    stem, dot, ext = index.name.rpartition(".")
+    return index.with_name(f"{stem}-{name}.{ext}" if dot and stem else f"{index.name}-{name}")
+
+
+def worst(codes: list[int]) -> int:
+    """The exit code of the worst outcome (internal error > usage > precondition > fail > pass)."""
+    return max(codes, key=lambda c: _SEVERITY.get(c, 4), default=0)
+
+
+def evaluate(opts: gate.CheckOptions, receipt_path: Path) -> Outcome:
+    """Judge the pull request: one receipt without `contexts:`, else one per touched context plus the index."""
+    try:
+        plan = _plan(opts)
+    except GateError:  # history, event or configuration unusable: the one receipt says so, as without contexts
+        plan = None
+    except Exception as exc:  # noqa: BLE001 - the gate's own failure, recorded like gate.evaluate records its own
+        out = empty_receipt()
+        out["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
+        write_receipt(receipt_path, out)
+        return Outcome(out, EXIT_INTERNAL)
+    if plan is None:
+        out, code = gate.evaluate(opts, receipt_path)
+        return Outcome(out, code)
+    write_receipt(receipt_path, empty_receipt())  # a stale receipt.json never outlives a killed run
+    judged: list[Judged] = []
+    for ctx, _why, run in plan.contexts:
+        if run:
+            path = receipt_path_for(receipt_path, ctx.name)
+            workdir = opts.workdir / ctx.name if opts.workdir is not None else None
+            out, code = gate.evaluate(replace(opts, context=ctx.name, workdir=workdir), path)
+            judged.append(Judged(ctx.name, path, out, code))
+    index = build_index(plan, judged)
+    write_index(receipt_path, index)
+    return Outcome(index, index["exit_code"], judged)
+
+
+def _plan(opts: gate.CheckOptions) -> _Plan | None:
+    """Which contexts the patch touches, and why each is judged or not; None without contexts (or with a shard,
+    which the gate refuses itself with the fix)."""
+    repo = Repo(opts.repo)
+    repo.toplevel()
+    commits = gate.resolve_commits(repo, opts.head, opts.base, opts.event)
+    config, blob = gate.read_config(repo, commits.baseline)
+    if not config.contexts or opts.shard is not None:
+        return None
+    diff = repo.diff_tree(commits.baseline, commits.head)
+    return _Plan(commits, blob, [(ctx, *_touched(repo, commits, ctx, diff)) for ctx in config.contexts])
+
+
+def _touched(repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[DiffEntry]) -> tuple[str, bool]:
+    """Why `ctx` is judged (True) or not (False)."""
+    owned = [e.path for e in diff if ctx.owns(e.path)]
+    if owned:
+        more = f" and {len(owned) - 1} more of its files" if len(owned) > 1 else ""
+        return f"the pull request changes {owned[0]}{more}", True
+    try:
+        _config, _blob, specs, _list = gate.read_trusted(repo, commits.baseline, ctx.name)
+    except GateError as exc:  # judged: the context's own receipt carries the finding and the fix
+        return f"its configuration is unusable: {exc.message}", True
+    locked = locked_evidence.check(repo, commits.baseline, commits.head, ctx.config, specs, diff)
+    if locked.violations:
+        first = locked.violations[0].path or "its locked evidence"
+        return f"the pull request changes {first}, which this context locks", True
+    return f"the pull request changes nothing under {ctx.root}/, in its `paths:` or that it locks", False
+
+
+def build_index(plan: _Plan, judged: list[Judged]) -> dict[str, Any]:
+    """The index: every declared context, judged (with its receipt's file, digest and row) or not (with why)."""
+    by_name = {j.name: j for j in judged}
+    rows: list[dict[str, Any]] = []
+    for ctx, why, _run in plan.contexts:
+        row: dict[str, Any] = {"context": ctx.name, "root": ctx.root, "judged": ctx.name in by_name, "why": why}
+        done = by_name.get(ctx.name)
+        if done is None:
+            row |= {"receipt": None, "sha256": None, "row": None, "ok": None, "exit_code": None}
+        else:
+            decision = done.receipt.get("decision") or {}
+            final = done.receipt.get("state") == "final"
+            row |= {
+                "receipt": done.path.name,
+                "sha256": sha256_digest(done.path.read_bytes()),  # the bytes on disk
+                "row": str(decision.get("row")) if final else "aborted",
+                "ok": done.receipt.get("ok") is True,
+                "exit_code": done.code,
+            }
+        rows.append(row)
+    code = worst([j.code for j in judged])
+    return {
+        "schema": INDEX_SCHEMA_ID,
+        "version": __version__,
+        "state": "final",
+        "ok": code == 0,
+        "exit_code": code,
+        "git": {
+            "baseline": plan.commits.baseline,
+            "head": plan.commits.head,
+            "merge_base": plan.commits.merge_base,
+        },
+        "config": {"path": CONFIG_PATH, "blob": plan.config_blob},
+        "contexts": rows,
+    }
+
+
+def write_index(path: Path, index: dict[str, Any]) -> None:
+    """Validate the index against its schema and write it; an index that fails it is written as a failing one."""
+    index = scrub(index)
+    problems = schema_errors(index, "receipt-index.schema.json")
+    if problems:
+        index = {
+            **index,
+            "ok": False,
+            "state": "aborted",
+            "exit_code": EXIT_INTERNAL,
+            "contexts": [],
+            "errors": [f"internal: the index failed its schema: {p}" for p in problems[:20]],
+        }
+    write_atomic(path, canonical_bytes(index))
+
+
+def is_index(value: Any) -> bool:
+    """Whether a parsed `receipt.json` is a contexts index rather than one receipt."""
+    return isinstance(value, dict) and value.get("schema") == INDEX_SCHEMA_ID

@@ -1,0 +1,238 @@
+"""Bounded contexts: one receipt per context a pull request touches, an index listing every context, and a locked
+path shared by several contexts failing each of them (a real monorepo, real Hypothesis properties)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidence_gate import cli
+from evidence_gate.config import parse_config, schema_errors
+from evidence_gate.contexts import receipt_path_for
+from evidence_gate.errors import InputInvalid
+from support.repo_builder import GitRepo
+
+NAMES = ("alpha", "beta", "gamma")
+PROPERTY = """\
+from hypothesis import given, strategies as st
+
+from {name}_calc import double
+
+
+@given(st.integers(-10**6, 10**6))
+def test_{name}_double(x):
+    assert double(x) == x + x
+"""
+GREEN = "def double(x):\n    return x * 2\n"
+BROKEN = "def double(x):\n    return x * 2 if x < 1000 else x\n"
+PLAN = {"seeds": [11, 12], "fresh_seeds": 0, "trials": 20, "timeout_s": 60, "jobs": 1}
+
+
+def monorepo_config() -> str:
+    """Three contexts; alpha and beta lock the shared strategies folder (anchored at the repository root)."""
+    contexts: dict[str, Any] = {}
+    for name in NAMES:
+        body: dict[str, Any] = {"root": f"services/{name}", "properties": {**PLAN, "pythonpath": ["src"]}}
+        if name != "gamma":
+            body["locked"] = ["/libs/shared/**"]
+        contexts[name] = body
+    return json.dumps({"version": 1, "contexts": contexts})
+
+
+def monorepo(tmp_path: Path) -> GitRepo:
+    """The baseline on `main` (every context green), then branch `patch`."""
+    repo = GitRepo(tmp_path / "repo")
+    files: dict[str, str | bytes | None] = {
+        ".evidence-gate.yml": monorepo_config(),
+        "libs/shared/notes.txt": "shared by alpha and beta\n",
+        "README.md": "monorepo\n",
+    }
+    for name in NAMES:
+        root = f"services/{name}"
+        files[f"{root}/SCORE_PROPERTIES"] = f"{root}/properties/test_{name}.py::test_{name}_double\n"
+        files[f"{root}/properties/test_{name}.py"] = PROPERTY.format(name=name)
+        files[f"{root}/src/{name}_calc.py"] = GREEN
+    repo.commit("baseline", files)
+    repo.branch("patch")
+    return repo
+
+
+def check(repo: GitRepo, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    """`evidence-gate check` on main..patch as an agent's patch; the exit code and the index."""
+    index = tmp_path / "out" / "receipt.json"
+    args = ["check", "--repo", str(repo.path), "--base", "main", "--head", "HEAD", "--author", "agent-x"]
+    code = cli.main([*args, "--receipt", str(index), "--today", "2026-09-20", *extra])
+    return code, json.loads(index.read_text())
+
+
+def by_context(index: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["context"]: row for row in index["contexts"]}
+
+
+def context_receipt(tmp_path: Path, name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(receipt_path_for(tmp_path / "out" / "receipt.json", name).read_text())
+    return loaded
+
+
+def test_a_patch_touching_one_context_runs_only_that_ones_properties(tmp_path: Path) -> None:
+    """A bug planted in beta's code is judged by beta's properties alone; alpha and gamma are not judged, run
+    nothing and get no receipt; the index names beta's receipt by digest and row."""
+    repo = monorepo(tmp_path)
+    repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
+    code, index = check(repo, tmp_path)
+    assert schema_errors(index, "receipt-index.schema.json") == []
+    rows = by_context(index)
+    assert code == 10 and index["ok"] is False and index["exit_code"] == 10
+    assert [n for n in NAMES if rows[n]["judged"]] == ["beta"]
+    for name in ("alpha", "gamma"):
+        assert rows[name]["receipt"] is None and rows[name]["row"] is None
+        assert "changes nothing under" in rows[name]["why"]
+        assert not receipt_path_for(tmp_path / "out" / "receipt.json", name).exists()
+    beta = context_receipt(tmp_path, "beta")
+    assert rows["beta"]["receipt"] == "receipt-beta.json" and rows["beta"]["row"] == beta["decision"]["row"]
+    assert rows["beta"]["sha256"].startswith("sha256:")
+    assert beta["context"] == {"name": "beta", "root": "services/beta", "paths": []}
+    assert beta["decision"]["gate"] == "fail", beta["decision"]
+    ran = [ledger["property_id"] for ledger in beta["properties"]["ledgers"]]
+    assert ran == ["services/beta/properties/test_beta.py::test_beta_double"]
+    assert (tmp_path / "out" / "receipt-beta.intoto.json").is_file()
+    assert not (tmp_path / "out" / "receipt.intoto.json").exists()
+
+
+def test_a_green_patch_in_one_context_passes_with_that_context_alone(tmp_path: Path) -> None:
+    repo = monorepo(tmp_path)
+    repo.commit("refactor alpha", {"services/alpha/src/alpha_calc.py": "def double(x):\n    return x + x\n"})
+    code, index = check(repo, tmp_path)
+    rows = by_context(index)
+    assert code == 0 and index["ok"] is True
+    assert rows["alpha"]["judged"] and rows["alpha"]["ok"] is True and rows["alpha"]["exit_code"] == 0
+    assert not rows["beta"]["judged"] and not rows["gamma"]["judged"]
+    assert context_receipt(tmp_path, "alpha")["properties"]["ledgers"][0]["property_id"].startswith("services/alpha/")
+
+
+def test_a_shared_locked_path_fails_each_context_that_locks_it(tmp_path: Path) -> None:
+    """libs/shared/ is locked by alpha and beta: editing it fails both (evidence-path-edited, no test runs), and
+    gamma, which does not lock it, is not judged."""
+    repo = monorepo(tmp_path)
+    repo.commit("edit shared", {"libs/shared/notes.txt": "rewritten by the agent\n"})
+    code, index = check(repo, tmp_path)
+    rows = by_context(index)
+    assert code == 10
+    assert [n for n in NAMES if rows[n]["judged"]] == ["alpha", "beta"]
+    for name in ("alpha", "beta"):
+        receipt = context_receipt(tmp_path, name)
+        assert rows[name]["row"] == "evidence-path-edited" == receipt["decision"]["row"]
+        assert "which this context locks" in rows[name]["why"]
+        assert [v["path"] for v in receipt["violations"]] == ["libs/shared/notes.txt"]
+    assert not rows["gamma"]["judged"]
+
+
+def test_the_configuration_is_locked_in_every_context(tmp_path: Path) -> None:
+    """The gate's configuration is built-in locked evidence of every context: editing it fails all three."""
+    repo = monorepo(tmp_path)
+    repo.commit("loosen", {".evidence-gate.yml": json.dumps({"version": 1})})
+    code, index = check(repo, tmp_path, "--no-run")
+    rows = by_context(index)
+    assert code == 10
+    assert all(rows[n]["judged"] and rows[n]["row"] == "evidence-path-edited" for n in NAMES)
+
+
+def test_a_patch_outside_every_context_judges_none(tmp_path: Path) -> None:
+    repo = monorepo(tmp_path)
+    repo.commit("docs", {"README.md": "monorepo, documented\n"})
+    code, index = check(repo, tmp_path, "--format", "json")
+    assert code == 0 and index["ok"] is True
+    assert not any(row["judged"] for row in index["contexts"])
+
+
+def test_sharding_a_repository_with_contexts_fails_closed(tmp_path: Path) -> None:
+    """Shards are not yet per context: the one receipt is config-invalid and names what to do instead."""
+    repo = monorepo(tmp_path)
+    repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
+    code, receipt = check(repo, tmp_path, "--shard", "1/2")
+    assert code == 11 and receipt["decision"]["row"] == "config-invalid"
+    assert "do not support `contexts:` yet" in receipt["violations"][0]["message"]
+
+
+HOSTILE_NAMES = ["../x", "a b", "x" * 41, "Billing", "-lead", "a/b", "a\nb", "receipt.json", ""]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_context_name_is_config_invalid(name: str) -> None:
+    data = json.dumps({"version": 1, "contexts": {name: {"root": "services/a"}}}).encode()
+    with pytest.raises(InputInvalid, match=r"context name .* is not allowed: use 1 to 40 lowercase"):
+        parse_config(data)
+
+
+def test_a_hostile_context_name_fails_the_check_closed(tmp_path: Path) -> None:
+    """Through `check`: one receipt, config-invalid (exit 11), and no file named after the hostile name."""
+    repo = GitRepo(tmp_path / "repo")
+    hostile = json.dumps({"version": 1, "contexts": {"../../x": {"root": "services/a"}}})
+    repo.commit("baseline", {".evidence-gate.yml": hostile, "services/a/x.py": "x = 1\n"})
+    repo.branch("patch")
+    repo.commit("change", {"services/a/x.py": "x = 2\n"})
+    code, receipt = check(repo, tmp_path, "--no-run")
+    assert code == 11 and receipt["decision"]["row"] == "config-invalid"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["receipt.intoto.json", "receipt.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "repo"]
+
+
+@pytest.mark.parametrize(
+    ("contexts", "message"),
+    [
+        ({"a": {"root": "svc"}, "b": {"root": "svc/b"}}, "overlap"),
+        ({"a": {"root": "svc"}, "b": {"root": "svc/"}}, "overlap"),
+        ({"a": {"root": "../svc"}}, "is not a folder of the repository"),
+        ({"a": {"root": "/svc"}}, "is not a folder of the repository"),
+        ({"a": {"root": "svc/*"}}, "is not a folder of the repository"),
+        ({"a": {"root": "."}}, "is not a folder of the repository"),
+        ({"a": {"root": "svc", "lockd": []}}, "'lockd' was unexpected"),
+        ({"a": {"properties": {}}}, "'root' is a required property"),
+        ({"a": {"root": "svc", "properties": {"pythonpath": ["../other"]}}}, "must stay inside its context's root"),
+        ({}, "`contexts:` is empty"),
+    ],
+)
+def test_an_unusable_contexts_mapping_is_config_invalid(contexts: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputInvalid, match=message):
+        parse_config(json.dumps({"version": 1, "contexts": contexts}).encode())
+
+
+def test_sections_beside_contexts_are_config_invalid() -> None:
+    data = json.dumps({"version": 1, "freeze": {"mode": "locked"}, "contexts": {"a": {"root": "svc"}}}).encode()
+    with pytest.raises(InputInvalid, match="move it under each context"):
+        parse_config(data)
+
+
+def test_context_paths_are_joined_to_the_root_and_a_leading_slash_anchors_at_the_repository() -> None:
+    data = {
+        "version": 1,
+        "locked": ["tools/**"],
+        "contexts": {
+            "billing": {
+                "root": "services/billing",
+                "paths": ["/libs/money/**", "docs/**"],
+                "locked": ["/libs/shared/", "evidence/**"],
+                "freeze": {"file": "ledger.json"},
+                "properties": {"list": "PROPS", "pythonpath": ["src", "."]},
+                "fixtures": {"dir": "golden"},
+                "probes": {"allow": ["src/log.py: sys._getframe"]},
+            }
+        },
+    }
+    [ctx] = parse_config(json.dumps(data).encode()).contexts
+    config = ctx.config
+    assert ctx.paths == ("libs/money/**", "services/billing/docs/**")
+    assert config.locked == ("tools/**", "libs/shared/", "services/billing/evidence/**")
+    assert config.freeze.file == "services/billing/ledger.json"
+    assert config.properties.list == "services/billing/PROPS"
+    assert config.properties.pythonpath == ("services/billing/src", "services/billing")
+    assert (config.fixtures.dir, config.fixtures.digests) == (
+        "services/billing/golden",
+        "services/billing/fixtures/digests.json",
+    )
+    assert config.probes.allow == ("services/billing/src/log.py: sys._getframe",)
+    assert ctx.owns("services/billing/src/x.py") and ctx.owns("libs/money/a.py")
+    assert not ctx.owns("services/billingx/a.py") and not ctx.owns("libs/other.py")
