@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -15,7 +14,7 @@ from typing import Any
 from evidence_gate import __version__, attestation, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
-from evidence_gate.receipt import empty_receipt, write_receipt
+from evidence_gate.receipt import write_receipt
 from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
 from evidence_gate.terminal_report import CRASH_HELP, SourceLine
 
@@ -189,7 +188,7 @@ def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int
     if args.format == "json":
         sys.stdout.write(render("json", index, context))
     elif args.format == "sarif":
-        sys.stdout.write(sarif_of_contexts([(j.name, j.receipt) for j in outcome.judged], context))
+        sys.stdout.write(contexts.sarif_log(outcome.judged, context.docs))
     for judged in outcome.judged:
         _attest(judged.path)
         if args.format == "text":
@@ -203,18 +202,6 @@ def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int
                 print(f"== context {row['context']}: not judged ({row['why']}) ==")
         print(f"index: {args.receipt} ({'pass' if index['ok'] else 'fail'}, exit {outcome.code})")
     return outcome.code
-
-
-def sarif_of_contexts(receipts: list[tuple[str, dict[str, Any]]], context: Context) -> str:
-    """One SARIF log whose runs are each judged context's, each its own code-scanning category
-    (`automationDetails.id` = `evidence-gate/<name>/`); no run at all when no context was judged."""
-    merged = json.loads(render("sarif", empty_receipt(), context))
-    merged["runs"] = []
-    for name, receipt in receipts:
-        for run in json.loads(render("sarif", receipt, context)).get("runs", []):
-            run["automationDetails"] = {"id": f"evidence-gate/{name}/"}
-            merged["runs"].append(run)
-    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
 
 
 def report_context(

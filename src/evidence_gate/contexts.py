@@ -9,6 +9,7 @@ nothing. Without `contexts:` this module hands the run to `gate.evaluate` unchan
 
 from __future__ import annotations
 
+import json
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -176,3 +177,40 @@ def write_index(path: Path, index: dict[str, Any]) -> None:
 def is_index(value: Any) -> bool:
     """Whether a parsed `receipt.json` is a contexts index rather than one receipt."""
     return isinstance(value, dict) and value.get("schema") == INDEX_SCHEMA_ID
+
+
+def sarif_log(judged: list[Judged], docs: str | None = None) -> str:
+    """One SARIF log whose runs are each judged context's, each its own code-scanning category
+    (`automationDetails.id` = `evidence-gate/<name>/`); no run at all when no context was judged."""
+    from evidence_gate import sarif  # noqa: PLC0415 - only `--format sarif` and the action need it
+
+    merged = sarif.sarif_log(empty_receipt(), docs)
+    merged["runs"] = []
+    for done in judged:
+        for run in sarif.sarif_log(done.receipt, docs).get("runs", []):
+            run["automationDetails"] = {"id": f"evidence-gate/{done.name}/"}
+            merged["runs"].append(run)
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+
+
+def worst_row(index: dict[str, Any]) -> str:
+    """The index's row: the worst judged context's (the first of equals), `pass` when every judged one passed."""
+    judged = [r for r in index.get("contexts", []) if r.get("judged")]
+    failing = [r for r in judged if r.get("ok") is not True]
+    if not failing:
+        return "pass"
+    return str(max(failing, key=lambda r: _SEVERITY.get(r.get("exit_code") or 1, 4))["row"])
+
+
+def title(index: dict[str, Any]) -> str:
+    """One line for the index: how many contexts fail, pass and were not judged (at most 255 characters)."""
+    rows = index.get("contexts", [])
+    failing = [f"{r['context']} ({r['row']})" for r in rows if r.get("judged") and r.get("ok") is not True]
+    passing = [r["context"] for r in rows if r.get("judged") and r.get("ok") is True]
+    skipped = [r["context"] for r in rows if not r.get("judged")]
+    parts = [f"{len(failing)} failing: {', '.join(failing)}"] if failing else []
+    parts += [f"{len(passing)} passing"] if passing else []
+    parts += [f"{len(skipped)} not judged"] if skipped else []
+    lead = "Fail" if failing or index.get("ok") is not True else "Pass"
+    line = f"{lead}: " + ("; ".join(parts) if parts else "no context declared")
+    return line if len(line) <= 255 else line[:254] + "…"
