@@ -13,7 +13,7 @@ from evidence_gate import cli
 from evidence_gate.config import parse_config, schema_errors
 from evidence_gate.contexts import receipt_path_for
 from evidence_gate.errors import InputInvalid
-from support.context_repo import BROKEN, NAMES, monorepo
+from support.context_repo import BROKEN, GREEN, NAMES, PLAN, PROPERTY, monorepo
 from support.repo_builder import GitRepo
 
 
@@ -148,7 +148,10 @@ def test_a_hostile_context_name_fails_the_check_closed(tmp_path: Path) -> None:
         ({"a": {"root": "."}}, "is not a folder of the repository"),
         ({"a": {"root": "svc", "lockd": []}}, "'lockd' was unexpected"),
         ({"a": {"properties": {}}}, "'root' is a required property"),
-        ({"a": {"root": "svc", "properties": {"pythonpath": ["../other"]}}}, "must stay inside its context's root"),
+        (
+            {"a": {"root": "svc", "properties": {"pythonpath": ["../other"]}}},
+            r"inside the repository \(relative to the context's root",
+        ),
         ({}, "`contexts:` is empty"),
     ],
 )
@@ -193,3 +196,65 @@ def test_context_paths_are_joined_to_the_root_and_a_leading_slash_anchors_at_the
     assert config.probes.allow == ("services/billing/src/log.py: sys._getframe",)
     assert ctx.owns("services/billing/src/x.py") and ctx.owns("libs/money/a.py")
     assert not ctx.owns("services/billingx/a.py") and not ctx.owns("libs/other.py")
+
+
+def test_a_shared_library_on_a_contexts_pythonpath_judges_that_context(tmp_path: Path) -> None:
+    """`pythonpath: [src, /libs/money]`: the library is alpha's code under test, so a change to it alone judges
+    alpha (and runs alpha's property against it), while beta and gamma stay not judged."""
+    repo = GitRepo(tmp_path / "repo")
+    config = {
+        "version": 1,
+        "contexts": {
+            "alpha": {"root": "services/alpha", "properties": {**PLAN, "pythonpath": ["src", "/libs/money"]}},
+            "beta": {"root": "services/beta", "properties": {**PLAN}},
+        },
+    }
+    property_file = PROPERTY.format(name="alpha").replace("from alpha_calc import", "from money import")
+    repo.commit(
+        "baseline",
+        {
+            ".evidence-gate.yml": json.dumps(config),
+            "services/alpha/SCORE_PROPERTIES": "services/alpha/properties/test_alpha.py::test_alpha_double\n",
+            "services/alpha/properties/test_alpha.py": property_file,
+            "services/alpha/src/keep.py": "",
+            "libs/money/money.py": GREEN,
+            "services/beta/SCORE_PROPERTIES": "services/beta/properties/test_beta.py::test_beta_double\n",
+            "services/beta/properties/test_beta.py": PROPERTY.format(name="beta"),
+            "services/beta/src/beta_calc.py": GREEN,
+        },
+    )
+    repo.branch("patch")
+    repo.commit("break the shared library", {"libs/money/money.py": BROKEN})
+    code, index = check(repo, tmp_path)
+    rows = by_context(index)
+    assert code == 10 and rows["alpha"]["judged"] and not rows["beta"]["judged"]
+    assert rows["alpha"]["row"] == "property-failed", context_receipt(tmp_path, "alpha")["decision"]
+    assert rows["alpha"]["why"] == "the pull request changes libs/money/money.py"
+
+
+def test_pythonpath_outside_the_repository_is_config_invalid() -> None:
+    body = {"root": "svc", "properties": {"pythonpath": ["/../etc"]}}
+    with pytest.raises(InputInvalid, match="must stay inside the repository"):
+        parse_config(json.dumps({"version": 1, "contexts": {"a": body}}).encode())
+
+
+def test_a_hostile_path_is_printed_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The changed path that judged a context reaches the index and the text report as one visible line."""
+    repo = monorepo(tmp_path)
+    repo.commit("odd name", {"services/alpha/src/a\x1b[31m\nFAKE.py": "x = 1\n"})
+    _code, index = check(repo, tmp_path, "--no-run")
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed
+    assert by_context(index)["alpha"]["judged"]
+
+
+def test_pre_push_judges_each_context_it_touches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = monorepo(tmp_path)
+    repo.commit("edit shared", {"libs/shared/notes.txt": "rewritten by the agent\n"})
+    code = cli.main(
+        ["pre-push", "--repo", str(repo.path), "--against", "main", "--head", "HEAD", "--today", "2026-09-20"]
+    )
+    printed = capsys.readouterr().out
+    assert code == 10
+    assert "context alpha:\n" in printed and "context beta:\n" in printed
+    assert "context gamma: not judged (the pull request changes nothing under services/gamma/" in printed

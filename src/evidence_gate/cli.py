@@ -192,14 +192,14 @@ def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int
     for judged in outcome.judged:
         _attest(judged.path)
         if args.format == "text":
-            print(f"== context {judged.name}: {judged.path} ==")
+            print(visible.line(f"== context {judged.name}: {judged.path} =="))
             if judged.receipt["state"] == "final":
                 sys.stdout.write(render("text", judged.receipt, context))
         _say_errors(judged.receipt, judged.code)
     if args.format == "text":
         for row in index["contexts"]:
             if not row["judged"]:
-                print(f"== context {row['context']}: not judged ({row['why']}) ==")
+                print(visible.line(f"== context {row['context']}: not judged ({row['why']}) =="))
         print(f"index: {args.receipt} ({'pass' if index['ok'] else 'fail'}, exit {outcome.code})")
     return outcome.code
 

@@ -117,10 +117,12 @@ class BoundedContext:
     config: Config
 
     def owns(self, path: str) -> bool:
-        """Whether a changed path is this context's own: under its root, or matched by one of its `paths` globs."""
+        """Whether a changed path is this context's own: under its root or one of its `pythonpath` folders (a
+        shared library its code imports is its code under test too), or matched by one of its `paths` globs."""
         from evidence_gate.locked_paths import glob_matches  # noqa: PLC0415 - config stays a leaf module
 
-        return path.startswith(self.root + "/") or any(glob_matches(g, path) for g in self.paths)
+        folders = (self.root, *self.config.properties.pythonpath)
+        return any(path.startswith(f + "/") for f in folders) or any(glob_matches(g, path) for g in self.paths)
 
     def to_json(self) -> dict[str, Any]:
         """Name, root and owned globs, for the receipt and the index."""
@@ -202,15 +204,19 @@ def _sections(raw: dict[str, Any], agents: tuple[str, ...], locked: tuple[str, .
         if key in props:
             props[key] = tuple(props[key])
     for p in props.get("pythonpath", ()):
-        if p.startswith("/") or ".." in p.split("/"):
-            where_to = "its context's root" if root else "the repository"
-            raise InputInvalid(f"{CONFIG_PATH}: {where}properties.pythonpath entry {p!r} must stay inside {where_to}")
+        if (p.startswith("/") and not root) or ".." in p.split("/"):
+            raise InputInvalid(
+                f"{CONFIG_PATH}: {where}properties.pythonpath entry {p!r} must stay inside the repository"
+                + (" (relative to the context's root, or from the repository root with a leading `/`)" if root else "")
+            )
     freeze = dict(raw.get("freeze", {}))
     fixtures = dict(raw.get("fixtures", {}))
     allow = tuple(raw.get("probes", {}).get("allow", ()))
     if root:
         props["list"] = _join(root, props.get("list", PropertiesConfig.list))
-        props["pythonpath"] = tuple(_join(root, p) for p in props.get("pythonpath", PropertiesConfig.pythonpath))
+        props["pythonpath"] = tuple(
+            anchor(root, p).rstrip("/") for p in props.get("pythonpath", PropertiesConfig.pythonpath)
+        )
         freeze["file"] = _join(root, freeze.get("file", FreezeConfig.file))
         fixtures["dir"] = _join(root, fixtures.get("dir", FixturesConfig.dir))
         fixtures["digests"] = _join(root, fixtures.get("digests", FixturesConfig.digests))

@@ -193,7 +193,7 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
 
 CONTEXTS_UNSUPPORTED = (
     "judge each context with `evidence-gate check` or the action's `mode: gate` (one receipt and check run per "
-    "context); sharding, `mode: merge`, the fork publisher and the pre-push hook do not support `contexts:` yet"
+    "context); sharding, `mode: merge` and the fork publisher do not support `contexts:` yet"
 )
 
 
