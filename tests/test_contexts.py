@@ -105,13 +105,56 @@ def test_a_patch_outside_every_context_judges_none(tmp_path: Path) -> None:
     assert not any(row["judged"] for row in index["contexts"])
 
 
-def test_sharding_a_repository_with_contexts_fails_closed(tmp_path: Path) -> None:
-    """Shards are not yet per context: the one receipt is config-invalid and names what to do instead."""
+def shard_run(repo: GitRepo, folder: Path, shard: str) -> int:
+    args = ["check", "--repo", str(repo.path), "--base", "main", "--head", "HEAD", "--author", "agent-x"]
+    return cli.main([*args, "--receipt", str(folder / "receipt.json"), "--today", "2026-09-20", "--shard", shard])
+
+
+def test_shards_per_context_merge_to_the_unsharded_verdict(tmp_path: Path) -> None:
+    """`check --shard K/N` judges each touched context's slice of its seed plan; `merge` over the shards' index
+    files merges each context's shard receipts into receipt-<name>.json, with the verdict of an unsharded run."""
     repo = monorepo(tmp_path)
     repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
-    code, receipt = check(repo, tmp_path, "--shard", "1/2")
-    assert code == 11 and receipt["decision"]["row"] == "config-invalid"
-    assert "do not support `contexts:` yet" in receipt["violations"][0]["message"]
+    assert [shard_run(repo, tmp_path / f"s{k}", f"{k}/2") for k in (1, 2)] == [10, 10]
+    shard_index = json.loads((tmp_path / "s1" / "receipt.json").read_text())
+    assert shard_index["shard"] == [1, 2] and by_context(shard_index)["beta"]["judged"]
+    merged = tmp_path / "merged" / "receipt.json"
+    code = cli.main(
+        ["merge", str(tmp_path / "s1/receipt.json"), str(tmp_path / "s2/receipt.json"), "--receipt", str(merged)]
+    )
+    index = json.loads(merged.read_text())
+    assert code == 10 and schema_errors(index, "receipt-index.schema.json") == []
+    assert index["shard"] is None and [r["context"] for r in index["contexts"] if r["judged"]] == ["beta"]
+    beta = json.loads((tmp_path / "merged" / "receipt-beta.json").read_text())
+    assert [m["shard"] for m in beta["merged_from"]] == [[1, 2], [2, 2]]
+    [ledger] = beta["properties"]["ledgers"]
+    assert sorted(ledger["attempted_seeds"]) == [11, 12]
+    _code, whole = check(repo, tmp_path)
+    assert by_context(index)["beta"]["row"] == by_context(whole)["beta"]["row"] == beta["decision"]["row"]
+    assert (tmp_path / "merged" / "receipt-beta.intoto.json").is_file()
+    assert not (tmp_path / "merged" / "receipt.intoto.json").exists()
+
+
+def test_merge_refuses_a_shard_receipt_its_index_does_not_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = monorepo(tmp_path)
+    repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
+    for k in (1, 2):
+        shard_run(repo, tmp_path / f"s{k}", f"{k}/2")
+    edited = tmp_path / "s2" / "receipt-beta.json"
+    edited.write_text(edited.read_text().replace('"ok": false', '"ok": true', 1))
+    code = cli.main(
+        [
+            "merge",
+            str(tmp_path / "s1/receipt.json"),
+            str(tmp_path / "s2/receipt.json"),
+            "--receipt",
+            str(tmp_path / "m.json"),
+        ]
+    )
+    assert code == 2
+    assert "is not the receipt of context beta" in capsys.readouterr().err
 
 
 HOSTILE_NAMES = ["../x", "a b", "x" * 41, "Billing", "-lead", "a/b", "a\nb", "receipt.json", ""]

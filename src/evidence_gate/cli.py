@@ -161,7 +161,7 @@ def run_check(args: argparse.Namespace) -> int:
             run=not args.no_run,
             shard=args.shard,
         )
-        outcome = contexts.evaluate(opts, args.receipt)
+        outcome = contexts.evaluate(opts, args.receipt, shards=True)  # `merge` takes the shards' index files
         if outcome.judged or contexts.is_index(outcome.receipt):
             return _report_contexts(args, outcome)
         out, code = outcome.receipt, outcome.code
@@ -181,26 +181,12 @@ def _say_errors(out: dict[str, Any], code: int) -> None:
 
 
 def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int:
-    """With `contexts:`: each judged context's receipt attested and reported under its name, then the index."""
-    index = outcome.receipt
-    attestation.statement_path(args.receipt).unlink(missing_ok=True)  # the index is no receipt to attest
-    context = report_context(source=_source_lines(args.repo, index))
-    if args.format == "json":
-        sys.stdout.write(render("json", index, context))
-    elif args.format == "sarif":
-        sys.stdout.write(contexts.sarif_log(outcome.judged, context.docs))
+    """With `contexts:`: each judged context's receipt attested, the reports (see contexts.render_outcome)."""
+    _attest(args.receipt)
+    context = report_context(source=_source_lines(args.repo, outcome.receipt))
+    sys.stdout.write(contexts.render_outcome(outcome, args.format, context))
     for judged in outcome.judged:
-        _attest(judged.path)
-        if args.format == "text":
-            print(visible.line(f"== context {judged.name}: {judged.path} =="))
-            if judged.receipt["state"] == "final":
-                sys.stdout.write(render("text", judged.receipt, context))
         _say_errors(judged.receipt, judged.code)
-    if args.format == "text":
-        for row in index["contexts"]:
-            if not row["judged"]:
-                print(visible.line(f"== context {row['context']}: not judged ({row['why']}) =="))
-        print(f"index: {args.receipt} ({'pass' if index['ok'] else 'fail'}, exit {outcome.code})")
     return outcome.code
 
 
@@ -241,7 +227,22 @@ def _source_lines(repo: Path, receipt: dict[str, Any]) -> SourceLine | None:
 
 
 def _attest(receipt: Path) -> None:
-    """The in-toto Statement beside the receipt; a failure to write it is said, the verdict stands."""
+    """The in-toto Statement beside the receipt (beside each context's receipt when it is an index, which is no
+    receipt to attest); a failure to write one is said, the verdict stands."""
+    try:
+        index = contexts.load_index(receipt) if receipt.is_file() else None
+    except GateError:
+        index = None
+    if index is not None:
+        attestation.statement_path(receipt).unlink(missing_ok=True)
+        for row in index["contexts"]:
+            if row["judged"]:
+                _attest_one(contexts.receipt_path_for(receipt, row["context"]))
+        return
+    _attest_one(receipt)
+
+
+def _attest_one(receipt: Path) -> None:
     try:
         attestation.write_beside(receipt)
     except (OSError, ValueError) as exc:

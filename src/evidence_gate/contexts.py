@@ -18,9 +18,10 @@ from typing import Any
 from evidence_gate import __version__, gate, locked_evidence
 from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
 from evidence_gate.digest import sha256_digest
-from evidence_gate.errors import EXIT_INTERNAL, GateError
+from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.strict_parse import load_json
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
 # Worst first: the gate's own failure, a usage error, a precondition, a failing decision, a pass.
@@ -64,10 +65,14 @@ def worst(codes: list[int]) -> int:
     return max(codes, key=lambda c: _SEVERITY.get(c, 4), default=0)
 
 
-def evaluate(opts: gate.CheckOptions, receipt_path: Path) -> Outcome:
-    """Judge the pull request: one receipt without `contexts:`, else one per touched context plus the index."""
+def evaluate(opts: gate.CheckOptions, receipt_path: Path, *, shards: bool = False) -> Outcome:
+    """Judge the pull request: one receipt without `contexts:`, else one per touched context plus the index.
+
+    With `opts.shard`, contexts are judged shard by shard only when `shards` says the caller can merge them
+    (`evidence-gate merge` takes the shards' index files); otherwise the gate refuses, `config-invalid` with the fix.
+    """
     try:
-        plan = _plan(opts)
+        plan = _plan(opts, shards)
     except GateError:  # history, event or configuration unusable: the one receipt says so, as without contexts
         plan = None
     except Exception as exc:  # noqa: BLE001 - the gate's own failure, recorded like gate.evaluate records its own
@@ -86,19 +91,21 @@ def evaluate(opts: gate.CheckOptions, receipt_path: Path) -> Outcome:
             workdir = opts.workdir / ctx.name if opts.workdir is not None else None
             out, code = gate.evaluate(replace(opts, context=ctx.name, workdir=workdir), path)
             judged.append(Judged(ctx.name, path, out, code))
-    index = build_index(plan, judged)
+    git = {"baseline": plan.commits.baseline, "head": plan.commits.head, "merge_base": plan.commits.merge_base}
+    rows = [(ctx.name, ctx.root, why) for ctx, why, _run in plan.contexts]
+    index = build_index(git, plan.config_blob, rows, judged, opts.shard)
     write_index(receipt_path, index)
     return Outcome(index, index["exit_code"], judged)
 
 
-def _plan(opts: gate.CheckOptions) -> _Plan | None:
-    """Which contexts the patch touches, and why each is judged or not; None without contexts (or with a shard,
-    which the gate refuses itself with the fix)."""
+def _plan(opts: gate.CheckOptions, shards: bool) -> _Plan | None:
+    """Which contexts the patch touches, and why each is judged or not; None without contexts (or with a shard
+    the caller cannot merge per context, which the gate then refuses itself with the fix)."""
     repo = Repo(opts.repo)
     repo.toplevel()
     commits = gate.resolve_commits(repo, opts.head, opts.base, opts.event)
     config, blob = gate.read_config(repo, commits.baseline)
-    if not config.contexts or opts.shard is not None:
+    if not config.contexts or (opts.shard is not None and not shards):
         return None
     diff = repo.diff_tree(commits.baseline, commits.head)
     return _Plan(commits, blob, [(ctx, *_touched(repo, commits, ctx, diff)) for ctx in config.contexts])
@@ -121,13 +128,20 @@ def _touched(repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[
     return f"the pull request changes nothing under {ctx.root}/, in its `paths:` or that it locks", False
 
 
-def build_index(plan: _Plan, judged: list[Judged]) -> dict[str, Any]:
-    """The index: every declared context, judged (with its receipt's file, digest and row) or not (with why)."""
+def build_index(
+    git: dict[str, Any],
+    config_blob: str | None,
+    contexts: list[tuple[str, str, str]],
+    judged: list[Judged],
+    shard: tuple[int, int] | list[int] | None = None,
+) -> dict[str, Any]:
+    """The index: every declared context (name, root, why), judged (with its receipt's file, digest and row) or
+    not (with why)."""
     by_name = {j.name: j for j in judged}
     rows: list[dict[str, Any]] = []
-    for ctx, why, _run in plan.contexts:
-        row: dict[str, Any] = {"context": ctx.name, "root": ctx.root, "judged": ctx.name in by_name, "why": why}
-        done = by_name.get(ctx.name)
+    for name, root, why in contexts:
+        row: dict[str, Any] = {"context": name, "root": root, "judged": name in by_name, "why": why}
+        done = by_name.get(name)
         if done is None:
             row |= {"receipt": None, "sha256": None, "row": None, "ok": None, "exit_code": None}
         else:
@@ -148,12 +162,9 @@ def build_index(plan: _Plan, judged: list[Judged]) -> dict[str, Any]:
         "state": "final",
         "ok": code == 0,
         "exit_code": code,
-        "git": {
-            "baseline": plan.commits.baseline,
-            "head": plan.commits.head,
-            "merge_base": plan.commits.merge_base,
-        },
-        "config": {"path": CONFIG_PATH, "blob": plan.config_blob},
+        "shard": list(shard) if shard else None,
+        "git": dict(git),
+        "config": {"path": CONFIG_PATH, "blob": config_blob},
         "contexts": rows,
     }
 
@@ -214,3 +225,106 @@ def title(index: dict[str, Any]) -> str:
     lead = "Fail" if failing or index.get("ok") is not True else "Pass"
     line = f"{lead}: " + ("; ".join(parts) if parts else "no context declared")
     return line if len(line) <= 255 else line[:254] + "…"
+
+
+def load_index(path: Path) -> dict[str, Any] | None:
+    """The index at `path` (bounded, strictly parsed, schema-checked), or None when the file is one receipt."""
+    value = _load_json(path, "the index of a --shard run")
+    if not is_index(value):
+        return None
+    index: dict[str, Any] = value
+    problems = schema_errors(index, "receipt-index.schema.json")
+    if problems or index.get("state") != "final":
+        raise GateError(
+            f"{path} is not a final index: {problems[0] if problems else 'its run did not finish'}",
+            fix="pass the receipt.json each --shard run wrote, unedited",
+            usage=True,
+        )
+    return index
+
+
+def _load_json(path: Path, what: str) -> Any:
+    from evidence_gate.shard_merge import MAX_RECEIPT  # noqa: PLC0415 - merge only
+
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_RECEIPT + 1)
+        if len(data) > MAX_RECEIPT:
+            raise InputInvalid(f"over the {MAX_RECEIPT}-byte cap")
+        return load_json(data)
+    except (OSError, InputInvalid) as exc:
+        raise GateError(f"cannot read {path}: {exc}", fix=f"pass {what}", usage=True) from exc
+
+
+def merge_indexes(paths: list[Path], indexes: list[dict[str, Any]], out: Path) -> Outcome:
+    """`evidence-gate merge` over the shards' index files: each judged context's shard receipts (found beside each
+    index, each matching the digest its index records) merged into `receipt-<name>.json` beside `out`, and the
+    merged index at `out`. Every index must judge the same commits, configuration and contexts."""
+    from evidence_gate import shard_merge  # noqa: PLC0415 - merge only
+
+    def identity(index: dict[str, Any]) -> tuple[Any, ...]:
+        judged = tuple((r["context"], r["root"], r["judged"]) for r in index["contexts"])
+        return (index["git"]["baseline"], index["git"]["head"], index["config"]["blob"], judged)
+
+    if len({identity(i) for i in indexes}) != 1 or any(i.get("shard") is None for i in indexes):
+        raise GateError(
+            "the index files are not the shards of one run (they judge different commits, configurations or "
+            "contexts, or one is not a --shard run's)",
+            fix="merge the receipt.json of each `check --shard K/N` run of one matrix",
+            usage=True,
+        )
+    first = indexes[0]
+    write_receipt(out, empty_receipt())
+    judged: list[Judged] = []
+    for row in first["contexts"]:
+        if not row["judged"]:
+            continue
+        name = row["context"]
+        parts, names = [], []
+        for path, index in zip(paths, indexes, strict=True):
+            entry = next(r for r in index["contexts"] if r["context"] == name)
+            file = path.parent / str(entry["receipt"])
+            data = file.read_bytes() if file.is_file() else b""
+            if sha256_digest(data) != entry["sha256"]:
+                raise GateError(
+                    f"{file} is not the receipt of context {name} that {path} records (missing, or its sha256 differs)",
+                    fix="keep each shard's receipt-<name>.json files beside its receipt.json, unedited",
+                    usage=True,
+                )
+            receipt = shard_merge.load(file)
+            if (receipt.get("context") or {}).get("name") != name:
+                raise GateError(f"{file} judges another context than {name}", fix="re-run the matrix", usage=True)
+            parts.append(receipt)
+            names.append(str(file))
+        merged = shard_merge.merge(parts, names)
+        target = receipt_path_for(out, name)
+        write_receipt(target, merged)
+        judged.append(Judged(name, target, merged, int(merged["decision"]["exit_code"])))
+    rows = [(r["context"], r["root"], r["why"]) for r in first["contexts"]]
+    index = build_index(first["git"], first["config"]["blob"], rows, judged)
+    write_index(out, index)
+    return Outcome(index, index["exit_code"], judged)
+
+
+def render_outcome(outcome: Outcome, fmt: str, context: Any = None) -> str:
+    """stdout with contexts: the index as JSON, one SARIF log with a run per judged context, or each judged
+    context's text report under its name and a line per context not judged."""
+    from evidence_gate import visible  # noqa: PLC0415
+    from evidence_gate.report import Context, render  # noqa: PLC0415 - reporters load on demand
+
+    ctx = context if context is not None else Context()
+    if fmt == "json":
+        return render("json", outcome.receipt, ctx)
+    if fmt == "sarif":
+        return sarif_log(outcome.judged, ctx.docs)
+    parts = []
+    for judged in outcome.judged:
+        parts.append(visible.line(f"== context {judged.name}: {judged.path} ==") + "\n")
+        if judged.receipt.get("state") == "final":
+            parts.append(render("text", judged.receipt, ctx))
+    for row in outcome.receipt["contexts"]:
+        if not row["judged"]:
+            parts.append(visible.line(f"== context {row['context']}: not judged ({row['why']}) ==") + "\n")
+    verdict = "pass" if outcome.receipt["ok"] else "fail"
+    parts.append(f"index: {verdict}, exit {outcome.code} ({title(outcome.receipt)})\n")
+    return "".join(parts)

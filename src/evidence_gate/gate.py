@@ -192,8 +192,9 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
 
 
 CONTEXTS_UNSUPPORTED = (
-    "judge each context with `evidence-gate check` or the action's `mode: gate` (one receipt and check run per "
-    "context); sharding, `mode: merge` and the fork publisher do not support `contexts:` yet"
+    "judge each context with `evidence-gate check` (shards: `check --shard K/N`, then `evidence-gate merge` over "
+    "the shards' receipt.json) or the action's `mode: gate` without `shard:`; the action's `shard:` with "
+    "`mode: merge`, and the fork publisher (`mode: publish`), do not support `contexts:` yet"
 )
 
 
