@@ -10,9 +10,9 @@ import zipfile
 from pathlib import Path
 
 from evidence_gate import action
-from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
+from evidence_gate.errors import EXIT_FAIL, EXIT_PASS
 from support.action_env import outputs, runner_env
-from support.context_repo import monorepo
+from support.context_repo import BROKEN, monorepo
 from support.fake_github import FakeGitHub
 from support.fake_results_service import FakeResultsService
 from support.repo_builder import GitRepo
@@ -32,6 +32,9 @@ def pull_request(tmp_path: Path, shared_dir: Path, change: dict[str, str | bytes
     event = tmp_path / "event.json"
     event.write_text(json.dumps(payload), encoding="utf-8")
     return repo, event, head
+
+
+GREEN_AGAIN = "def double(x):\n    return x + x\n"
 
 
 def run_action(env: dict[str, str]) -> tuple[int, str]:
@@ -112,15 +115,64 @@ def test_a_patch_in_one_context_posts_only_that_ones_verdict(
     }
 
 
-def test_shards_refuse_contexts(
+def shard_job(
+    tmp_path: Path, repo: GitRepo, event: Path, results: FakeResultsService, github: FakeGitHub, job: str, **inputs: str
+) -> tuple[int, str]:
+    """One job of the matrix (its own runtime token and output files), with the properties run."""
+    folder = tmp_path / job
+    folder.mkdir()
+    env = runner_env(folder, repo.path, event, github.url, artifact_name="gate", run_properties="true", **inputs)
+    env.update(
+        {
+            "ACTIONS_RUNTIME_TOKEN": results.job_token(f"job-{job}"),
+            "ACTIONS_RESULTS_URL": results.url,
+            "GITHUB_SHA": repo.git("rev-parse", "HEAD"),
+        }
+    )
+    return run_action(env)
+
+
+def test_a_shard_matrix_merges_per_context(
     tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
 ) -> None:
-    """`shard:` is not per context yet: the shard's receipt is config-invalid and says what to use instead."""
-    repo, event, _head = pull_request(tmp_path, shared_dir, {"services/beta/src/beta_calc.py": "x = 1\n"})
-    env = runner_env(tmp_path, repo.path, event, github.url, shard="1/2")
-    env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url})
-    code, printed = run_action(env)
-    assert code == EXIT_PRECONDITION, printed
-    receipt = json.loads((repo.path / "receipt.json").read_text("utf-8"))
-    assert receipt["decision"]["row"] == "config-invalid"
-    assert "do not support `contexts:` yet" in receipt["violations"][0]["message"]
+    """Two shard jobs upload each touched context's shard receipt beside the index, post nothing; the merge job
+    merges beta's two halves of its seed plan and posts a check run per context and one for the index."""
+    repo, event, head = pull_request(tmp_path, shared_dir, {"services/beta/src/beta_calc.py": BROKEN})
+    for k in (1, 2):
+        _code, printed = shard_job(tmp_path, repo, event, results, github, f"shard{k}", shard=f"{k}/2")
+        assert "::error" not in printed, printed
+    assert github.runs == {}  # a shard posts no check run
+    with zipfile.ZipFile(io.BytesIO(results.state.blobs["gate-1-of-2"].data)) as archive:
+        assert {"receipt.json", "receipt-beta.json"} <= set(archive.namelist())
+    code, printed = shard_job(tmp_path, repo, event, results, github, "merge", mode="merge")
+    assert code == EXIT_FAIL, printed
+    conclusions = {run["name"]: (run["conclusion"], run["head_sha"]) for run in github.runs.values()}
+    assert conclusions == {
+        "evidence-gate": ("failure", head),
+        "evidence-gate / alpha": ("neutral", head),
+        "evidence-gate / beta": ("failure", head),
+        "evidence-gate / gamma": ("neutral", head),
+    }
+    beta = json.loads((repo.path / "receipt-beta.json").read_text("utf-8"))
+    assert [m["shard"] for m in beta["merged_from"]] == [[1, 2], [2, 2]]
+    [ledger] = beta["properties"]["ledgers"]
+    assert sorted(ledger["attempted_seeds"]) == [11, 12]
+    assert beta["decision"]["row"] == "property-failed"
+    index = json.loads((repo.path / "receipt.json").read_text("utf-8"))
+    assert index["shard"] is None and [r["context"] for r in index["contexts"] if r["judged"]] == ["beta"]
+    assert outputs(tmp_path / "merge" / "output")["row"] == "property-failed"
+
+
+def test_a_missing_shard_fails_every_judged_context(
+    tmp_path: Path, shared_dir: Path, github: FakeGitHub, results: FakeResultsService
+) -> None:
+    repo, event, _head = pull_request(tmp_path, shared_dir, {"services/beta/src/beta_calc.py": GREEN_AGAIN})
+    code, printed = shard_job(tmp_path, repo, event, results, github, "shard1", shard="1/2")
+    assert code == EXIT_PASS, printed
+    code, printed = shard_job(tmp_path, repo, event, results, github, "merge", mode="merge")
+    assert code == EXIT_FAIL, printed
+    beta = json.loads((repo.path / "receipt-beta.json").read_text("utf-8"))
+    assert beta["decision"]["row"] == "run-integrity"
+    assert any("shard 2/2 uploaded no receipt" in v["message"] for v in beta["violations"])
+    conclusions = {run["name"]: run["conclusion"] for run in github.runs.values()}
+    assert conclusions["evidence-gate / beta"] == conclusions["evidence-gate"] == "failure"

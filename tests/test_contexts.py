@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import cli
+from evidence_gate import cli, gate
 from evidence_gate.config import parse_config, schema_errors
 from evidence_gate.contexts import receipt_path_for
 from evidence_gate.errors import InputInvalid
@@ -301,3 +301,16 @@ def test_pre_push_judges_each_context_it_touches(tmp_path: Path, capsys: pytest.
     assert code == 10
     assert "context alpha:\n" in printed and "context beta:\n" in printed
     assert "context gamma: not judged (the pull request changes nothing under services/gamma/" in printed
+
+
+def test_the_publishers_one_repository_judgement_refuses_contexts(tmp_path: Path) -> None:
+    """The fork publisher re-derives the static lanes with one `gate.evaluate` for the whole repository; with
+    `contexts:` that is config-invalid naming what to use, never a verdict over the wrong evidence."""
+    repo = monorepo(tmp_path)
+    repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
+    opts = gate.CheckOptions(repo=repo.path, base="main", head="HEAD", author="agent-x", run=False)
+    receipt, code = gate.evaluate(opts, tmp_path / "receipt.json")
+    assert code == 11 and receipt["decision"]["row"] == "config-invalid"
+    message = receipt["violations"][0]["message"]
+    assert "declares bounded contexts (alpha, beta, gamma)" in message
+    assert "the fork publisher (`mode: publish`) does not support `contexts:` yet" in message

@@ -411,23 +411,26 @@ def _finish_contexts(
     """With `contexts:`: a check run per context (see action_contexts), and the step's own one for the index."""
     from evidence_gate import action_contexts  # noqa: PLC0415 - only repositories with contexts need it
 
+    name = inputs.artifact_name
+    if inputs.shard is not None:  # one artifact per shard, as without contexts
+        from evidence_gate.action_merge import shard_artifact  # noqa: PLC0415
+
+        name = shard_artifact(name, inputs.shard)
     where = action_contexts.Where(
         check_name=inputs.check_name,
         token=inputs.token,
         max_annotations=inputs.max_annotations,
-        upload_name=inputs.artifact_name if inputs.upload else None,
+        upload_name=name if inputs.upload else None,
         job_summary=inputs.job_summary,
         index_file=target.file,
         index_shown=target.shown,
         check_sha=head,
+        post=inputs.shard is None,
     )
-    outputs, summary = action_contexts.finish(run, where, outcome)
+    outputs, summary = action_contexts.finish(run, where, outcome, run.now)
     run_id = started.run_id
     if started.checks is not None and run_id is not None:
-        index = outcome.receipt
-        conclusion = "success" if index["ok"] is True else "failure"
-        report = check_report.CheckReport(conclusion, contexts.title(index), summary, "", ())
-        run_id = _complete_check(run, started.checks, run_id, report)
+        run_id = _complete_check(run, started.checks, run_id, action_contexts.index_report(outcome.receipt, summary))
     action_contexts.write_outputs(run.env, outputs, run_id)
     return step_exit(outcome.code, inputs.fail_on)
 
@@ -469,7 +472,7 @@ def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path, rece
         refused=refused,
         shard=inputs.shard,
     )
-    return contexts.evaluate(opts, receipt_file)  # one receipt, or one per context and the index
+    return contexts.evaluate(opts, receipt_file, shards=True)  # one receipt, or one per context and the index
 
 
 def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:

@@ -32,7 +32,6 @@ class Run(Protocol):
     env: Any
     notes: list[str]
     sleep: Callable[[float], None]
-    now: Callable[[], datetime]
 
     def say(self, line: str) -> None:
         """Print one line to the log."""
@@ -53,6 +52,7 @@ class Where:
     index_file: Path
     index_shown: str
     check_sha: str
+    post: bool = True  # False for a shard: only the merge job posts check runs
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,9 @@ def shown_beside(index_shown: str, index_file: Path, other: Path) -> str:
     return str(other)
 
 
-def finish(run: Run, where: Where, outcome: contexts.Outcome) -> tuple[dict[str, str], str]:
+def finish(
+    run: Run, where: Where, outcome: contexts.Outcome, now: Callable[[], datetime]
+) -> tuple[dict[str, str], str]:
     """Log, write side files, upload, post each context's check run and the job summary; returns the outputs
     (without the step's own check run, which the caller completes) and the index's Markdown summary."""
     index = outcome.receipt
@@ -94,8 +96,10 @@ def finish(run: Run, where: Where, outcome: contexts.Outcome) -> tuple[dict[str,
     write_atomic(sarif, merged)
     files.append((sarif.name, merged))
     artifact_id = _upload(run, where, files) if where.upload_name else ""
-    posted = [_post_judged(run, where, repository, j, digests[j.name], artifact_id) for j in outcome.judged]
-    posted += [_post_skipped(run, where, repository, r) for r in index["contexts"] if not r["judged"]]
+    posted: list[_Posted] = []
+    if where.post:
+        posted += [_post_judged(run, where, repository, j, digests[j.name], artifact_id, now) for j in outcome.judged]
+        posted += [_post_skipped(run, where, repository, r, now) for r in index["contexts"] if not r["judged"]]
     summary = index_summary(index, where.check_name, {p.name: p.run_id for p in posted}, repository, run.env)
     if where.job_summary:
         parts = [f"## {gfm.text(where.check_name, 100)}: {gfm.text(contexts.title(index), at_start=False)}\n\n"]
@@ -131,14 +135,20 @@ def _target(where: Where, repository: str, name: str) -> Target:
 
 
 def _post_judged(
-    run: Run, where: Where, repository: str, judged: contexts.Judged, digest: str, artifact_id: str
+    run: Run,
+    where: Where,
+    repository: str,
+    judged: contexts.Judged,
+    digest: str,
+    artifact_id: str,
+    now: Callable[[], datetime],
 ) -> _Posted:
     """The context's own check run with its annotations; workflow-command annotations when it cannot be posted."""
     links = check_report.links_from(run.env, repository, judged.receipt, artifact_id, where.check_sha)
     report = check_report.build(
         judged.receipt, digest, notes=tuple(run.notes), links=links, max_annotations=where.max_annotations
     )
-    run_id = _check_run(run, _target(where, repository, judged.name), report, run.now)
+    run_id = _check_run(run, _target(where, repository, judged.name), report, now)
     if run_id is None:
         for a in check_report.annotations_for(judged.receipt)[: where.max_annotations]:
             title = f"{judged.name}: {a.title}"
@@ -146,7 +156,7 @@ def _post_judged(
     return _Posted(judged.name, run_id, judged.receipt)
 
 
-def _post_skipped(run: Run, where: Where, repository: str, row: dict[str, Any]) -> _Posted:
+def _post_skipped(run: Run, where: Where, repository: str, row: dict[str, Any], now: Callable[[], datetime]) -> _Posted:
     """A `neutral` check run for a context the pull request leaves alone, saying why it was not judged."""
     why = str(row["why"])
     report = check_report.CheckReport(
@@ -157,7 +167,7 @@ def _post_skipped(run: Run, where: Where, repository: str, row: dict[str, Any]) 
         (),
     )
     return _Posted(
-        str(row["context"]), _check_run(run, _target(where, repository, str(row["context"])), report, run.now), None
+        str(row["context"]), _check_run(run, _target(where, repository, str(row["context"])), report, now), None
     )
 
 
@@ -213,3 +223,20 @@ def write_outputs(env: Any, outputs: dict[str, str], run_id: int | None) -> None
             outputs["check-run-url"] = f"{server}/{repository}/runs/{run_id}"
     if env.get("GITHUB_OUTPUT"):
         append_outputs(Path(env["GITHUB_OUTPUT"]), outputs)
+
+
+def index_report(index: dict[str, Any], summary: str) -> check_report.CheckReport:
+    """The step's own check run over the index: its conclusion, title and table, no annotations."""
+    return check_report.CheckReport(
+        "success" if index["ok"] is True else "failure", contexts.title(index), summary, "", ()
+    )
+
+
+def post_merged(run: Run, where: Where, outcome: contexts.Outcome, now: Callable[[], datetime], repository: str) -> int:
+    """`mode: merge` with contexts: post each merged context and the index (its own check run), then the outputs;
+    returns the exit code."""
+    outputs, summary = finish(run, where, outcome, now)
+    target = Target(repository, where.check_sha, where.check_name, where.token, where.index_file, "", None)
+    run_id = _check_run(run, target, index_report(outcome.receipt, summary), now)
+    write_outputs(run.env, outputs, run_id)
+    return outcome.code

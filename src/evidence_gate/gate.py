@@ -192,9 +192,9 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
 
 
 CONTEXTS_UNSUPPORTED = (
-    "judge each context with `evidence-gate check` (shards: `check --shard K/N`, then `evidence-gate merge` over "
-    "the shards' receipt.json) or the action's `mode: gate` without `shard:`; the action's `shard:` with "
-    "`mode: merge`, and the fork publisher (`mode: publish`), do not support `contexts:` yet"
+    "judge each context with `evidence-gate check`, `pre-push` or the action's `mode: gate` (shards: `shard:` with "
+    "`mode: merge`, or `check --shard K/N` then `evidence-gate merge`); the fork publisher (`mode: publish`) does "
+    "not support `contexts:` yet"
 )
 
 
