@@ -314,3 +314,15 @@ def test_the_publishers_one_repository_judgement_refuses_contexts(tmp_path: Path
     message = receipt["violations"][0]["message"]
     assert "declares bounded contexts (alpha, beta, gamma)" in message
     assert "the fork publisher (`mode: publish`) does not support `contexts:` yet" in message
+
+
+@pytest.mark.parametrize(("name", "beside"), [("r.json", "r-alpha.json"), ("r", "r-alpha"), (".json", ".json-alpha")])
+def test_context_receipts_are_named_after_the_index(tmp_path: Path, name: str, beside: str) -> None:
+    repo = monorepo(tmp_path)
+    repo.commit("refactor alpha", {"services/alpha/src/alpha_calc.py": "def double(x):\n    return x + x\n"})
+    index_path = tmp_path / "out" / name
+    args = ["check", "--repo", str(repo.path), "--base", "main", "--author", "agent-x", "--no-run"]
+    assert cli.main([*args, "--receipt", str(index_path), "--today", "2026-09-20"]) == 0
+    index = json.loads(index_path.read_text())
+    assert index["state"] == "final" and by_context(index)["alpha"]["receipt"] == beside
+    assert json.loads((tmp_path / "out" / beside).read_text())["context"]["name"] == "alpha"

@@ -71,6 +71,7 @@ def evaluate(opts: gate.CheckOptions, receipt_path: Path, *, shards: bool = Fals
     With `opts.shard`, contexts are judged shard by shard only when `shards` says the caller can merge them
     (`evidence-gate merge` takes the shards' index files); otherwise the gate refuses, `config-invalid` with the fix.
     """
+    gate.first_write(receipt_path)  # a stale receipt.json never outlives a killed run
     try:
         plan = _plan(opts, shards)
     except GateError:  # history, event or configuration unusable: the one receipt says so, as without contexts
@@ -83,7 +84,6 @@ def evaluate(opts: gate.CheckOptions, receipt_path: Path, *, shards: bool = Fals
     if plan is None:
         out, code = gate.evaluate(opts, receipt_path)
         return Outcome(out, code)
-    write_receipt(receipt_path, empty_receipt())  # a stale receipt.json never outlives a killed run
     judged: list[Judged] = []
     for ctx, _why, run in plan.contexts:
         if run:

@@ -467,6 +467,19 @@ def describe_crash(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {reason}{where}; fix: {CRASH_FIX}"
 
 
+def first_write(receipt_path: Path) -> None:
+    """An `aborted` receipt first, so one that the patch committed at this path never outlives a killed gate; a
+    usage error naming the fix when the path cannot be written."""
+    try:
+        write_receipt(receipt_path, empty_receipt())
+    except OSError as exc:
+        raise GateError(
+            f"cannot write the receipt at {receipt_path}: {exc.strerror}",
+            fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
+            usage=True,
+        ) from exc
+
+
 def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
@@ -475,14 +488,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     """
     out = empty_receipt()
     code = EXIT_INTERNAL
-    try:  # first an `aborted` receipt, so one that the patch committed at this path never outlives a killed gate
-        write_receipt(receipt_path, out)
-    except OSError as exc:
-        raise GateError(
-            f"cannot write the receipt at {receipt_path}: {exc.strerror}",
-            fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
-            usage=True,
-        ) from exc
+    first_write(receipt_path)
     try:
         code = check(opts, out).row.exit_code
     except GateError as exc:
