@@ -189,7 +189,7 @@ def test_a_hostile_context_name_fails_the_check_closed(tmp_path: Path) -> None:
         ({"a": {"root": "/svc"}}, "is not a folder of the repository"),
         ({"a": {"root": "svc/*"}}, "is not a folder of the repository"),
         ({"a": {"root": "."}}, "is not a folder of the repository"),
-        ({"a": {"root": "svc", "lockd": []}}, "'lockd' was unexpected"),
+        ({"a": {"root": "svc", "lockd": []}}, "'lockd' was unexpected.*takes only root, paths, locked, freeze"),
         ({"a": {"properties": {}}}, "'root' is a required property"),
         (
             {"a": {"root": "svc", "properties": {"pythonpath": ["../other"]}}},

@@ -180,8 +180,11 @@ def parse_config(data: bytes | None) -> Config:
         return Config()
     problems = schema_errors(raw, "config.schema.json")
     if problems:
+        hint = ""
+        if problems[0].startswith("contexts.") and "Additional properties" in problems[0]:
+            hint = f"; a context takes only {', '.join(schema('config.schema.json')['$defs']['context']['properties'])}"
         raise InputInvalid(
-            f"{CONFIG_PATH} is invalid: {problems[0]}"
+            f"{CONFIG_PATH} is invalid: {problems[0]}{hint}"
             + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
         )
     agents = tuple(raw.get("agents", Config.agents))
