@@ -31,6 +31,46 @@ SEEDS: dict[str, list[Any]] = {
             b"probes: {allow: ['tests/conftest.py: slow']}\n"
         ),
         Config().to_json(),
+        load_yaml(
+            b"version: 1\nlocked: [tools/**]\ncontexts:\n  billing: {root: services/billing, paths: [/libs/**], "
+            b"locked: [evidence/**], properties: {seeds: [1], pythonpath: [src]}, freeze: {file: freeze.yaml}}\n"
+            b"  search: {root: services/search}\n"
+        ),
+    ],
+    "receipt-index.schema.json": [
+        {
+            "schema": "evidence-gate/receipt-index/v1",
+            "version": "0.1.0",
+            "state": "final",
+            "ok": False,
+            "exit_code": 10,
+            "git": {"baseline": "a" * 40, "head": "b" * 40, "merge_base": None},
+            "config": {"path": ".evidence-gate.yml", "blob": "c" * 40},
+            "contexts": [
+                {
+                    "context": "billing",
+                    "root": "services/billing",
+                    "judged": True,
+                    "why": "the pull request changes services/billing/src/x.py",
+                    "receipt": "receipt-billing.json",
+                    "sha256": "sha256:" + "0" * 64,
+                    "row": "evidence-path-edited",
+                    "ok": False,
+                    "exit_code": 10,
+                },
+                {
+                    "context": "search",
+                    "root": "services/search",
+                    "judged": False,
+                    "why": "the pull request changes nothing under services/search/",
+                    "receipt": None,
+                    "sha256": None,
+                    "row": None,
+                    "ok": None,
+                    "exit_code": None,
+                },
+            ],
+        }
     ],
     "decision_table.schema.json": [json.loads(DATA.joinpath("decision_table.json").read_text("utf-8"))],
     "digests.schema.json": [

@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import action_files, check_report, gate, history, job_summary, receipt_types, visible
+from evidence_gate import action_files, check_report, contexts, gate, history, job_summary, receipt_types, visible
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
@@ -399,8 +399,40 @@ def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
     else:  # a shard's verdict is partial: only the merge job posts the check run
         started = _Started()
         run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
-    receipt, code = _judge(run, inputs, event, workspace, target.file)
-    return _finish(run, inputs, started.join(), receipt, code, target, event.check_sha)
+    outcome = _judge(run, inputs, event, workspace, target.file)
+    if contexts.is_index(outcome.receipt):
+        return _finish_contexts(run, inputs, started.join(), outcome, target, event.check_sha)
+    return _finish(run, inputs, started.join(), outcome.receipt, outcome.code, target, event.check_sha)
+
+
+def _finish_contexts(
+    run: _Run, inputs: Inputs, started: _Started, outcome: contexts.Outcome, target: _Target, head: str
+) -> int:
+    """With `contexts:`: a check run per context (see action_contexts), and the step's own one for the index."""
+    from evidence_gate import action_contexts  # noqa: PLC0415 - only repositories with contexts need it
+
+    name = inputs.artifact_name
+    if inputs.shard is not None:  # one artifact per shard, as without contexts
+        from evidence_gate.action_merge import shard_artifact  # noqa: PLC0415
+
+        name = shard_artifact(name, inputs.shard)
+    where = action_contexts.Where(
+        check_name=inputs.check_name,
+        token=inputs.token,
+        max_annotations=inputs.max_annotations,
+        upload_name=name if inputs.upload else None,
+        job_summary=inputs.job_summary,
+        index_file=target.file,
+        index_shown=target.shown,
+        check_sha=head,
+        post=inputs.shard is None,
+    )
+    outputs, summary = action_contexts.finish(run, where, outcome, run.now)
+    run_id = started.run_id
+    if started.checks is not None and run_id is not None:
+        run_id = _complete_check(run, started.checks, run_id, action_contexts.index_report(outcome.receipt, summary))
+    action_contexts.write_outputs(run.env, outputs, run_id)
+    return step_exit(outcome.code, inputs.fail_on)
 
 
 def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
@@ -416,9 +448,7 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
     return _finish(run, inputs, started, receipt, code, target, event.check_sha if event else None)
 
 
-def _judge(
-    run: _Run, inputs: Inputs, event: EventContext, workspace: Path, receipt_file: Path
-) -> tuple[dict[str, Any], int]:
+def _judge(run: _Run, inputs: Inputs, event: EventContext, workspace: Path, receipt_file: Path) -> contexts.Outcome:
     """The receipt and exit code; a failure before the gate starts is a receipt of its own, never an exception."""
     receipt = empty_receipt()
     try:
@@ -428,11 +458,11 @@ def _judge(
     except GateError as exc:
         code = gate.record_error(receipt, exc)
         _write(run, receipt, receipt_file)
-        return receipt, code
+        return contexts.Outcome(receipt, code)
     except Exception as exc:  # noqa: BLE001 - before the gate: recorded like the gate's own crashes
         receipt["errors"] += [gate.describe_crash(exc), traceback.format_exc(limit=8)]
         _write(run, receipt, receipt_file)
-        return receipt, EXIT_INTERNAL
+        return contexts.Outcome(receipt, EXIT_INTERNAL)
     opts = gate.CheckOptions(
         repo=folder,
         head="HEAD",
@@ -442,7 +472,7 @@ def _judge(
         refused=refused,
         shard=inputs.shard,
     )
-    return gate.evaluate(opts, receipt_file)
+    return contexts.evaluate(opts, receipt_file, shards=True)  # one receipt, or one per context and the index
 
 
 def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:

@@ -16,12 +16,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import action_verdict, artifact_download, decision, shard_merge
-from evidence_gate.artifact_download import Listed, ReceiptUnusable, receipt_from_zip
+from evidence_gate import action_verdict, artifact_download, contexts, decision, shard_merge
+from evidence_gate.artifact_download import Listed, ReceiptUnusable, index_from_zip, receipt_from_zip
 from evidence_gate.errors import GateError
 from evidence_gate.event_context import EventContext
 from evidence_gate.model import Violation
-from evidence_gate.receipt import empty_receipt, sha256_of
+from evidence_gate.receipt import empty_receipt, sha256_of, write_receipt
 from evidence_gate.report import violations_of
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ class Collected:
     receipts: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     problems: list[Violation] = field(default_factory=list)
     notes: dict[int, str] = field(default_factory=dict)  # shard -> a size the service listed that was not downloaded
+    # With contexts: shard -> each judged context's receipt that shard's index records (receipts[k] is the index).
+    contexts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 def _shards_of(listed: list[Listed], artifact_name: str) -> dict[tuple[int, int], Listed]:
@@ -69,11 +71,12 @@ def _check_one(
 ) -> None:
     label = f"shard {shard[0]}/{shard[1]} (artifact {item.name})"
     try:
-        receipt, _raw = receipt_from_zip(data)
+        found = index_from_zip(data)
+        receipt = found[""][0] if found is not None else receipt_from_zip(data)[0]
     except ReceiptUnusable as exc:
         out.problems.append(Violation("run-integrity", f"{label}: {exc}; {RERUN}"))
         return
-    claimed = receipt.get("mode", {}).get("shard")
+    claimed = receipt.get("shard") if found is not None else receipt.get("mode", {}).get("shard")
     if claimed != list(shard):
         out.problems.append(
             Violation(
@@ -96,6 +99,8 @@ def _check_one(
         )
         return
     out.receipts[shard[0]] = (item.name, receipt)
+    if found is not None:
+        out.contexts[shard[0]] = {name: r for name, (r, _raw) in found.items() if name}
     note = artifact_download.size_note(item, data)
     if note:
         out.notes[shard[0]] = note
@@ -262,10 +267,12 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
         collected = collect(
             listed, inputs.artifact_name, lambda item: artifact_download.download(client, item), expected
         )
-    receipt = merged_receipt(collected, expected)
     receipt_path = Path(inputs.receipt_path)
     if not receipt_path.is_absolute():
         receipt_path = Path(env.get("GITHUB_WORKSPACE") or ".") / receipt_path
+    if collected.contexts:
+        return _post_contexts(reporter, inputs, event, now, collected, expected, receipt_path)
+    receipt = merged_receipt(collected, expected)
     target = action_verdict.Target(
         repository=env.get("GITHUB_REPOSITORY") or event.repository or "",
         check_sha=event.check_sha,
@@ -280,3 +287,83 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
     )
     reporter.notes.extend(note for _, note in sorted(collected.notes.items()))
     return action_verdict.post(reporter, target, receipt, now)
+
+
+def merged_contexts(collected: Collected, expected: tuple[str, str | None], index_path: Path) -> contexts.Outcome:
+    """With contexts: each judged context's shard receipts merged as one repository's are (a missing or unusable
+    shard fails every context), written beside the merged index at `index_path`."""
+    shards = sorted(collected.receipts.items())
+    problems = list(collected.problems)
+    indexes = [(k, index) for k, (_name, index) in shards if k in collected.contexts]
+    odd = [k for k, _ in shards if k not in collected.contexts]
+    identities = {_index_identity(index) for _, index in indexes}
+    if odd or len(identities) > 1:
+        problems.append(
+            Violation(
+                "run-integrity",
+                f"the shards of this run disagree on the contexts they judged (shard {(odd or [indexes[-1][0]])[0]}"
+                f"/{collected.total} differs): every shard of one run judges the same commits and configuration; "
+                f"{RERUN}",
+            )
+        )
+    first = indexes[0][1]
+    judged: list[contexts.Judged] = []
+    for row in first["contexts"]:
+        if not row["judged"]:
+            continue
+        name = str(row["context"])
+        per = Collected(
+            total=collected.total,
+            receipts={
+                k: (f"{collected.receipts[k][0]}/{row['receipt']}", collected.contexts[k][name])
+                for k, _ in indexes
+                if name in collected.contexts[k]
+            },
+            problems=list(problems),
+            notes=collected.notes,
+        )
+        merged = merged_receipt(per, expected)
+        path = contexts.receipt_path_for(index_path, name)
+        write_receipt(path, merged)
+        judged.append(contexts.Judged(name, path, merged, int(merged["decision"]["exit_code"])))
+    rows = [(str(r["context"]), str(r["root"]), str(r["why"])) for r in first["contexts"]]
+    index = contexts.build_index(first["git"], first["config"]["blob"], rows, judged)
+    if problems and not judged:  # nothing judged, yet a shard did not hold up: never a pass
+        index = {**index, "ok": False, "exit_code": 10}
+    contexts.write_index(index_path, index)
+    return contexts.Outcome(index, index["exit_code"], judged)
+
+
+def _index_identity(index: dict[str, Any]) -> tuple[Any, ...]:
+    judged = tuple((r["context"], r["root"], r["judged"]) for r in index["contexts"])
+    return (index["git"]["baseline"], index["git"]["head"], index["config"]["blob"], judged)
+
+
+def _post_contexts(
+    reporter: action_verdict.Reporter,
+    inputs: Inputs,
+    event: EventContext,
+    now: Callable[[], datetime],
+    collected: Collected,
+    expected: tuple[str, str | None],
+    index_path: Path,
+) -> int:
+    from evidence_gate import action_contexts  # noqa: PLC0415
+
+    outcome = merged_contexts(collected, expected, index_path)
+    reporter.notes.append(
+        f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"
+        f" for {len(outcome.judged)} contexts"
+    )
+    where = action_contexts.Where(
+        check_name=inputs.check_name,
+        token=inputs.token,
+        max_annotations=inputs.max_annotations,
+        upload_name=inputs.artifact_name if inputs.upload else None,
+        job_summary=inputs.job_summary,
+        index_file=index_path,
+        index_shown=inputs.receipt_path,
+        check_sha=event.check_sha,
+    )
+    repository = reporter.env.get("GITHUB_REPOSITORY") or event.repository or ""
+    return action_contexts.post_merged(reporter, where, outcome, now, repository)

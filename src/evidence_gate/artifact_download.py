@@ -145,43 +145,74 @@ def _check_members(archive: zipfile.ZipFile) -> None:
             raise ReceiptUnusable(f"member `{info.filename}` of the artifact does not inflate intact ({exc})") from exc
 
 
-def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, Any], bytes]:
-    """The final, schema-valid receipt in an artifact zip, and its bytes; ReceiptUnusable naming what is wrong.
+def receipt_from_zip(
+    data: bytes, limit: int = MAX_RECEIPT, member: str = RECEIPT_MEMBER
+) -> tuple[dict[str, Any], bytes]:
+    """The final, schema-valid receipt in an artifact zip (`member`, default `receipt.json`), and its bytes;
+    ReceiptUnusable naming what is wrong.
 
     The member's declared size is checked before it is inflated and the read is bounded, so a zip bomb or a lying
     header costs at most `limit` bytes.
     """
+    value, raw = _json_member(data, limit, member)
+    problems = validate(value)
+    if problems:
+        raise ReceiptUnusable(f"`{member}` breaks the receipt schema: {problems[0]}")
+    if value.get("state") != "final":
+        errors = value.get("errors") or ["no error recorded"]
+        raise ReceiptUnusable(f"the receipt is not final: the gate aborted ({str(errors[0])[:200]})")
+    return value, raw
+
+
+def index_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> dict[str, tuple[dict[str, Any], bytes]] | None:
+    """With contexts: the shard's index (`receipt.json`, key "") and each judged context's receipt it names,
+    each checked against the digest the index records; None when `receipt.json` is one receipt."""
+    from evidence_gate.config import schema_errors  # noqa: PLC0415
+    from evidence_gate.contexts import is_index  # noqa: PLC0415 - only contexts write an index
+
+    index, raw = _json_member(data, limit, RECEIPT_MEMBER)
+    if not is_index(index):
+        return None
+    problems = schema_errors(index, "receipt-index.schema.json")
+    if problems or index.get("state") != "final":
+        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not a final index: {problems[0] if problems else 'aborted'}")
+    out = {"": (index, raw)}
+    for row in index["contexts"]:
+        if row["judged"]:
+            member = str(row["receipt"])
+            receipt, got = receipt_from_zip(data, limit, member)
+            if sha256_digest(got) != row["sha256"] or (receipt.get("context") or {}).get("name") != row["context"]:
+                raise ReceiptUnusable(f"`{member}` is not the receipt of context {row['context']} its index records")
+            out[str(row["context"])] = (receipt, got)
+    return out
+
+
+def _json_member(data: bytes, limit: int, member: str) -> tuple[dict[str, Any], bytes]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise ReceiptUnusable(f"the artifact is not a readable zip ({exc})") from exc
     with archive:
         _check_members(archive)
-        members = [i for i in archive.infolist() if i.filename == RECEIPT_MEMBER]
+        members = [i for i in archive.infolist() if i.filename == member]
         if len(members) != 1:
-            raise ReceiptUnusable(f"the artifact holds {len(members)} `{RECEIPT_MEMBER}` entries, not one")
+            raise ReceiptUnusable(f"the artifact holds {len(members)} `{member}` entries, not one")
         (info,) = members
         if info.file_size > limit:
-            raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is {info.file_size} bytes, over the {limit}-byte cap")
+            raise ReceiptUnusable(f"`{member}` is {info.file_size} bytes, over the {limit}-byte cap")
         try:
             with archive.open(info) as handle:
                 raw = handle.read(limit + 1)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
-            raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` cannot be inflated ({exc})") from exc
+            raise ReceiptUnusable(f"`{member}` cannot be inflated ({exc})") from exc
     if len(raw) > limit:
-        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` inflates past the {limit}-byte cap")
+        raise ReceiptUnusable(f"`{member}` inflates past the {limit}-byte cap")
     try:
         value = load_json(raw)
     except InputInvalid as exc:
-        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not strict JSON ({exc})") from exc
+        raise ReceiptUnusable(f"`{member}` is not strict JSON ({exc})") from exc
     if not isinstance(value, dict):
-        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not a JSON object")
-    problems = validate(value)
-    if problems:
-        raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` breaks the receipt schema: {problems[0]}")
-    if value.get("state") != "final":
-        errors = value.get("errors") or ["no error recorded"]
-        raise ReceiptUnusable(f"the receipt is not final: the gate aborted ({str(errors[0])[:200]})")
+        raise ReceiptUnusable(f"`{member}` is not a JSON object")
     return value, raw
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import __version__, attestation, gate, visible
+from evidence_gate import __version__, attestation, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.event_context import load_event
 from evidence_gate.receipt import write_receipt
@@ -161,16 +161,33 @@ def run_check(args: argparse.Namespace) -> int:
             run=not args.no_run,
             shard=args.shard,
         )
-        out, code = gate.evaluate(opts, args.receipt)
+        outcome = contexts.evaluate(opts, args.receipt, shards=True)  # `merge` takes the shards' index files
+        if outcome.judged or contexts.is_index(outcome.receipt):
+            return _report_contexts(args, outcome)
+        out, code = outcome.receipt, outcome.code
     _attest(args.receipt)
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
         sys.stdout.write(render(args.format, out, report_context(source=_source_lines(args.repo, out))))
+    _say_errors(out, code)
+    return code
+
+
+def _say_errors(out: dict[str, Any], code: int) -> None:
     if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
         if code == EXIT_INTERNAL:
             print(f"evidence-gate: {CRASH_HELP}", file=sys.stderr)
-    return code
+
+
+def _report_contexts(args: argparse.Namespace, outcome: contexts.Outcome) -> int:
+    """With `contexts:`: each judged context's receipt attested, the reports (see contexts.render_outcome)."""
+    _attest(args.receipt)
+    context = report_context(source=_source_lines(args.repo, outcome.receipt))
+    sys.stdout.write(contexts.render_outcome(outcome, args.format, context))
+    for judged in outcome.judged:
+        _say_errors(judged.receipt, judged.code)
+    return outcome.code
 
 
 def report_context(
@@ -210,7 +227,22 @@ def _source_lines(repo: Path, receipt: dict[str, Any]) -> SourceLine | None:
 
 
 def _attest(receipt: Path) -> None:
-    """The in-toto Statement beside the receipt; a failure to write it is said, the verdict stands."""
+    """The in-toto Statement beside the receipt (beside each context's receipt when it is an index, which is no
+    receipt to attest); a failure to write one is said, the verdict stands."""
+    try:
+        index = contexts.load_index(receipt) if receipt.is_file() else None
+    except GateError:
+        index = None
+    if index is not None:
+        attestation.statement_path(receipt).unlink(missing_ok=True)
+        for row in index["contexts"]:
+            if row["judged"]:
+                _attest_one(contexts.receipt_path_for(receipt, row["context"]))
+        return
+    _attest_one(receipt)
+
+
+def _attest_one(receipt: Path) -> None:
     try:
         attestation.write_beside(receipt)
     except (OSError, ValueError) as exc:

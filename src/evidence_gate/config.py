@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     import jsonschema
 
 CONFIG_PATH = ".evidence-gate.yml"
+# A context's name goes into file names (`receipt-<name>.json`) and check-run names: a slug, never a path.
+CONTEXT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}\Z")
+CONTEXT_NAME_RULE = "1 to 40 lowercase letters, digits, `-` or `_`, starting with a letter or digit"
+# The sections a context has of its own; beside `contexts:` they belong under each context instead.
+CONTEXT_SECTIONS = ("freeze", "properties", "fixtures", "probes")
+MAX_CONTEXTS = 50
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,15 @@ class Config:
     properties: PropertiesConfig = field(default_factory=PropertiesConfig)
     fixtures: FixturesConfig = field(default_factory=FixturesConfig)
     probes: ProbesConfig = field(default_factory=ProbesConfig)
+    contexts: tuple[BoundedContext, ...] = ()
+
+    def context(self, name: str) -> BoundedContext:
+        """The declared context called `name`; a usage error naming the declared ones when there is none."""
+        for ctx in self.contexts:
+            if ctx.name == name:
+                return ctx
+        declared = ", ".join(c.name for c in self.contexts) or "none"
+        raise InputInvalid(f"{CONFIG_PATH} declares no context {name!r} (declared: {declared})")
 
     def to_json(self) -> dict[str, Any]:
         """The effective configuration, for the receipt."""
@@ -86,7 +102,31 @@ class Config:
             },
             "fixtures": vars(self.fixtures).copy(),
             "probes": {"allow": list(self.probes.allow)},
+            **({"contexts": [c.to_json() for c in self.contexts]} if self.contexts else {}),
         }
+
+
+@dataclass(frozen=True)
+class BoundedContext:
+    """One `contexts:` entry: its name, root folder, the extra globs it owns, and its own configuration with every
+    path already joined to the root (so the lanes read it exactly as they read a whole-repository one)."""
+
+    name: str
+    root: str
+    paths: tuple[str, ...]
+    config: Config
+
+    def owns(self, path: str) -> bool:
+        """Whether a changed path is this context's own: under its root or one of its `pythonpath` folders (a
+        shared library its code imports is its code under test too), or matched by one of its `paths` globs."""
+        from evidence_gate.locked_paths import glob_matches  # noqa: PLC0415 - config stays a leaf module
+
+        folders = (self.root, *self.config.properties.pythonpath)
+        return any(path.startswith(f + "/") for f in folders) or any(glob_matches(g, path) for g in self.paths)
+
+    def to_json(self) -> dict[str, Any]:
+        """Name, root and owned globs, for the receipt and the index."""
+        return {"name": self.name, "root": self.root, "paths": list(self.paths)}
 
 
 @cache
@@ -140,26 +180,138 @@ def parse_config(data: bytes | None) -> Config:
         return Config()
     problems = schema_errors(raw, "config.schema.json")
     if problems:
+        hint = ""
+        if problems[0].startswith("contexts.") and "Additional properties" in problems[0]:
+            hint = f"; a context takes only {', '.join(schema('config.schema.json')['$defs']['context']['properties'])}"
         raise InputInvalid(
-            f"{CONFIG_PATH} is invalid: {problems[0]}"
+            f"{CONFIG_PATH} is invalid: {problems[0]}{hint}"
             + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
         )
+    agents = tuple(raw.get("agents", Config.agents))
+    if "contexts" not in raw:
+        return _sections(raw, agents, tuple(raw.get("locked", ())))
+    return Config(
+        version=raw["version"],
+        agents=agents,
+        locked=tuple(raw.get("locked", ())),
+        contexts=_contexts(raw, agents),
+    )
+
+
+def _sections(raw: dict[str, Any], agents: tuple[str, ...], locked: tuple[str, ...], root: str = "") -> Config:
+    """The lanes' sections of one configuration (the whole repository's, or a context's with `root`); every path
+    a context names is relative to its root and comes back joined to it."""
+    where = f"contexts.{raw['name']}." if root else ""
     props = dict(raw.get("properties", {}))
     for key in ("seeds", "pythonpath"):
         if key in props:
             props[key] = tuple(props[key])
     for p in props.get("pythonpath", ()):
-        if p.startswith("/") or ".." in p.split("/"):
-            raise InputInvalid(f"{CONFIG_PATH}: properties.pythonpath entry {p!r} must stay inside the repository")
+        if (p.startswith("/") and not root) or ".." in p.split("/"):
+            raise InputInvalid(
+                f"{CONFIG_PATH}: {where}properties.pythonpath entry {p!r} must stay inside the repository"
+                + (" (relative to the context's root, or from the repository root with a leading `/`)" if root else "")
+            )
+    freeze = dict(raw.get("freeze", {}))
+    fixtures = dict(raw.get("fixtures", {}))
+    allow = tuple(raw.get("probes", {}).get("allow", ()))
+    if root:
+        props["list"] = _join(root, props.get("list", PropertiesConfig.list))
+        props["pythonpath"] = tuple(
+            anchor(root, p).rstrip("/") for p in props.get("pythonpath", PropertiesConfig.pythonpath)
+        )
+        freeze["file"] = _join(root, freeze.get("file", FreezeConfig.file))
+        fixtures["dir"] = _join(root, fixtures.get("dir", FixturesConfig.dir))
+        fixtures["digests"] = _join(root, fixtures.get("digests", FixturesConfig.digests))
+        locked = tuple(anchor(root, g) for g in locked)
+        allow = tuple(f"{anchor(root, path)}: {name}" for path, name in (a.split(": ", 1) for a in allow))
     return Config(
-        version=raw["version"],
-        agents=tuple(raw.get("agents", Config.agents)),
-        locked=tuple(raw.get("locked", ())),
-        freeze=FreezeConfig(**raw.get("freeze", {})),
+        version=1,
+        agents=agents,
+        locked=locked,
+        freeze=FreezeConfig(**freeze),
         properties=PropertiesConfig(**props),
-        fixtures=FixturesConfig(**raw.get("fixtures", {})),
-        probes=ProbesConfig(allow=tuple(raw.get("probes", {}).get("allow", ()))),
+        fixtures=FixturesConfig(**fixtures),
+        probes=ProbesConfig(allow=allow),
     )
+
+
+def _join(root: str, path: str) -> str:
+    """A context's path (relative to its root; `.` is the root itself) as a repository path."""
+    return posixpath.normpath(posixpath.join(root, path.strip().lstrip("/")))
+
+
+def anchor(root: str, glob: str) -> str:
+    """A context's glob as a repository glob: relative to the root, or to the repository with a leading `/`
+    (as in `.gitignore`); a trailing `/` keeps its sense."""
+    text = glob.strip()
+    if text.startswith("/"):
+        return text.lstrip("/")
+    return _join(root, text) + ("/" if text.endswith("/") else "")
+
+
+def _contexts(raw: dict[str, Any], agents: tuple[str, ...]) -> tuple[BoundedContext, ...]:
+    """`contexts:`: each name a slug, each root a plain folder, no root inside another; the top-level `locked`
+    globs are locked in every context (repository paths), each context's own are relative to its root."""
+    beside = [k for k in CONTEXT_SECTIONS if k in raw]
+    if beside:
+        raise InputInvalid(
+            f"{CONFIG_PATH}: `{beside[0]}:` beside `contexts:` is ambiguous; move it under each context that "
+            "needs it (with `contexts:` every context has its own properties, freeze, fixtures and probes)"
+        )
+    declared: dict[str, Any] = raw["contexts"]
+    if not declared:
+        raise InputInvalid(f"{CONFIG_PATH}: `contexts:` is empty; declare at least one context, or remove the key")
+    if len(declared) > MAX_CONTEXTS:
+        raise InputInvalid(f"{CONFIG_PATH}: {len(declared)} contexts; at most {MAX_CONTEXTS} are judged")
+    shared = tuple(raw.get("locked", ()))
+    out: list[BoundedContext] = []
+    for name, body in declared.items():
+        if not isinstance(name, str) or not CONTEXT_NAME.match(name):
+            shown = repr(name)[:60]
+            raise InputInvalid(
+                f"{CONFIG_PATH}: context name {shown} is not allowed: use {CONTEXT_NAME_RULE} (the name becomes "
+                "the file receipt-<name>.json and the check run `<check-name> / <name>`)"
+            )
+        root = _root(name, body["root"])
+        for other in out:
+            if root == other.root or root.startswith(other.root + "/") or other.root.startswith(root + "/"):
+                raise InputInvalid(
+                    f"{CONFIG_PATH}: the roots of contexts {other.name!r} ({other.root}) and {name!r} ({root}) "
+                    "overlap; give each context a folder of its own, neither inside the other (a shared folder "
+                    "goes in `paths:` of each context that depends on it)"
+                )
+        own = tuple(body.get("locked", ()))
+        config = _sections({**body, "name": name}, agents, own, root)
+        config = Config(
+            version=1,
+            agents=agents,
+            locked=(*shared, *config.locked),
+            freeze=config.freeze,
+            properties=config.properties,
+            fixtures=config.fixtures,
+            probes=config.probes,
+        )
+        out.append(BoundedContext(name, root, tuple(anchor(root, g) for g in body.get("paths", ())), config))
+    return tuple(out)
+
+
+def _root(name: str, root: str) -> str:
+    """A context's root: a folder path as git spells it, never the whole repository, `..`, absolute or a glob."""
+    bad = (
+        root != root.strip()
+        or root.startswith("/")
+        or any(c in root for c in "*?[]\\")
+        or any(not c.isprintable() for c in root)
+        or any(seg in {"", ".", ".."} for seg in root.rstrip("/").split("/"))
+    )
+    if bad:
+        raise InputInvalid(
+            f"{CONFIG_PATH}: contexts.{name}.root {root[:80]!r} is not a folder of the repository; write it as git "
+            "spells it, relative to the repository root, without `.`, `..`, globs or a leading `/` (e.g. "
+            "`services/billing`)"
+        )
+    return root.rstrip("/")
 
 
 @lru_cache(maxsize=1024)

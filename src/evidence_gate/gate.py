@@ -49,6 +49,8 @@ class CheckOptions:
     # Why the property lane may not run here (the action under pull_request_target), whatever `run` asked: unlike
     # --no-run, a refusal is itself a failing `run-integrity` row, since nothing then stands behind a pass.
     refused: str = ""
+    # The bounded context to judge (`contexts:` in the configuration), or '' for a repository without contexts.
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -189,17 +191,44 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
     return entry.oid, data
 
 
-def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[PropertySpec, ...], bytes | None]:
-    """Configuration and SCORE_PROPERTIES from the baseline's objects; `config-invalid` when unusable."""
+CONTEXTS_UNSUPPORTED = (
+    "judge each context with `evidence-gate check`, `pre-push` or the action's `mode: gate` (shards: `shard:` with "
+    "`mode: merge`, or `check --shard K/N` then `evidence-gate merge`); the fork publisher (`mode: publish`) does "
+    "not support `contexts:` yet"
+)
+
+
+def read_config(repo: Repo, baseline: str) -> tuple[Config, str | None]:
+    """The baseline's configuration and its blob id; `config-invalid` when it does not parse or validate."""
     config_blob, raw = _read_trusted_file(repo, baseline, CONFIG_PATH)
     try:
-        config = parse_config(raw)
+        return parse_config(raw), config_blob
     except InputInvalid as exc:
         raise GateError(
             exc.message + (f" (line {exc.line})" if exc.line else ""),
             fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
             row="config-invalid",
         ) from exc
+
+
+def read_trusted(
+    repo: Repo, baseline: str, context: str = ""
+) -> tuple[Config, str | None, tuple[PropertySpec, ...], bytes | None]:
+    """Configuration and SCORE_PROPERTIES from the baseline's objects (`context`'s own when the configuration
+    declares contexts); `config-invalid` when unusable, or when contexts are declared and none is named."""
+    config, config_blob = read_config(repo, baseline)
+    if config.contexts or context:
+        if not context:
+            declared = ", ".join(c.name for c in config.contexts)
+            raise GateError(
+                f"{CONFIG_PATH} declares bounded contexts ({declared}), and this run judges the repository as one",
+                fix=CONTEXTS_UNSUPPORTED,
+                row="config-invalid",
+            )
+        try:
+            config = config.context(context).config
+        except InputInvalid as exc:
+            raise GateError(exc.message, fix=CONTEXTS_UNSUPPORTED, row="config-invalid") from exc
     _list_blob, list_bytes = _read_trusted_file(repo, baseline, config.properties.list)
     if list_bytes is None:
         raise GateError(
@@ -216,6 +245,11 @@ def read_trusted(repo: Repo, baseline: str) -> tuple[Config, str | None, tuple[P
             row="config-invalid",
         ) from exc
     return config, config_blob, specs, list_bytes
+
+
+def config_context(repo: Repo, baseline: str, name: str) -> dict[str, Any]:
+    """The receipt's `context` section: the judged context's name, root and owned globs."""
+    return read_config(repo, baseline)[0].context(name).to_json()
 
 
 def _skip_reason(opts: CheckOptions, human: bool, before_tests: set[str]) -> str:
@@ -295,8 +329,10 @@ def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted
             raise GateError(
                 f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit), row="history-missing"
             )
-    config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline)
+    config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline, opts.context)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
+    if opts.context:
+        receipt["context"] = config_context(repo, commits.baseline, opts.context)
     receipt["properties"]["list_sha256"] = optional_sha256_digest(list_bytes)
     receipt["properties"]["list"] = [
         {"node": s.node, "oracle": s.oracle, "counterexample": s.counterexample} for s in specs
@@ -431,6 +467,19 @@ def describe_crash(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {reason}{where}; fix: {CRASH_FIX}"
 
 
+def first_write(receipt_path: Path) -> None:
+    """An `aborted` receipt first, so one that the patch committed at this path never outlives a killed gate; a
+    usage error naming the fix when the path cannot be written."""
+    try:
+        write_receipt(receipt_path, empty_receipt())
+    except OSError as exc:
+        raise GateError(
+            f"cannot write the receipt at {receipt_path}: {exc.strerror}",
+            fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
+            usage=True,
+        ) from exc
+
+
 def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
@@ -439,14 +488,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     """
     out = empty_receipt()
     code = EXIT_INTERNAL
-    try:  # first an `aborted` receipt, so one that the patch committed at this path never outlives a killed gate
-        write_receipt(receipt_path, out)
-    except OSError as exc:
-        raise GateError(
-            f"cannot write the receipt at {receipt_path}: {exc.strerror}",
-            fix="pass --receipt (or the action's receipt-path) naming a file the gate can write",
-            usage=True,
-        ) from exc
+    first_write(receipt_path)
     try:
         code = check(opts, out).row.exit_code
     except GateError as exc:

@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import decision, gate, visible
+from evidence_gate import contexts, decision, gate, visible
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, GateError
 from evidence_gate.git import NULL_OID, Repo
 from evidence_gate.locked_paths import display_path
@@ -138,7 +138,25 @@ def main(opts: PrePushOptions, env: Mapping[str, str], out: TextIO | None = None
         return 0
     check = gate.CheckOptions(repo=opts.repo, head=target.head, base=target.against, today=opts.today, run=False)
     with tempfile.TemporaryDirectory(prefix="evidence-gate-prepush-") as scratch:
-        receipt, code = gate.evaluate(check, opts.receipt or Path(scratch) / "receipt.json")
+        outcome = contexts.evaluate(check, opts.receipt or Path(scratch) / "receipt.json")
+    if contexts.is_index(outcome.receipt):
+        return _report_contexts(outcome, target, out)
+    return _report_one(outcome.receipt, outcome.code, target, out)
+
+
+def _report_contexts(outcome: contexts.Outcome, target: Target, out: TextIO) -> int:
+    """Each judged context's report under its name, a line per context not judged; the worst exit code."""
+    codes = []
+    for judged in outcome.judged:
+        out.write(f"context {judged.name}:\n")
+        codes.append(_report_one(judged.receipt, judged.code, target, out))
+    for row in outcome.receipt["contexts"]:
+        if not row["judged"]:
+            out.write(display_path(f"context {row['context']}: not judged ({row['why']})") + "\n")
+    return contexts.worst(codes)
+
+
+def _report_one(receipt: dict[str, Any], code: int, target: Target, out: TextIO) -> int:
     if receipt.get("state") != "final":
         for error in receipt.get("errors", []):
             print(f"evidence-gate: error: {visible.lines(str(error))}", file=sys.stderr)

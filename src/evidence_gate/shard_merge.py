@@ -22,7 +22,8 @@ from evidence_gate.strict_parse import load_json
 MAX_RECEIPT = 1 << 20
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> dict[str, Any]:
+    """One shard receipt, bounded, strictly parsed and schema-checked; a usage error naming the fix if not."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_RECEIPT + 1)  # bounded: a huge or endless file (a FIFO, /dev/zero) is refused
@@ -52,7 +53,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 # What every shard of one matrix must agree on, in the order `identity` gives it.
-IDENTITY = ("baseline commit", "head commit", "configuration", "property list", "seed plan")
+IDENTITY = ("baseline commit", "head commit", "configuration", "property list", "seed plan", "context")
 
 
 def identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
@@ -64,6 +65,7 @@ def identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
         receipt.get("config", {}).get("blob"),
         props.get("list_sha256"),
         tuple(props.get("plan") or ()),
+        (receipt.get("context") or {}).get("name"),
     )
 
 
@@ -168,7 +170,16 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
 
 def main(receipts: list[Path], out: Path, fmt: str, context: Context | None = None) -> int:
     """Merge the shard receipts, write the merged receipt, print it, and exit with its decision's code."""
-    merged = merge([_load(p) for p in receipts], [str(p) for p in receipts])
+    from evidence_gate import contexts  # noqa: PLC0415 - only a repository with contexts: writes index files
+
+    indexes = [contexts.load_index(p) for p in receipts]
+    if any(i is not None for i in indexes):
+        if not all(i is not None for i in indexes):
+            raise GateError("some files are index files and some receipts", fix="pass one kind", usage=True)
+        outcome = contexts.merge_indexes(receipts, [i for i in indexes if i is not None], out)
+        sys.stdout.write(contexts.render_outcome(outcome, fmt, context))
+        return outcome.code
+    merged = merge([load(p) for p in receipts], [str(p) for p in receipts])
     write_receipt(out, merged)
     sys.stdout.write(render(fmt, merged, context))
     decided = receipt_types.decision(merged)
