@@ -97,12 +97,15 @@ def test_the_configuration_is_locked_in_every_context(tmp_path: Path) -> None:
     assert all(rows[n]["judged"] and rows[n]["row"] == "evidence-path-edited" for n in NAMES)
 
 
-def test_a_patch_outside_every_context_judges_none(tmp_path: Path) -> None:
+def test_a_patch_outside_every_context_judges_every_context(tmp_path: Path) -> None:
+    """A path no context owns could change what any of them runs (a root file an install reads), so a patch that
+    touches only such a path is judged in every context, never passed unjudged."""
     repo = monorepo(tmp_path)
     repo.commit("docs", {"README.md": "monorepo, documented\n"})
     code, index = check(repo, tmp_path, "--format", "json")
     assert code == 0 and index["ok"] is True
-    assert not any(row["judged"] for row in index["contexts"])
+    assert all(row["judged"] for row in index["contexts"]), index["contexts"]
+    assert all("README.md, which no context owns" in row["why"] for row in index["contexts"]), index["contexts"]
 
 
 def shard_run(repo: GitRepo, folder: Path, shard: str) -> int:

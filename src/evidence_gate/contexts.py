@@ -3,8 +3,8 @@ of its own (`receipt-<name>.json` beside the index), and `receipt.json` becomes 
 
 A context is judged when the patch changes a path it owns (under its root, or matched by its `paths:` globs) or
 a path it locks (its locked lane finds a touch: the configuration, `.github/workflows/**`, a shared `conftest.py`,
-the top-level `locked:` globs, ...). Every other context is listed in the index as not judged, with why, and runs
-nothing. Without `contexts:` this module hands the run to `gate.evaluate` unchanged.
+the top-level `locked:` globs, ...); a patch that changes a path no context owns judges every context. Every other
+context is listed in the index as not judged, with why, and runs nothing. Without `contexts:` this module hands the run to `gate.evaluate` unchanged.
 """
 
 from __future__ import annotations
@@ -108,24 +108,36 @@ def _plan(opts: gate.CheckOptions, shards: bool) -> _Plan | None:
     if not config.contexts or (opts.shard is not None and not shards):
         return None
     diff = repo.diff_tree(commits.baseline, commits.head)
-    return _Plan(commits, blob, [(ctx, *_touched(repo, commits, ctx, diff)) for ctx in config.contexts])
+    touched = [(ctx, *_touched(repo, commits, ctx, diff)) for ctx in config.contexts]
+    claimed = {p for _ctx, _why, _run, paths in touched for p in paths}
+    unowned = [e.path for e in diff if e.path not in claimed and not any(c.owns(e.path) for c in config.contexts)]
+    planned = [(ctx, why, run) for ctx, why, run, _paths in touched]
+    if unowned:
+        # A path no context owns (a root `setup.cfg`, a script an install command runs) could change what any of
+        # them runs: nothing escapes judgement by living between contexts, so every context is judged.
+        why = f"the pull request changes {unowned[0]}, which no context owns, so every context is judged"
+        planned = [(ctx, reason if run else why, True) for ctx, reason, run in planned]
+    return _Plan(commits, blob, planned)
 
 
-def _touched(repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[DiffEntry]) -> tuple[str, bool]:
-    """Why `ctx` is judged (True) or not (False)."""
+def _touched(
+    repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[DiffEntry]
+) -> tuple[str, bool, set[str]]:
+    """Why `ctx` is judged (True) or not (False), and the changed paths its locked evidence claims."""
     owned = [e.path for e in diff if ctx.owns(e.path)]
-    if owned:
-        more = f" and {len(owned) - 1} more of its files" if len(owned) > 1 else ""
-        return f"the pull request changes {owned[0]}{more}", True
     try:
         _config, _blob, specs, _list = gate.read_trusted(repo, commits.baseline, ctx.name)
     except GateError as exc:  # judged: the context's own receipt carries the finding and the fix
-        return f"its configuration is unusable: {exc.message}", True
+        return f"its configuration is unusable: {exc.message}", True, set()
     locked = locked_evidence.check(repo, commits.baseline, commits.head, ctx.config, specs, diff)
+    claimed = {v.path for v in locked.violations if v.path}
+    if owned:
+        more = f" and {len(owned) - 1} more of its files" if len(owned) > 1 else ""
+        return f"the pull request changes {owned[0]}{more}", True, claimed
     if locked.violations:
         first = locked.violations[0].path or "its locked evidence"
-        return f"the pull request changes {first}, which this context locks", True
-    return f"the pull request changes nothing under {ctx.root}/, in its `paths:` or that it locks", False
+        return f"the pull request changes {first}, which this context locks", True, claimed
+    return f"the pull request changes nothing under {ctx.root}/, in its `paths:` or that it locks", False, claimed
 
 
 def build_index(
