@@ -558,7 +558,7 @@ def _finish(
     text = render_text(receipt)
     for line in text.splitlines():
         run.say(log_text(line))
-    picture = _ledger_picture(run, inputs, receipt, target) if inputs.shard is None else None
+    picture = _ledger_picture(run, inputs, receipt, target, head) if inputs.shard is None else None
     repository = run.env.get("GITHUB_REPOSITORY", "")
     docs = check_report.links_from(run.env, repository, receipt).docs
     side = action_files.write(receipt, target.file, target.shown, docs, head)
@@ -712,17 +712,22 @@ def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.Ch
     return run_id
 
 
-def _ledger_picture(run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target) -> tuple[str, str] | None:
-    """The base branch's ledger history (SVG, summary note), written beside the receipt; None when there is none.
+def _ledger_picture(
+    run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target, pr_head: str | None
+) -> tuple[str, str] | None:
+    """The base branch's ledger history (SVG, summary note) with the ledger the pull request proposes (at the
+    commit the gate judged, dated by the PR's head `pr_head`), written beside the receipt; None when there is none.
 
     The picture is extra: whatever goes wrong drawing it is one log line, never a changed verdict.
     """
-    baseline = (receipt.get("git") or {}).get("baseline")
+    git = receipt.get("git") or {}
+    baseline, judged = git.get("baseline"), git.get("head")
     if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline:
         return None
+    proposed = (judged, pr_head) if isinstance(judged, str) and judged and judged != baseline else None
     try:
         folder = repo_folder(Path(run.env.get("GITHUB_WORKSPACE") or "."), inputs.working_directory)
-        made = history.picture_for(folder, baseline, run.env.get("GITHUB_BASE_REF") or baseline[:12])
+        made = history.picture_for(folder, baseline, run.env.get("GITHUB_BASE_REF") or baseline[:12], proposed)
         if made is not None:
             write_atomic(
                 target.file.parent / history.PICTURE, made[0].encode("utf-8")

@@ -136,6 +136,12 @@ def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--receipts", type=Path, default=None, metavar="DIR", help="receipts whose seed-ledger counts to draw too"
     )
     history.add_argument("--limit", type=int, default=2000, metavar="N", help="newest N commits at most")
+    history.add_argument(
+        "--proposed",
+        default=None,
+        metavar="REV",
+        help="also draw the ledger at REV (a pull request's merge or head commit) as `this PR`",
+    )
 
 
 def today_utc() -> date:
@@ -246,7 +252,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "history":
         from evidence_gate import history  # noqa: PLC0415
 
-        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit)
+        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit, proposed=args.proposed)
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 
