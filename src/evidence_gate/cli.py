@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-run", action="store_true", help="static lanes only")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N", help="run slice K of N of the seed plan")
     check.add_argument("--format", choices=tuple(REPORTERS), default=DEFAULT_FORMAT, help=FORMAT_HELP)
+    check.add_argument(
+        "--previous",
+        type=Path,
+        default=None,
+        metavar="RECEIPT",
+        help="the base branch's last receipt: the text report adds the findings new and fixed since it",
+    )
 
     demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
@@ -170,7 +178,12 @@ def run_check(args: argparse.Namespace) -> int:
         out, code = gate.evaluate(opts, args.receipt)
     _attest(args.receipt)
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
-        sys.stdout.write(render(args.format, out, report_context(source=_source_lines(args.repo, out))))
+        context = report_context(source=_source_lines(args.repo, out))
+        if args.previous is not None:
+            from evidence_gate import receipt_delta  # noqa: PLC0415 - only --previous needs it
+
+            context = replace(context, delta=receipt_delta.from_file(args.previous, out))
+        sys.stdout.write(render(args.format, out, context))
     if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)

@@ -280,7 +280,7 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
     for path in sorted(folder.rglob("*.json")):
         name = display_path(str(path.relative_to(folder)))
         try:
-            patch = _patch_counts(json.loads(_bounded_read(path)), name)
+            patch = _patch_counts(json.loads(bounded_read(path)), name)
         except (OSError, ValueError) as exc:
             skipped.append(f"{name}: {str(exc)[:200]}")
             continue
@@ -292,7 +292,7 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
     return tuple(patches), tuple(skipped)
 
 
-def _bounded_read(path: Path) -> bytes:
+def bounded_read(path: Path) -> bytes:
     """A regular file's bytes, at most MAX_RECEIPT_BYTES: a FIFO, a device or a huge file is refused, not read."""
     with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
