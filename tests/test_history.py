@@ -284,6 +284,30 @@ def test_any_history_draws_a_well_formed_picture(rows: list[tuple[str, int, int,
     assert len(gaps) == 2 * runs  # one band per run in each of the two panels
 
 
+@given(POINTS, st.integers(-(10**6), 10**7), st.lists(st.text(max_size=60), max_size=5), st.none() | st.integers(0, 50))
+def test_any_proposal_draws_after_the_tip(
+    rows: list[tuple[str, int, int, int | None, str]], offset: int, ids: list[str], entries: int | None
+) -> None:
+    """Whatever the history, the pull request's date (even before the tip) and its entry ids, the SVG parses, every
+    id is inside text, and the proposal's diamond is never left of a commit's dot."""
+    points = tuple(
+        history.Point(f"{i:040x}", 1_790_000_000 + i * 3600, subject, "freeze.yaml", state, "why", n, size, cap, cap)
+        if state == "measured"
+        else history.Point(f"{i:040x}", 1_790_000_000 + i * 3600, subject, "freeze.yaml", state, "why")
+        for i, (state, n, size, cap, subject) in enumerate(rows)
+    )
+    when = points[-1].when + offset
+    measured = history.Point("c" * 40, when, "pr", "freeze.yaml", "measured", "", entries, 10, None, None)
+    shown = measured if entries is not None else history.Point("c" * 40, when, "pr", "freeze.yaml", "absent", "gone")
+    proposal = history.Proposal(shown, "d" * 40, tuple(ids), ())
+    root = ET.fromstring(history_svg.render(history.History("main", "f" * 40, points, proposal=proposal)))
+    dots = [float(c.get("cx") or 0) for c in root.iter(f"{SVG_NS}circle")]
+    diamonds = [p for p in root.iter(f"{SVG_NS}path") if p.get("fill") == history_svg.SERIES["pr"]]
+    assert len(diamonds) == (2 if entries is not None else 0)
+    for d in diamonds:
+        assert all(float((d.get("d") or "M0").split()[0][1:]) >= x - 0.05 for x in dots)
+
+
 @given(st.text())
 def test_any_text_stays_text(text: str) -> None:
     """Whatever a commit subject or file name holds, the escaped form is one XML text node with no markup."""
