@@ -6,7 +6,8 @@
     python scripts/render_reports.py --receipt receipt.json --out preview/ [--png]   # look at any receipt
 
 Each case folder holds its input, `receipt.json` (from a real gate run, see the folder's README), and optionally
-`context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`). The outputs beside it:
+`context.json` (`notes`, the runner `env` the links come from, `artifact_id`, `check_name`, and `previous`: another
+case's receipt, as the base branch's last receipt the delta is against). The outputs beside it:
 `check-title.txt`, `check-summary.md`, `check-text.md`, `annotations.json`, `job-summary.md`, `cli.txt` (what
 `evidence-gate check` prints at 80 columns without colour), `receipt.sarif`, and with `--png`
 `check-run.png` (title, summary and text, as on the pull request's Checks tab) and `job-summary.png` (for the
@@ -31,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import check_report, job_summary
+from evidence_gate import check_report, job_summary, receipt_delta
 from evidence_gate import report as reporters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,9 +114,10 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
     env = context.get("env") or {}
     links = check_report.links_from(env, env.get("GITHUB_REPOSITORY", ""), receipt, str(context.get("artifact_id", "")))
     notes = tuple(context.get("notes") or ())
-    report = check_report.build(receipt, digest, notes=notes, links=links)
+    delta = delta_of(context, receipt)
+    report = check_report.build(receipt, digest, notes=notes, links=links, delta=delta)
     job = job_summary.truncate_bytes(
-        job_summary.render(receipt, digest, notes, links, context.get("check_name", "evidence-gate"))
+        job_summary.render(receipt, digest, notes, links, context.get("check_name", "evidence-gate"), delta=delta)
     )
     return {
         "check-title.txt": report.title + "\n",
@@ -123,9 +125,20 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
         "check-text.md": report.text,
         "annotations.json": json.dumps([a.to_json() for a in report.annotations], indent=1, ensure_ascii=False) + "\n",
         "job-summary.md": job,
-        "cli.txt": reporters.render("text", receipt, reporters.Context(docs=links.docs)),
+        "cli.txt": reporters.render("text", receipt, reporters.Context(docs=links.docs, delta=delta)),
         "receipt.sarif": reporters.render("sarif", receipt, reporters.Context(docs=links.docs)),
     }
+
+
+def delta_of(context: dict[str, Any], receipt: dict[str, Any]) -> receipt_delta.Delta | None:
+    """The delta against the case named by `previous` (as the action shows it: `main's last receipt`), if any."""
+    name = context.get("previous")
+    if not name:
+        return None
+    found = receipt_delta.parse((CASES / name).read_bytes())
+    if isinstance(found, str):
+        return receipt_delta.Delta("main's last receipt", why_not=found)
+    return receipt_delta.compare(found, receipt, "main's last receipt")
 
 
 def png_sources(files: dict[str, str]) -> dict[str, tuple[str, str | None]]:

@@ -334,7 +334,7 @@ def test_a_failure_outside_the_gate_still_names_the_fix_and_writes_outputs(
 ) -> None:
     """The report itself raising (after the gate decided): one ::error line with the cause, outputs, exit 1."""
 
-    def broken(_receipt: dict[str, Any]) -> str:
+    def broken(_receipt: dict[str, Any], **_context: Any) -> str:  # the action passes the delta by name
         raise ValueError("renderer exploded")
 
     monkeypatch.setattr(action, "render_text", broken)

@@ -46,10 +46,10 @@ def receipts_folder(path: Path) -> Path:
 
 def render_case(work: Path) -> dict[str, str]:
     """The case's outputs: the text `history` prints and the SVG it writes."""
-    repo, _marks = history_repo.build(work / "repo")
+    repo, marks = history_repo.build(work / "repo")
     out = io.StringIO()
     svg = work / "history.svg"
-    code = history.main(repo.path, "HEAD", svg, receipts_folder(work / "receipts"), 2000, out)
+    code = history.main(repo.path, "HEAD", svg, receipts_folder(work / "receipts"), 2000, out, marks["proposed"])
     assert code == 0
     text = out.getvalue().replace(str(svg), "history.svg")
     return {"history.txt": text, "history.svg": svg.read_text("utf-8")}
@@ -159,6 +159,96 @@ def test_svg_is_well_formed_titled_and_escaped(case: dict[str, str]) -> None:
     assert {"budget (max_entries)", "budget (max_bytes)", "budget passes"} <= set(texts)
 
 
+def _point(day: float, entries: int | None, state: str = "measured", cap: int | None = None) -> history.Point:
+    """A point `day` days after 2026-09-01 (noon UTC)."""
+    when = 1_788_264_000 + int(day * 86400)
+    if state != "measured":
+        return history.Point(f"{int(day * 24):040x}", when, "s", "freeze.yaml", state, "why")
+    return history.Point(f"{int(day * 24):040x}", when, "s", "freeze.yaml", state, "", entries, 10, cap, None)
+
+
+def _dots(svg: str, colour: str) -> list[float]:
+    root = ET.fromstring(svg)
+    return [float(c.get("cx") or 0) for c in root.iter(f"{SVG_NS}circle") if c.get("fill") == colour]
+
+
+def test_the_x_axis_is_time_not_commits() -> None:
+    """Three commits on days 0, 1 and 16: the quiet fortnight is fifteen times as wide as the first day, and a
+    committer date that goes backwards is drawn at the commit before it, never left of it."""
+    points = (_point(0, 1), _point(1, 2), _point(16, 3))
+    xs = _dots(history_svg.render(history.History("main", "f" * 40, points)), history_svg.SERIES["entries"])
+    entries = xs[: len(xs) // 2] if len(xs) == 6 else xs
+    first, second, third = entries[:3]
+    assert abs((third - second) / (second - first) - 15) < 0.01
+    backwards = (_point(0, 1), _point(5, 2), _point(2, 3))
+    xs = _dots(history_svg.render(history.History("main", "f" * 40, backwards)), history_svg.SERIES["entries"])
+    assert xs[1] == xs[2]
+
+
+def _legend(svg: str) -> set[str]:
+    return {t.text or "" for t in ET.fromstring(svg).iter(f"{SVG_NS}text")}
+
+
+def test_the_legend_names_only_what_is_drawn() -> None:
+    """No gap, no budget, no pull request: none of them in the legend or the notes; each appears once drawn."""
+    plain = history_svg.render(history.History("main", "f" * 40, (_point(0, 1), _point(3, 2))))
+    assert not {"gap", "budget (max_entries)", "this PR"} & _legend(plain)
+    assert "Shaded" not in plain and "Dashed red" not in plain and "Orange" not in plain
+    points = (_point(0, 1, cap=4), _point(1, None, "invalid"), _point(3, 2, cap=4))
+    proposal = history.Proposal(_point(4, 3, cap=4), "a" * 40, ("x",), ())
+    full = history_svg.render(history.History("main", "f" * 40, points, proposal=proposal))
+    assert {"gap", "budget (max_entries)", "this PR"} <= _legend(full)
+    assert "Shaded red" in full and "Dashed red" in full and "Orange band" in full
+
+
+def test_the_pull_requests_ledger_is_drawn_after_the_tip_and_escaped() -> None:
+    """The proposed ledger is a diamond in the pull request's colour right of every commit, labelled with the
+    change; its hostile entry id and commit subject are spelled out inside one text node, never markup."""
+    points = (_point(0, 1), _point(2, 2))
+    hostile = '<script>alert(1)</script>&\u202e"'
+    proposal = history.Proposal(_point(3, 3), "b" * 40, (hostile,), ("gone",))
+    svg = history_svg.render(history.History("main", "f" * 40, points, proposal=proposal))
+    root = ET.fromstring(svg)
+    assert "<script" not in svg and "\u202e" not in svg
+    diamonds = [p for p in root.iter(f"{SVG_NS}path") if p.get("fill") == history_svg.SERIES["pr"]]
+    assert len(diamonds) == 2  # one per panel
+    (title,) = diamonds[0].iter(f"{SVG_NS}title")
+    assert (title.text or "").startswith(f"this PR ({'b' * 12}, 2026-09-04): 3 entries")
+    bands = [
+        r.find(f"{SVG_NS}title") for r in root.iter(f"{SVG_NS}rect") if r.get("fill") == history_svg.SERIES["pr-band"]
+    ]
+    said = [t.text or "" for t in bands if t is not None]
+    assert len(said) == 2 and "<script>alert(1)</script>" in said[0] and "gone" in said[0]
+    assert "+1 −1 → 3" in _legend(svg)
+    tip_x = max(_dots(svg, history_svg.SERIES["entries"]))
+    assert float(diamonds[0].get("d", "M0").split()[0][1:]) > tip_x
+
+
+@pytest.mark.parametrize(
+    ("span", "label"),
+    [
+        (3 * 3600, "Sep 1 13:00"),
+        (10 * 86400, "Sep 4"),
+        (40 * 86400, "Sep 7, 2026"),
+        (400 * 86400, "Jan 2027"),
+        (30 * 365 * 86400, "2030"),
+    ],
+)
+def test_time_ticks_are_few_and_readable(span: int, label: str) -> None:
+    """From hours to decades: at most seven ticks, in order, inside the axis, labelled as a person writes dates."""
+    lo = 1_788_264_000.0  # 2026-09-01 12:00 UTC
+    ticks = history_svg.time_ticks(lo, lo + span)
+    assert 2 <= len(ticks) <= history_svg.MAX_TICKS
+    assert [t for t, _ in ticks] == sorted(t for t, _ in ticks) and all(lo <= t <= lo + span for t, _ in ticks)
+    assert label in [text for _, text in ticks], ticks
+
+
+def test_a_date_far_in_the_future_draws() -> None:
+    """A committer date past year 9999 (git accepts any number) is clamped when read, and the picture still draws."""
+    far = history.Point("e" * 40, 10**13, "s", "freeze.yaml", "measured", "", 1, 10)
+    ET.fromstring(history_svg.render(history.History("main", "e" * 40, (_point(0, 1), far))))
+
+
 STATES = st.sampled_from(["measured", "measured", "measured", "absent", "invalid", "unreadable"])
 POINTS = st.lists(
     st.tuples(STATES, st.integers(0, 50), st.integers(0, 10**6), st.none() | st.integers(0, 60), st.text(max_size=20)),
@@ -192,6 +282,30 @@ def test_any_history_draws_a_well_formed_picture(rows: list[tuple[str, int, int,
         for i, p in enumerate(points)
     )
     assert len(gaps) == 2 * runs  # one band per run in each of the two panels
+
+
+@given(POINTS, st.integers(-(10**6), 10**7), st.lists(st.text(max_size=60), max_size=5), st.none() | st.integers(0, 50))
+def test_any_proposal_draws_after_the_tip(
+    rows: list[tuple[str, int, int, int | None, str]], offset: int, ids: list[str], entries: int | None
+) -> None:
+    """Whatever the history, the pull request's date (even before the tip) and its entry ids, the SVG parses, every
+    id is inside text, and the proposal's diamond is never left of a commit's dot."""
+    points = tuple(
+        history.Point(f"{i:040x}", 1_790_000_000 + i * 3600, subject, "freeze.yaml", state, "why", n, size, cap, cap)
+        if state == "measured"
+        else history.Point(f"{i:040x}", 1_790_000_000 + i * 3600, subject, "freeze.yaml", state, "why")
+        for i, (state, n, size, cap, subject) in enumerate(rows)
+    )
+    when = points[-1].when + offset
+    measured = history.Point("c" * 40, when, "pr", "freeze.yaml", "measured", "", entries, 10, None, None)
+    shown = measured if entries is not None else history.Point("c" * 40, when, "pr", "freeze.yaml", "absent", "gone")
+    proposal = history.Proposal(shown, "d" * 40, tuple(ids), ())
+    root = ET.fromstring(history_svg.render(history.History("main", "f" * 40, points, proposal=proposal)))
+    dots = [float(c.get("cx") or 0) for c in root.iter(f"{SVG_NS}circle")]
+    diamonds = [p for p in root.iter(f"{SVG_NS}path") if p.get("fill") == history_svg.SERIES["pr"]]
+    assert len(diamonds) == (2 if entries is not None else 0)
+    for d in diamonds:
+        assert all(float((d.get("d") or "M0").split()[0][1:]) >= x - 0.05 for x in dots)
 
 
 @given(st.text())

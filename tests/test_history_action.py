@@ -71,6 +71,23 @@ def test_summary_links_the_picture_in_the_artifact(
     assert f"[ledger-history.svg in the receipt artifact](<{url}>)" in line
 
 
+def test_the_picture_shows_the_entry_the_pull_request_adds(
+    tmp_path: Path, shared_dir: Path, results: FakeResultsService
+) -> None:
+    """A PR that adds a freeze entry fails the gate, and its picture and summary line show that entry against the
+    base branch's history: the band labelled `this PR`, the added and removed counts, the entry's id."""
+    repo, event = pull_request(tmp_path, shared_dir, {"freeze.yaml": ledger(3)})
+    env = runner_env(tmp_path, repo.path, event, None)
+    env.update({"ACTIONS_RUNTIME_TOKEN": results.token, "ACTIONS_RESULTS_URL": results.url, "GITHUB_BASE_REF": "main"})
+    assert action.main(env, stdout=io.StringIO()) != 0
+    svg = (repo.path / "ledger-history.svg").read_text("utf-8")
+    texts = {t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")}
+    assert {"this PR", "+1 −0 → 3"} <= texts
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text("utf-8").replace("\\", "")
+    line = next(x for x in summary.splitlines() if x.startswith("**Freeze ledger over the base branch**"))
+    assert "this PR: freeze.yaml: 3 entries (max 6)" in line and "(entries +1 (flaky-3), −0)" in line
+
+
 def test_a_symlink_committed_at_the_pictures_path_is_replaced_not_followed(tmp_path: Path, shared_dir: Path) -> None:
     """A patch that commits `ledger-history.svg` as a link to a file outside the checkout cannot make the action
     write there: the picture replaces the link."""

@@ -462,6 +462,29 @@ def test_first_screen_of_a_failing_property_holds_the_example_and_the_command(tm
     assert seen["lines"] <= 6, seen
 
 
+@needs_cmark
+@pytest.mark.skipif(not Path(RENDER.CHROMIUM).exists(), reason="chromium is not installed (apt-get install chromium)")
+def test_first_screen_of_the_freeze_entry_check_run_holds_the_delta(tmp_path: Path) -> None:
+    """Rendered as GitHub renders it at 1280 by 800, the freeze-entry check run shows the delta against main's last
+    receipt (its heading, its counts and the new entry) above the fold, before the lanes."""
+    files = RENDER.render_case(RENDER.CASES / "freeze-entry-added")
+    markdown, heading = RENDER.png_sources(files)["check-run.png"]
+    probe = """<script>
+    const at = t => { const e = [...document.querySelectorAll('h3, p, li')].find(x => x.textContent.includes(t));
+      return e ? e.getBoundingClientRect().bottom : null; };
+    document.title = JSON.stringify({heading: at("Since main's last receipt"), counts: at('1 new finding, 1 fixed'),
+      added: at('new · freeze-id-added'), lanes: at('Lanes')});
+    </script></body>"""
+    page = tmp_path / "check-run.html"
+    page.write_text(RENDER.page(RENDER.to_html(markdown), heading).replace("</body>", probe), "utf-8")
+    dom = RENDER._chromium(["--window-size=1280,800", "--dump-dom", page.as_uri()], tmp_path)
+    found = re.search(r"<title>(.*?)</title>", dom)
+    assert found is not None, dom[:2000]
+    seen = json.loads(found.group(1).replace("&quot;", '"'))
+    assert None not in seen.values(), seen
+    assert seen["heading"] < seen["counts"] < seen["added"] < seen["lanes"] <= 800, seen
+
+
 def test_the_project_addresses_are_pyprojects() -> None:
     """The README and issues addresses the reports print are the ones pyproject.toml publishes."""
     import tomllib

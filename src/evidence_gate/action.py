@@ -25,7 +25,17 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from evidence_gate import action_files, check_report, contexts, gate, history, job_summary, receipt_types, visible
+from evidence_gate import (
+    action_files,
+    check_report,
+    contexts,
+    gate,
+    history,
+    job_summary,
+    receipt_delta,
+    receipt_types,
+    visible,
+)
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_PASS, EXIT_USAGE, GateError
 from evidence_gate.event_context import EventContext, load_event
@@ -585,10 +595,11 @@ def _finish(
         for error in receipt.get("errors", []):
             if not str(error).startswith("Traceback"):
                 run.say(annotation("error", visible.lines(str(error))))
-    text = render_text(receipt)
+    delta = _previous_delta(run, inputs, receipt) if inputs.shard is None else None
+    text = render_text(receipt, delta=delta)
     for line in text.splitlines():
         run.say(log_text(line))
-    picture = _ledger_picture(run, inputs, receipt, target) if inputs.shard is None else None
+    picture = _ledger_picture(run, inputs, receipt, target, head) if inputs.shard is None else None
     repository = run.env.get("GITHUB_REPOSITORY", "")
     docs = check_report.links_from(run.env, repository, receipt).docs
     side = action_files.write(receipt, target.file, target.shown, docs, head)
@@ -604,7 +615,7 @@ def _finish(
     run_id = started.run_id
     if started.checks is not None and run_id is not None:
         report = check_report.build(
-            receipt, digest, notes=tuple(run.notes), links=links, max_annotations=inputs.max_annotations
+            receipt, digest, notes=tuple(run.notes), links=links, max_annotations=inputs.max_annotations, delta=delta
         )
         run_id = _complete_check(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
@@ -614,7 +625,7 @@ def _finish(
             run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
     if inputs.job_summary:
         ledger = (picture[1], history.PICTURE) if picture else None
-        summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger)
+        summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger, delta)
         _write_summary(run, job_summary.truncate_bytes(summary))
     _write_outputs(run, receipt, target.shown, run_id, artifact_id, side.outputs)
     return step_exit(code, inputs.fail_on)
@@ -742,17 +753,42 @@ def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.Ch
     return run_id
 
 
-def _ledger_picture(run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target) -> tuple[str, str] | None:
-    """The base branch's ledger history (SVG, summary note), written beside the receipt; None when there is none.
+def _previous_delta(run: _Run, inputs: Inputs, receipt: dict[str, Any]) -> receipt_delta.Delta | None:
+    """The change since the base branch's last receipt (see `previous_receipt`); None when there is none to ask
+    for or none was found. Like the picture it is extra: a failure is a `no delta (why)`, never a changed verdict."""
+    baseline = (receipt.get("git") or {}).get("baseline")
+    repository = run.env.get("GITHUB_REPOSITORY", "")
+    if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline or not repository:
+        return None
+    if not inputs.token:
+        return None
+    from evidence_gate import previous_receipt  # noqa: PLC0415 - requests loads only when the API is used
+    from evidence_gate.run_artifacts import Rest  # noqa: PLC0415
+
+    branch = run.env.get("GITHUB_BASE_REF") or "the base branch"
+    try:
+        rest = Rest(run.env.get("GITHUB_API_URL") or "https://api.github.com", inputs.token, sleep=run.sleep)
+        return previous_receipt.delta(rest, repository, inputs.artifact_name, baseline, receipt, branch)
+    except Exception as exc:  # noqa: BLE001 - the verdict never depends on the delta
+        return receipt_delta.Delta(f"{branch}'s last receipt", why_not=f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
+def _ledger_picture(
+    run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target, pr_head: str | None
+) -> tuple[str, str] | None:
+    """The base branch's ledger history (SVG, summary note) with the ledger the pull request proposes (at the
+    commit the gate judged, dated by the PR's head `pr_head`), written beside the receipt; None when there is none.
 
     The picture is extra: whatever goes wrong drawing it is one log line, never a changed verdict.
     """
-    baseline = (receipt.get("git") or {}).get("baseline")
+    git = receipt.get("git") or {}
+    baseline, judged = git.get("baseline"), git.get("head")
     if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline:
         return None
+    proposed = (judged, pr_head) if isinstance(judged, str) and judged and judged != baseline else None
     try:
         folder = repo_folder(Path(run.env.get("GITHUB_WORKSPACE") or "."), inputs.working_directory)
-        made = history.picture_for(folder, baseline, run.env.get("GITHUB_BASE_REF") or baseline[:12])
+        made = history.picture_for(folder, baseline, run.env.get("GITHUB_BASE_REF") or baseline[:12], proposed)
         if made is not None:
             write_atomic(
                 target.file.parent / history.PICTURE, made[0].encode("utf-8")

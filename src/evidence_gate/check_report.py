@@ -9,7 +9,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import decision, gfm, job_summary, property_report, receipt_types, report_rows, reproduce, visible
+from evidence_gate import (
+    decision,
+    gfm,
+    job_summary,
+    property_report,
+    receipt_delta,
+    receipt_types,
+    report_rows,
+    reproduce,
+    visible,
+)
 from evidence_gate.job_summary import Links
 from evidence_gate.receipt_types import SeedLedgerJson, ViolationJson
 
@@ -169,6 +179,7 @@ def build(
     notes: tuple[str, ...] = (),
     links: Links | None = None,
     max_annotations: int | None = None,
+    delta: receipt_delta.Delta | None = None,
 ) -> CheckReport:
     """The check run's fields within the API's limits (65,535 characters of summary and of text)."""
     found = annotations_for(receipt)
@@ -177,7 +188,7 @@ def build(
     note = cap_note(len(found), max_annotations)
     if note and note not in notes:
         extra = (*notes, note)
-    summary = job_summary.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links))
+    summary = job_summary.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links, delta))
     text = job_summary.truncate_chars(job_summary.details(receipt, receipt_sha256, links))
     return CheckReport(conclusion(receipt), job_summary.title(receipt), summary, text, tuple(shown))
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-run", action="store_true", help="static lanes only")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N", help="run slice K of N of the seed plan")
     check.add_argument("--format", choices=tuple(REPORTERS), default=DEFAULT_FORMAT, help=FORMAT_HELP)
+    check.add_argument(
+        "--previous",
+        type=Path,
+        default=None,
+        metavar="RECEIPT",
+        help="the base branch's last receipt: the text report adds the findings new and fixed since it",
+    )
 
     demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
@@ -136,6 +144,12 @@ def _add_hook_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--receipts", type=Path, default=None, metavar="DIR", help="receipts whose seed-ledger counts to draw too"
     )
     history.add_argument("--limit", type=int, default=2000, metavar="N", help="newest N commits at most")
+    history.add_argument(
+        "--proposed",
+        default=None,
+        metavar="REV",
+        help="also draw the ledger at REV (a pull request's merge or head commit) as `this PR`",
+    )
 
 
 def today_utc() -> date:
@@ -167,7 +181,12 @@ def run_check(args: argparse.Namespace) -> int:
         out, code = outcome.receipt, outcome.code
     _attest(args.receipt)
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
-        sys.stdout.write(render(args.format, out, report_context(source=_source_lines(args.repo, out))))
+        context = report_context(source=_source_lines(args.repo, out))
+        if args.previous is not None:
+            from evidence_gate import receipt_delta  # noqa: PLC0415 - only --previous needs it
+
+            context = replace(context, delta=receipt_delta.from_file(args.previous, out))
+        sys.stdout.write(render(args.format, out, context))
     _say_errors(out, code)
     return code
 
@@ -278,7 +297,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "history":
         from evidence_gate import history  # noqa: PLC0415
 
-        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit)
+        return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit, proposed=args.proposed)
     if args.command == "freeze":
         from evidence_gate import freeze_tools  # noqa: PLC0415
 

@@ -508,3 +508,11 @@ def measure(data: bytes, file: str) -> tuple[int, int, dict[str, float]] | Viola
     except _Invalid as exc:
         return exc.violations[0]
     return len(ledger.entries), ledger.canonical_size, effective_budget(ledger.budget)
+
+
+def entry_ids(data: bytes, file: str) -> tuple[str, ...] | None:
+    """The entry ids of one ledger in file order, or None when it does not parse or fit its schema."""
+    try:
+        return tuple(parse(data, file).by_id())
+    except _Invalid:
+        return None

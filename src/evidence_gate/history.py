@@ -61,6 +61,17 @@ class PatchCounts:
 
 
 @dataclass(frozen=True)
+class Proposal:
+    """The ledger a pull request proposes: measured at its merge (or head) commit with the base branch's
+    configuration, dated by its head commit; the entry ids it adds and removes (None when a side does not parse)."""
+
+    point: Point
+    head: str
+    added: tuple[str, ...] | None = None
+    removed: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class History:
     """Everything the text and the picture show."""
 
@@ -70,6 +81,7 @@ class History:
     patches: tuple[PatchCounts, ...] = ()
     skipped: tuple[str, ...] = ()  # receipts not drawn, each with why
     shallow: bool = False
+    proposal: Proposal | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,7 @@ def _first_parent(repo: Repo, tip: str, limit: int) -> list[tuple[str, str, int,
     for record in raw.split(b"\0"):
         if record.strip():
             commit, tree, when, subject = [*record.decode("utf-8", "replace").split(" ", 3), ""][:4]
-            out.append((commit, tree, int(when), subject))
+            out.append((commit, tree, min(max(int(when), 0), history_svg.MAX_TIME), subject))
     return out[::-1]
 
 
@@ -228,6 +240,38 @@ def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> Hist
     return History(label or branch, tip, tuple(points), shallow=shallow)
 
 
+def propose(repo: Repo, walked: History, commit: str, dated: str | None = None) -> Proposal:
+    """The ledger at `commit` (the pull request's merge commit) read as the base branch's tip configuration names
+    it, dated by `dated` (its head commit; `commit` itself when None), never before the tip."""
+    resolved = repo.resolve(commit)
+    if resolved is None:
+        raise GateError(
+            f"{commit!r} is not a commit in this clone", fix="pass --proposed naming the PR's head", usage=True
+        )
+    (_, tree, when, subject), *_ = _first_parent(repo, resolved, 1)
+    head = repo.resolve(dated) if dated else resolved
+    if head is not None and head != resolved:
+        when = _first_parent(repo, head, 1)[0][2]
+    tip = walked.points[-1]
+    if tip.file == CONFIG_PATH:  # the base branch's configuration is unusable: it names no ledger
+        point = Point(resolved, when, subject, tip.file, "invalid", tip.detail)
+        return Proposal(point, head or resolved)
+    found = lookup(repo, [tree], tip.file)[tree]
+    data = _read(repo, [found.blob], "blob").get(found.blob) if found.blob else None
+    point = Point(resolved, when, subject, tip.file, **_measure(data, found, tip.file))
+    base_tree = _first_parent(repo, tip.commit, 1)[0][1]
+    base = lookup(repo, [base_tree], tip.file)[base_tree]
+    base_data = _read(repo, [base.blob], "blob").get(base.blob) if base.blob else None
+    before = () if base.why == "absent" else freeze_ledger.entry_ids(base_data, tip.file) if base_data else None
+    after = () if found.why == "absent" else freeze_ledger.entry_ids(data, tip.file) if data else None
+    if before is None or after is None:
+        return Proposal(point, head or resolved)
+    old, new = set(before), set(after)
+    return Proposal(
+        point, head or resolved, tuple(i for i in after if i not in old), tuple(i for i in before if i not in new)
+    )
+
+
 def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...]]:
     """The seed-ledger counts of every receipt below `folder` (`*.json`), and the files left out with why."""
     if not folder.is_dir():
@@ -236,7 +280,7 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
     for path in sorted(folder.rglob("*.json")):
         name = display_path(str(path.relative_to(folder)))
         try:
-            patch = _patch_counts(json.loads(_bounded_read(path)), name)
+            patch = _patch_counts(json.loads(bounded_read(path)), name)
         except (OSError, ValueError) as exc:
             skipped.append(f"{name}: {str(exc)[:200]}")
             continue
@@ -248,7 +292,7 @@ def read_receipts(folder: Path) -> tuple[tuple[PatchCounts, ...], tuple[str, ...
     return tuple(patches), tuple(skipped)
 
 
-def _bounded_read(path: Path) -> bytes:
+def bounded_read(path: Path) -> bytes:
     """A regular file's bytes, at most MAX_RECEIPT_BYTES: a FIFO, a device or a huge file is refused, not read."""
     with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -283,7 +327,7 @@ def _patch_counts(receipt: Any, name: str) -> PatchCounts | str:
 
 
 def _day(when: int) -> str:
-    return datetime.fromtimestamp(when, UTC).date().isoformat()
+    return datetime.fromtimestamp(min(max(when, 0), history_svg.MAX_TIME), UTC).date().isoformat()
 
 
 def _describe(p: Point) -> str:
@@ -322,6 +366,8 @@ def text_lines(history: History) -> list[str]:
     gaps = sum(p.state in ("invalid", "unreadable") for p in pts)
     if gaps:
         out.append(f"{_count(gaps, 'commit')} with an invalid or unreadable ledger or configuration, drawn as gaps")
+    if history.proposal is not None:
+        out.append(proposal_line(history))
     for patch in history.patches:
         out.append(
             f"receipt {patch.name} ({patch.head[:12] or 'no head'}, {patch.day or 'no date'}): {patch.open} open, "
@@ -331,17 +377,48 @@ def text_lines(history: History) -> list[str]:
     return [display_path(line) for line in out]
 
 
+def _ids(ids: tuple[str, ...]) -> str:
+    """`a, b and 3 more`: at most three entry ids, each cut to 40 characters."""
+    shown = [i if len(i) <= 40 else i[:39] + "…" for i in ids[:3]]
+    return ", ".join(shown) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def change_words(proposal: Proposal) -> str:
+    """What the pull request adds to and removes from the ledger (`+1 (flaky-x), ` then the removals), or ''."""
+    if proposal.added is None or proposal.removed is None:
+        return ""
+    parts = []
+    for sign, ids in (("+", proposal.added), ("−", proposal.removed)):
+        parts.append(f"{sign}{len(ids)}" + (f" ({_ids(ids)})" if ids else ""))
+    return ", ".join(parts)
+
+
+def proposal_line(walked: History) -> str:
+    """The text line of the pull request's proposed ledger."""
+    proposal = walked.proposal
+    assert proposal is not None
+    p = proposal.point
+    change = change_words(proposal)
+    return f"this PR ({proposal.head[:12]}, {_day(p.when)}): {_describe(p)}" + (f"; entries {change}" if change else "")
+
+
 def main(
-    repo_dir: Path, branch: str, svg: Path | None, receipts: Path | None, limit: int, out: TextIO | None = None
+    repo_dir: Path,
+    branch: str,
+    svg: Path | None,
+    receipts: Path | None,
+    limit: int,
+    out: TextIO | None = None,
+    proposed: str | None = None,
 ) -> int:
     """`evidence-gate history`: print the walk and write the picture."""
     out = out or sys.stdout
     if limit < 1:
         raise GateError("--limit must be at least 1", usage=True)
     history = collect(Repo(repo_dir), branch, limit)
-    if receipts is not None:
-        patches, skipped = read_receipts(receipts)
-        history = History(history.branch, history.tip, history.points, patches, skipped, history.shallow)
+    patches, skipped = read_receipts(receipts) if receipts is not None else ((), ())
+    found = propose(Repo(repo_dir), history, proposed) if proposed else None
+    history = History(history.branch, history.tip, history.points, patches, skipped, history.shallow, found)
     for line in text_lines(history):
         out.write(line + "\n")
     if svg is not None:
@@ -364,24 +441,40 @@ PICTURE = "ledger-history.svg"  # the action writes it beside the receipt and up
 
 
 def summary_note(walked: History) -> str | None:
-    """One plain sentence for the job summary, or None when no commit has a readable ledger (nothing to show)."""
+    """One plain sentence for the job summary, or None when no commit (nor the pull request) has a readable ledger."""
     measured = [p for p in walked.points if p.state == "measured"]
-    if not measured:
+    proposal = walked.proposal
+    if not measured and (proposal is None or proposal.point.state != "measured"):
         return None
     last = walked.points[-1]
     # an unusable configuration is not an invalid ledger: the point's detail names the file at fault
     now = f"at the baseline {_describe(last)}" if last.state == "measured" else f"at the baseline {last.detail}"
-    peak = max(measured, key=lambda p: p.entries or 0)
+    peak = max(measured, key=lambda p: p.entries or 0) if measured else None
     gaps = sum(p.state in ("invalid", "unreadable") for p in walked.points)
+    pr = ""
+    if proposal is not None:
+        shown = proposal.point
+        change = change_words(proposal)
+        pr = f"; this PR: {_describe(shown) if shown.state == 'measured' else shown.detail}" + (
+            f" (entries {change})" if change else ""
+        )
     return (
-        f"{_count(len(walked.points), 'first-parent commit')} of {walked.branch}: {now}; peak "
-        f"{_count(peak.entries or 0, 'entry', 'entries')} on {_day(peak.when)}"
+        f"{_count(len(walked.points), 'first-parent commit')} of {walked.branch}: {now}"
+        + (f"; peak {_count(peak.entries or 0, 'entry', 'entries')} on {_day(peak.when)}" if peak else "")
         + (f"; {_count(gaps, 'commit')} drawn as gaps (invalid or unreadable ledger or configuration)" if gaps else "")
+        + pr
     )
 
 
-def picture_for(repo_dir: Path, baseline: str, label: str, limit: int = 1000) -> tuple[str, str] | None:
-    """The SVG and the summary note of the base branch's history up to `baseline`; None when it has no ledger."""
-    walked = collect(Repo(repo_dir), baseline, limit, label)
+def picture_for(
+    repo_dir: Path, baseline: str, label: str, proposed: tuple[str, str | None] | None = None, limit: int = 1000
+) -> tuple[str, str] | None:
+    """The SVG and the summary note of the base branch's history up to `baseline`, with the ledger the pull request
+    proposes (`proposed`: its merge commit and its head commit) drawn after it; None when no commit has a ledger."""
+    repo = Repo(repo_dir)
+    walked = collect(repo, baseline, limit, label)
+    if proposed is not None:
+        found = propose(repo, walked, *proposed)
+        walked = History(walked.branch, walked.tip, walked.points, shallow=walked.shallow, proposal=found)
     note = summary_note(walked)
     return None if note is None else (history_svg.render(walked), note)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from evidence_gate import gfm, property_report, receipt_types, report_rows
+from evidence_gate import gfm, property_report, receipt_delta, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
 from evidence_gate.receipt_types import ViolationJson
 from evidence_gate.report_rows import LANES, PRECONDITIONS
@@ -227,14 +227,20 @@ def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
 
 
 def summary(
-    receipt: dict[str, Any], receipt_sha256: str, notes: tuple[str, ...] = (), links: Links | None = None
+    receipt: dict[str, Any],
+    receipt_sha256: str,
+    notes: tuple[str, ...] = (),
+    links: Links | None = None,
+    delta: receipt_delta.Delta | None = None,
 ) -> str:
-    """The check run's summary: verdict, what to do, notes, what failed, the lanes, the receipt's identity."""
+    """The check run's summary: verdict, what to do, notes, what failed, the change since the base branch's last
+    receipt, the lanes, the receipt's identity."""
     links = links or Links()
     out = [verdict(receipt), "", _todo(receipt, links), ""]
     for note in notes:
         out += [f"> {MARK['unknown']} {prose(note, 2000)}", ""]
     out += _problems(receipt, links)
+    out += delta_lines(delta) if delta is not None else []
     out += ["### Lanes", "", *lane_lines(receipt), ""]
     git = receipt.get("git") or {}
     ids = [f"receipt.json {gfm.code(receipt_sha256[:19])}"]  # `sha256:` and 12 digits; the artifact has it whole
@@ -244,6 +250,21 @@ def summary(
         ids.append(f"evidence-gate {gfm.text(receipt['version'], 40, at_start=False)}")
     out += ["<sub>" + " · ".join(ids) + "</sub>", ""]
     return "\n".join(out)
+
+
+def delta_lines(delta: receipt_delta.Delta) -> list[str]:
+    """`### Since main's last receipt`: the counts on one line, then each new and each fixed finding."""
+    out = [f"### Since {gfm.text(delta.against, 300, at_start=False)}", ""]
+    if delta.why_not:
+        return [*out, f"{MARK['unknown']} {prose(receipt_delta.counts(delta), 1000)}", ""]
+    out += [f"**{gfm.text(receipt_delta.counts(delta), 300)}**", ""]
+    for mark, what, found in (("🆕", "new", delta.new), ("✅", "fixed", delta.fixed)):
+        for f in found[: receipt_delta.MAX_LISTED]:
+            where = f" {gfm.code(f.path, 300)}" if f.path else ""
+            out.append(f"- {mark} {what} · {gfm.code(f.row, 60)}{where}: {prose(f.message, 500)}")
+        if len(found) > receipt_delta.MAX_LISTED:
+            out.append(f"- … {len(found) - receipt_delta.MAX_LISTED} more {what}")
+    return [*out, ""] if delta.new or delta.fixed else out
 
 
 def new_errors(receipt: dict[str, Any]) -> list[str]:
@@ -507,14 +528,15 @@ def render(
     links: Links | None = None,
     check_name: str = "evidence-gate",
     history: tuple[str, str] | None = None,
+    delta: receipt_delta.Delta | None = None,
 ) -> str:
-    """The job summary: a heading with the check's name, the summary, the ledger's history (note, picture file)
-    when there is one, the full detail collapsed."""
+    """The job summary: a heading with the check's name, the summary (with the change since the base branch's last
+    receipt), the ledger's history (note, picture file) when there is one, the full detail collapsed."""
     heading = f"## {gfm.text(check_name, 100)}: {gfm.text(title(receipt), at_start=False)}"
     text = details(receipt, receipt_sha256, links)
     ledger = history_line(history[0], links or Links(), history[1]) if history else ""
     return (
-        f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links)}\n{ledger}<details><summary>Full detail: "
+        f"{heading}\n\n{summary(receipt, receipt_sha256, notes, links, delta)}\n{ledger}<details><summary>Full detail: "
         f"every commit, hash, seed ledger and finding</summary>\n\n{text}\n</details>\n"
     )
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import receipt_types, terminal_report
+from evidence_gate import receipt_delta, receipt_types, terminal_report
 from evidence_gate.model import Violation
 
 
@@ -17,9 +17,11 @@ def violations_of(receipt: dict[str, Any]) -> list[Violation]:
     return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
 
 
-def render_text(receipt: dict[str, Any], style: terminal_report.Style | None = None) -> str:
+def render_text(
+    receipt: dict[str, Any], style: terminal_report.Style | None = None, delta: receipt_delta.Delta | None = None
+) -> str:
     """The CLI's text output: compiler-style diagnostics, a blank line, the verdict (see `terminal_report`)."""
-    return terminal_report.render(receipt, style)
+    return terminal_report.render(receipt, style, delta=delta)
 
 
 def render_json(receipt: dict[str, Any]) -> str:
@@ -37,18 +39,20 @@ def render_sarif(receipt: dict[str, Any], docs: str | None = None) -> str:
 @dataclass(frozen=True)
 class Context:
     """What a reporter may use beside the receipt: the README URL its links point into (None: unknown), and for
-    the text report the terminal's width, whether to colour, and the source line of a finding's location."""
+    the text report the terminal's width, whether to colour, the source line of a finding's location and the change
+    since a previous receipt."""
 
     docs: str | None = None
     width: int = terminal_report.DEFAULT_WIDTH
     color: bool = False
     source: terminal_report.SourceLine | None = None
+    delta: receipt_delta.Delta | None = None  # the change since a previous receipt (`check --previous`)
 
 
 Reporter = Callable[[dict[str, Any], Context], str]
 REPORTERS: dict[str, Reporter] = {
     "text": lambda receipt, context: terminal_report.render(
-        receipt, terminal_report.Style(context.width, context.color, context.docs), context.source
+        receipt, terminal_report.Style(context.width, context.color, context.docs), context.source, context.delta
     ),
     "json": lambda receipt, _context: render_json(receipt),
     "sarif": lambda receipt, context: render_sarif(receipt, context.docs),

@@ -97,6 +97,23 @@ class Rest:
         ]
         return sorted(named, key=lambda a: -int(a["id"]))
 
+    def repository_artifacts(self, repository: str, name: str) -> list[dict[str, Any]]:
+        """The repository's newest 100 unexpired artifacts named `name`, across its workflow runs, newest first."""
+        data = self._json(
+            "list the repository's artifacts",
+            f"/repos/{repository}/actions/artifacts",
+            {"name": name, "per_page": "100"},
+        )
+        found = data.get("artifacts") if isinstance(data, dict) else None
+        if not isinstance(found, list):
+            raise RestError("list the repository's artifacts: the answer has no artifact list")
+        named = [
+            a
+            for a in found
+            if isinstance(a, dict) and a.get("name") == name and not a.get("expired") and isinstance(a.get("id"), int)
+        ]
+        return sorted(named, key=lambda a: -int(a["id"]))
+
     def artifact_zip(self, repository: str, artifact_id: int, limit: int) -> bytes:
         """The artifact's zip, through the redirect, at most `limit` bytes (RestError when it is larger)."""
         response, _ = self._get(

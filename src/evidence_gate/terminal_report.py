@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import decision, property_report, receipt_types, report_rows, reproduce, visible
+from evidence_gate import decision, property_report, receipt_delta, receipt_types, report_rows, reproduce, visible
 from evidence_gate.receipt_types import SeedLedgerJson, ViolationJson
 
 DEFAULT_WIDTH = 80
@@ -176,7 +176,12 @@ def _help(
     return out
 
 
-def render(receipt: dict[str, Any], style: Style | None = None, source: SourceLine | None = None) -> str:
+def render(
+    receipt: dict[str, Any],
+    style: Style | None = None,
+    source: SourceLine | None = None,
+    delta: receipt_delta.Delta | None = None,
+) -> str:
     """The terminal report: a diagnostic per finding (help said once per row), errors, a blank line, the counts
     and the verdict `PASS|FAIL: title [row]` as the last line."""
     style = style or Style()
@@ -204,12 +209,25 @@ def render(receipt: dict[str, Any], style: Style | None = None, source: SourceLi
     if bug:
         out += style.wrap(CRASH_HELP, style.paint("help", "help") + style.paint("bold", ":") + " ", "      ")
         out.append("")
-    out += _tail(receipt, style)
+    out += _tail(receipt, style, delta)
     return "\n".join(out) + "\n"
 
 
-def _tail(receipt: dict[str, Any], style: Style) -> list[str]:
-    """The lines after the findings: why properties did not run or the ledger counts, then the verdict."""
+def _delta(delta: receipt_delta.Delta, style: Style) -> list[str]:
+    """`since main's last receipt (abc): 1 new finding, 0 fixed; …`, then one line per new and fixed finding."""
+    out = style.wrap(visible.line(f"since {delta.against}: {receipt_delta.counts(delta)}"), "", "    ")
+    for what, found in (("new", delta.new), ("fixed", delta.fixed)):
+        shown = found[: receipt_delta.MAX_LISTED]
+        for f in shown:
+            out += style.wrap(receipt_delta.said(f, 1000), f"  {style.paint('note', what)}: ", "      ")
+        if len(found) > len(shown):
+            out.append(f"  {what}: … {len(found) - len(shown)} more")
+    return out
+
+
+def _tail(receipt: dict[str, Any], style: Style, delta: receipt_delta.Delta | None = None) -> list[str]:
+    """The lines after the findings: why properties did not run or the ledger counts, the change since the
+    previous receipt, then the verdict."""
     out = []
     properties = receipt.get("properties") or {}
     if properties.get("skipped"):
@@ -221,6 +239,8 @@ def _tail(receipt: dict[str, Any], style: Style) -> list[str]:
             f"seed ledgers: {n['open']} open, {n['closed_failures']} closed "
             f"failure{'s' if n['closed_failures'] != 1 else ''}, {n['budget_passes']} held on every seed"
         )
+    if delta is not None:
+        out += _delta(delta, style)
     d = receipt.get("decision") or {}
     ok = receipt.get("ok") is True
     verdict = style.paint("help" if ok else "error", "PASS" if ok else "FAIL")

@@ -4,7 +4,8 @@ Every request body is validated against GitHub's published request schemas (`sha
 and every answer against the response schemas, so a test fails when either side drifts from the real API.
 Failures are scripted per method: 502, 429 with Retry-After, rate-limit 403, 422, 403.
 
-For `mode: publish` it also serves a workflow run's artifacts (`GET .../actions/runs/{id}/artifacts`, the zip as a
+For `mode: publish` it also serves a workflow run's artifacts (`GET .../actions/runs/{id}/artifacts`, and the
+repository's, `GET .../actions/artifacts`, which the gate's delta reads; the zip as a
 302 to a separate blob store that refuses a request carrying the API token) and pull requests (`GET .../pulls/{n}`,
 `GET .../pulls?head=owner:branch`); those answers are validated against the response schemas extracted into
 `tests/data/github-api-publish.json`.
@@ -127,6 +128,9 @@ class FakeGitHub(LocalServer):
             _nullable(publish["get_pull_request"]["response_200"])
         )
         self.run_artifacts: dict[int, list[dict[str, Any]]] = {}
+        self.artifacts_forbidden = (
+            False  # the repository's artifact list answers 403, as to a job without actions: read
+        )
         self.pulls: dict[int, dict[str, Any]] = {}
         self.blob_store = BlobStore()
         self._next_id = 1000
@@ -149,9 +153,18 @@ class FakeGitHub(LocalServer):
         super().stop()
 
     def add_artifact(
-        self, run_id: int, name: str, data: bytes, *, expired: bool = False, size: int | None = None
+        self,
+        run_id: int,
+        name: str,
+        data: bytes,
+        *,
+        expired: bool = False,
+        size: int | None = None,
+        head_sha: str = "0" * 40,
+        head_repository_id: int = 2,
     ) -> dict[str, Any]:
-        """An artifact of workflow run `run_id` holding `data` (its listed size can be made to lie)."""
+        """An artifact of workflow run `run_id` holding `data` (its listed size can be made to lie), of a run on
+        `head_sha` from the repository `head_repository_id` (1 is this repository itself, 2 a fork)."""
         import hashlib
 
         self._next_id += 1
@@ -172,9 +185,9 @@ class FakeGitHub(LocalServer):
             "workflow_run": {
                 "id": run_id,
                 "repository_id": 1,
-                "head_repository_id": 2,
+                "head_repository_id": head_repository_id,
                 "head_branch": "patch",
-                "head_sha": "0" * 40,
+                "head_sha": head_sha,
             },
         }
         self.run_artifacts.setdefault(run_id, []).append(artifact)
@@ -186,6 +199,15 @@ class FakeGitHub(LocalServer):
         if method == "GET" and m:
             name = (query.get("name") or [None])[0]
             found = [a for a in self.run_artifacts.get(int(m.group(2)), []) if name is None or a["name"] == name]
+            answer = {"total_count": len(found), "artifacts": found}
+            self.problems += self._check("artifacts_200", answer)
+            return 200, {}, answer
+        if method == "GET" and re.fullmatch(r"/repos/([^/]+/[^/]+)/actions/artifacts", path):
+            if self.artifacts_forbidden:
+                return 403, {}, {"message": "Resource not accessible by integration"}
+            name = (query.get("name") or [None])[0]
+            every = [a for found in self.run_artifacts.values() for a in found]
+            found = [a for a in every if name is None or a["name"] == name]
             answer = {"total_count": len(found), "artifacts": found}
             self.problems += self._check("artifacts_200", answer)
             return 200, {}, answer

@@ -1,6 +1,6 @@
 """A base branch whose freeze ledger grows, breaks, shrinks, moves and loses an object: the `history` case.
 
-Commit dates are one day apart from 2026-09-01, identities pinned, so every commit id (and the picture) is the same
+Commit dates are one day apart from 2026-09-01 (with a quiet fortnight in the middle), identities pinned, so every commit id (and the picture) is the same
 on every run.
 """
 
@@ -72,7 +72,8 @@ class DatedRepo(GitRepo):
 
 
 def build(path: Path) -> tuple[DatedRepo, dict[str, str]]:
-    """The repository and its notable commits by name (`garbled`, `lost` and the side branch's `side-peak`)."""
+    """The repository and its notable commits by name (`garbled`, `lost`, the side branch's `side-peak`, and
+    `proposed`: a pull request's head on branch `pr` that adds an entry after the tip)."""
     repo = DatedRepo(path)
     marks = {"start": repo.commit("project without a ledger", {".evidence-gate.yml": CONFIG, "README": "x\n"})}
     repo.commit("quarantine two flaky tests", {"freeze.yaml": ledger(2)})
@@ -85,6 +86,7 @@ def build(path: Path) -> tuple[DatedRepo, dict[str, str]]:
     repo.commit("side: back to three", {"freeze.yaml": ledger(3, 5, 1200)})
     repo.checkout("main")
     marks["merge"] = repo.merge("side", "Merge the side branch: three tests fixed")
+    repo.day += 14  # a quiet fortnight: the picture's time axis shows it as wide as it was
     repo.commit("an unrelated change", {"README": "y\n"})
     lost = ledger(2, max_entries=4, max_bytes=1200)
     marks["lost"] = repo.commit("two entries left", {"freeze.yaml": lost})
@@ -94,6 +96,9 @@ def build(path: Path) -> tuple[DatedRepo, dict[str, str]]:
     )
     repo.commit("one fixed", {"ci/freeze.json": json_ledger(1, 4)})
     marks["tip"] = repo.commit("ledger <empty> & \u202eevil", {"ci/freeze.json": json_ledger(0, 3)})
+    repo.branch("pr")
+    marks["proposed"] = repo.commit("quarantine one more", {"ci/freeze.json": json_ledger(1, 3)})
+    repo.checkout("main")
     oid = repo.git("rev-parse", f"{marks['lost']}:freeze.yaml")
     (path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()  # that commit's ledger blob is gone from the clone
     return repo, marks
