@@ -83,7 +83,7 @@ def test_text_names_every_change_and_every_gap(case: dict[str, str]) -> None:
     assert "ci/freeze.json: 1 entry (max 4)" in text and "absent: freeze.yaml is absent" in text
     assert "receipt skipped: aborted.json: an aborted run" in text and "receipt skipped: broken.json: " in text
     assert "tampering/receipt.json: the properties were not run" in text
-    assert "property-failed/receipt.json (7a981d4fc7d4, 2026-09-20): 0 open, 1 closed failures, 2 budget passes" in text
+    assert "property-failed/receipt.json (7a981d4fc7d4, 2026-09-20): 0 open, 1 closed failure, 2 budget passes" in text
 
 
 def test_hostile_receipt_files_are_skipped_not_read(tmp_path: Path) -> None:

@@ -371,7 +371,7 @@ def text_lines(history: History) -> list[str]:
     for patch in history.patches:
         out.append(
             f"receipt {patch.name} ({patch.head[:12] or 'no head'}, {patch.day or 'no date'}): {patch.open} open, "
-            f"{patch.closed_failures} closed failures, {patch.budget_passes} budget passes"
+            f"{_count(patch.closed_failures, 'closed failure')}, {_count(patch.budget_passes, 'budget pass', 'budget passes')}"
         )
     out += [f"receipt skipped: {s}" for s in history.skipped]
     return [display_path(line) for line in out]
