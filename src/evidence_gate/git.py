@@ -44,6 +44,7 @@ FSCK_FIX = (
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
 
+_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -114,12 +115,18 @@ class Repo:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._env: dict[str, str] | None = None
+        # What a commit named by its full id holds never changes: its listings and object ids are asked once.
+        self._listings: dict[tuple[str, tuple[str, ...], bool], tuple[TreeEntry, ...]] = {}
+        self._ids: dict[str, str | None] = {}
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """Run `git ARGS` in the repository and return the completed process."""
         cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", *args]
         try:
-            proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=scrubbed_env(), check=False)
+            if self._env is None:  # read once per repository: 30-odd git calls a run
+                self._env = scrubbed_env()
+            proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=self._env, check=False)
         except (FileNotFoundError, NotADirectoryError) as exc:  # also raised for a missing working folder
             if not self.path.is_dir():
                 raise GateError(
@@ -220,6 +227,15 @@ class Repo:
 
     def ls_tree(self, commit: str, paths: Iterable[str] = (), *, recursive: bool = False) -> list[TreeEntry]:
         """Entries of `commit`'s tree, limited to `paths` when given (literal pathspecs)."""
+        key = (commit, tuple(paths), recursive)
+        if key in self._listings:
+            return list(self._listings[key])
+        entries = self._ls_tree(commit, key[1], recursive)
+        if _FULL_ID.fullmatch(commit):
+            self._listings[key] = tuple(entries)
+        return entries
+
+    def _ls_tree(self, commit: str, paths: tuple[str, ...], recursive: bool) -> list[TreeEntry]:
         args = ["--literal-pathspecs", "ls-tree", "-z", "--full-tree"]
         if recursive:
             args.append("-r")
@@ -395,11 +411,13 @@ class Repo:
 
     def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:
         """The object id each `rev:path` names (tree or blob), None where absent or a gitlink; see `read_blobs`."""
-        keys = list(dict.fromkeys(specs))
+        wanted = list(dict.fromkeys(specs))
+        known = {k: self._ids[k] for k in wanted if k in self._ids}
+        keys = [k for k in wanted if k not in known]
         if any("\n" in k for k in keys):
             raise GateError(f"cannot look up an object named with a newline: {keys!r}")
         if not keys:
-            return {}
+            return known
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
         lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
         ids = {
@@ -409,7 +427,8 @@ class Repo:
         # None stays "absent" (a gitlink too: its commit lives in another repository); a named object that is gone
         # raises instead.
         self._absent_or_raise([k for k, v in ids.items() if v is None])
-        return ids
+        self._ids.update((k, v) for k, v in ids.items() if _FULL_ID.fullmatch(k.partition(":")[0]))
+        return {k: known[k] if k in known else ids[k] for k in wanted}
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `commit:path` when it is a blob, else None."""
