@@ -261,8 +261,9 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
     repo = Repo(opts.repo)
     repo.toplevel()
-    trusted = _trusted(repo, opts, receipt)
-    static = _static_lanes(repo, trusted, opts.today, receipt)
+    with repo.batch_session():  # the static lanes' object reads, through one git process
+        trusted = _trusted(repo, opts, receipt)
+        static = _static_lanes(repo, trusted, opts.today, receipt)
     lanes = static.lanes
     facts: set[str] = {decision.FACT_HUMAN} if trusted.human else set()
     before_tests = {v.row for lane in lanes for v in lane.violations} & decision.stops_tests()
