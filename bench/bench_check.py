@@ -200,10 +200,15 @@ def gate_command(repo: Path, pr: int) -> list[str]:
 def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], bytes | None]], str]:
     """Every git call one in-process gate run makes (arguments and stdin), and the row it decided."""
     from evidence_gate import gate  # noqa: PLC0415 - only the recording needs the package in-process
-    from evidence_gate.git import Repo  # noqa: PLC0415
+    from evidence_gate.git import Repo, _BatchSession  # noqa: PLC0415
 
     calls: list[tuple[tuple[str, ...], bytes | None]] = []
-    original = Repo.run
+    session_reads: list[bytes] = []  # what the kept-open `cat-file --batch` was asked: one process in the floor
+    original, original_ask = Repo.run, _BatchSession.ask
+
+    def asking(self: _BatchSession, stdin: bytes, count: int) -> bytes:
+        session_reads.append(stdin)
+        return original_ask(self, stdin, count)
 
     def recording(
         self: Repo, *args: str, stdin: bytes | None = None, check: bool = True
@@ -212,6 +217,7 @@ def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], b
         return original(self, *args, stdin=stdin, check=check)
 
     Repo.run = recording  # type: ignore[method-assign]
+    _BatchSession.ask = asking  # type: ignore[method-assign]
     try:
         opts = gate.CheckOptions(
             repo=repo, head=f"refs/pull/{pr}/merge", author="agent-bench", today=date.fromisoformat(TODAY), run=False
@@ -219,6 +225,9 @@ def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], b
         receipt, _ = gate.evaluate(opts, OUT / "receipt-recorded.json")
     finally:
         Repo.run = original  # type: ignore[method-assign]
+        _BatchSession.ask = original_ask  # type: ignore[method-assign]
+    if session_reads:
+        calls.append((("cat-file", "--batch"), b"".join(session_reads)))
     return calls, str(receipt["decision"]["row"])
 
 

@@ -1,7 +1,7 @@
 """Benchmark of where the gate's cost grows: the freeze ledger, `history`, and start-up, each against a comparison
 measured in the same run.
 
-    python bench/bench_speed.py [--repeat N] [--quick]
+    python bench/bench_speed.py [--repeat N] [--quick] [--other-src DIR]
 
 1. The ledger lane in-process (`freeze_ledger.check` on the baseline and head ledgers, CPU time; the baseline has
    one entry more, so both sides are parsed): YAML ledgers of 500, 2,000 and 5,000 entries (the largest just under
@@ -11,7 +11,11 @@ measured in the same run.
    repository with a 2,000-entry ledger and with a one-entry one, against bench/article_freeze_budget.py on the
    same commits (pure-Python `yaml.safe_load`, as the article's script; and with `--libyaml`).
 3. `history` over 1,000 first-parent commits with 21 distinct ledgers (30 entries each): the process's CPU.
-4. Start-up: `python -c "import evidence_gate.cli"` against `python -c "import yaml"` and `python -c pass`.
+4. Start-up: `python -c "import evidence_gate.cli"` against the standard library it needs (with yaml), `python -c
+   "import yaml"` and `python -c pass`.
+
+`--other-src DIR` also runs part 2's gate from another copy of its `src/` folder (`git archive REV src | tar -x -C
+DIR`), interleaved in the same run, for before/after figures under the same load.
 
 CPU time (user + system, from os.times / wait4) is the steady figure on a shared machine; each is the median of N
 runs, interleaved with its comparison. Bytecode is compiled first (the image ships it; an editable install under
@@ -67,9 +71,9 @@ def json_ledger(count: int) -> bytes:
     return (json.dumps({"version": 1, "frozen": frozen}, indent=1) + "\n").encode()
 
 
-def cpu_of(cmd: list[str], cwd: Path | None = None) -> float:
+def cpu_of(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
     """CPU seconds of one process and its children (wait4's rusage)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_utime + usage.ru_stime
 
@@ -193,8 +197,9 @@ def bench_ledgers(repeat: int, quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def bench_check(repeat: int) -> list[dict[str, Any]]:
-    """Part 2: `check --no-run` against the article's script on the same pull request."""
+def bench_check(repeat: int, other_src: Path | None) -> list[dict[str, Any]]:
+    """Part 2: `check --no-run` against the article's script on the same pull request (and the other `src/`)."""
+    other_env = dict(ENV, PYTHONPATH=str(other_src)) if other_src else None
     rows = []
     for count in (1, 2000):
         repo = OUT / f"speed-pr-{count}"
@@ -206,6 +211,8 @@ def bench_check(repeat: int) -> list[dict[str, Any]]:
                 [sys.executable, str(ARTICLE), str(r), b, h, "--libyaml"]
             ),
         }
+        if other_env:
+            runs["other_cpu_s"] = lambda r=repo, b=base, h=head: cpu_of(gate_cmd(r, b, h), env=other_env)
         runs["gate_cpu_s"]()  # warm the page cache
         row = interleaved(repeat, runs)
         receipt = json.loads((OUT / "speed-receipt.json").read_text("utf-8"))
@@ -218,6 +225,9 @@ def bench_check(repeat: int) -> list[dict[str, Any]]:
                 "ratio_libyaml": round(row["gate_cpu_s"] / row["article_libyaml_cpu_s"], 2),
             }
         )
+        if other_env:
+            rows[-1]["other_ratio"] = round(row["other_cpu_s"] / row["article_cpu_s"], 2)
+            rows[-1]["over_other"] = round(row["gate_cpu_s"] / row["other_cpu_s"], 2)
         print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
 
@@ -237,7 +247,13 @@ def bench_history(repeat: int) -> dict[str, Any]:
 
 def bench_import(repeat: int) -> dict[str, float]:
     """Part 4: start-up."""
-    code = {"pass": "pass", "import_yaml": "import yaml", "import_cli": "import evidence_gate.cli"}
+    code = {
+        "pass": "pass",
+        "import_yaml": "import yaml",
+        # The standard library the gate cannot start without (the CLI's parser, paths, value classes, git calls).
+        "import_stdlib": "import yaml, json, subprocess, argparse, pathlib, dataclasses, typing, hashlib",
+        "import_cli": "import evidence_gate.cli",
+    }
     row = interleaved(repeat, {k: lambda c=c: cpu_of([sys.executable, "-c", c]) for k, c in code.items()})
     print(json.dumps(row), file=sys.stderr)
     return row
@@ -257,13 +273,19 @@ def markdown(results: dict[str, Any]) -> str:
         f"{r['ratio']}× | {r['article_libyaml_cpu_s']:.3f} s | {r['ratio_libyaml']}× |"
         for r in results["check"]
     ]
+    out += [
+        f"- {r['entries']:,}-entry ledger, the gate from --other-src: {r['other_cpu_s']:.3f} s, {r['other_ratio']}× "
+        f"the article's script; this checkout costs {r['over_other']} of it."
+        for r in results["check"]
+        if "other_cpu_s" in r
+    ]
     h, i = results["history"], results["import"]
     out += [
         "",
         f"`history`, {h['commits']:,} commits, {h['distinct_ledgers']} distinct ledgers: {h['history_cpu_s']:.3f} s "
         f"of CPU (of which start-up {h['import_cpu_s']:.3f} s).",
-        f"Start-up: `import evidence_gate.cli` {i['import_cli']:.3f} s, `import yaml` {i['import_yaml']:.3f} s, "
-        f"`pass` {i['pass']:.3f} s of CPU.",
+        f"Start-up: `import evidence_gate.cli` {i['import_cli']:.3f} s, the standard library it needs (with yaml) "
+        f"{i['import_stdlib']:.3f} s, `import yaml` {i['import_yaml']:.3f} s, `pass` {i['pass']:.3f} s of CPU.",
     ]
     return "\n".join(out)
 
@@ -273,13 +295,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="fewer ledger sizes (a smoke run)")
+    parser.add_argument("--other-src", type=Path, help="also time part 2's gate from this copy of src/")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src" / "evidence_gate")], check=True)
+    for src in [ROOT / "src", *([args.other_src] if args.other_src else [])]:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(src) / "evidence_gate")], check=True)
     started = time.perf_counter()
     results = {
         "ledgers": bench_ledgers(args.repeat, args.quick),
-        "check": bench_check(args.repeat),
+        "check": bench_check(args.repeat, args.other_src.resolve() if args.other_src else None),
         "history": bench_history(args.repeat),
         "import": bench_import(args.repeat),
     }

@@ -119,3 +119,49 @@ def test_a_bare_object_id_that_is_gone_is_history_missing(tmp_path: Path) -> Non
     with pytest.raises(GateError) as info:
         Repo(repo.path).read_blobs(["2" * 40])
     assert info.value.row == "history-missing"
+
+
+def test_the_kept_open_batch_answers_as_one_process_per_read(tmp_path: Path) -> None:
+    """Inside `batch_session` every read (present, absent, a folder, a gitlink-free mix, one large enough to go to
+    a process of its own) returns what the one-off `cat-file --batch` returns, and the session's git is collected."""
+    repo = _pr(tmp_path)
+    big = [f"HEAD^1:no/such/file{i:05d}" for i in range(2000)]  # over the session's request size
+    requests = [["HEAD^1:freeze.yaml", "HEAD^2:freeze.yaml"], ["HEAD^1:absent.txt", "HEAD^1:src"], big, ["HEAD^1:"]]
+    alone = [Repo(repo.path).read_blobs(r) for r in requests]
+    session = Repo(repo.path)
+    with session.batch_session():
+        inside = [session.read_blobs(r) for r in requests]
+        process = session._session.proc if session._session else None
+    assert inside == alone
+    assert inside[0]["HEAD^1:freeze.yaml"] != inside[0]["HEAD^2:freeze.yaml"]
+    assert process is not None and process.returncode == 0
+
+
+def test_a_corrupt_object_read_in_the_session_is_history_missing(tmp_path: Path) -> None:
+    """A damaged loose object read through the kept-open `cat-file` is `history-missing` naming the object, as
+    with a process of its own, and the reads after it still answer."""
+    repo = _pr(tmp_path)
+    oid = repo.git("rev-parse", "HEAD^2:freeze.yaml")
+    _loose(repo, oid).write_bytes(b"not zlib at all")
+    reader = Repo(repo.path)
+    with reader.batch_session():
+        assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]
+        with pytest.raises(GateError) as caught:
+            reader.read_blobs([oid])
+        assert caught.value.row == "history-missing"
+        assert oid in str(caught.value)
+        assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]
+
+
+def test_a_session_whose_git_ended_fails_the_read_and_later_reads_go_alone(tmp_path: Path) -> None:
+    """When the kept-open git is gone (killed), the read that needed it raises instead of answering "absent", and
+    the reads after it run in processes of their own."""
+    repo = _pr(tmp_path)
+    reader = Repo(repo.path)
+    with reader.batch_session():
+        assert reader._session is not None
+        reader._session.proc.kill()  # the test ends the session's git itself
+        reader._session.proc.wait()
+        with pytest.raises(GateError):
+            reader.read_blobs(["HEAD^1:freeze.yaml"])
+        assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]

@@ -7,10 +7,10 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from importlib import resources
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from evidence_gate import package_data
 from evidence_gate.errors import InputInvalid
 from evidence_gate.schema_check import Check, compile_schema
 from evidence_gate.strict_parse import load_yaml
@@ -132,7 +132,7 @@ class BoundedContext:
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A JSON Schema shipped in the package's data folder."""
-    text = resources.files("evidence_gate").joinpath(f"data/{name}").read_text("utf-8")
+    text = package_data.read_text(name)
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

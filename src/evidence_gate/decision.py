@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from evidence_gate import package_data
 from evidence_gate.model import Violation
 from evidence_gate.receipt_types import DecisionJson
 
@@ -60,7 +60,7 @@ class Decision:
 @cache
 def table() -> tuple[Row, ...]:
     """The decision table, in order."""
-    raw = json.loads(resources.files("evidence_gate").joinpath("data/decision_table.json").read_text("utf-8"))
+    raw = json.loads(package_data.read_text("decision_table.json"))
     return tuple(Row(**r) for r in raw["rows"])
 
 

@@ -71,9 +71,10 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
 def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple[LaneResult, list[dict[str, Any]]]:
     """The fixture lane: tree ids of baseline and head, and the baseline's digest records that the sealed run must
     check (none when the lane found a problem)."""
+    trees = repo.object_ids([f"{baseline}:{config.fixtures.dir}", f"{head}:{config.fixtures.dir}"])
     receipt: dict[str, Any] = {
-        "tree": repo.tree_oid(baseline, config.fixtures.dir),
-        "head_tree": repo.tree_oid(head, config.fixtures.dir),
+        "tree": trees[f"{baseline}:{config.fixtures.dir}"],
+        "head_tree": trees[f"{head}:{config.fixtures.dir}"],
         "digests": [],
     }
     data = repo.read_blob(baseline, config.fixtures.digests)

@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
-import traceback
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
 from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
-from evidence_gate.event_context import EventContext
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt import empty_receipt, scrub, write_receipt
 from evidence_gate.score_properties import PropertySpec, parse_properties
+
+if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
+    from evidence_gate.event_context import EventContext
 
 # Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
 PULL_REQUEST_TARGET_FIX = (
@@ -295,8 +295,9 @@ def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
     repo = Repo(opts.repo)
     repo.toplevel()
-    trusted = _trusted(repo, opts, receipt)
-    static = _static_lanes(repo, trusted, opts.today, receipt)
+    with repo.batch_session():  # the static lanes' object reads, through one git process
+        trusted = _trusted(repo, opts, receipt)
+        static = _static_lanes(repo, trusted, opts.today, receipt)
     lanes = static.lanes
     facts: set[str] = {decision.FACT_HUMAN} if trusted.human else set()
     before_tests = {v.row for lane in lanes for v in lane.violations} & decision.stops_tests()
@@ -358,9 +359,9 @@ def _static_lanes(repo: Repo, trusted: Trusted, today: date, receipt: dict[str, 
     receipt["locked"] = locked.receipt
     probes = harness_probes.check(repo, baseline, head, config, diff, frozenset(locked.receipt.get("files", [])))
     receipt["probes"] = probes.receipt
-    ledger = freeze_ledger.check(
-        repo.read_blob(baseline, config.freeze.file), repo.read_blob(head, config.freeze.file), config, today
-    )
+    sides = [f"{baseline}:{config.freeze.file}", f"{head}:{config.freeze.file}"]
+    ledgers = repo.read_blobs(sides)  # both sides through one `cat-file`
+    ledger = freeze_ledger.check(ledgers[sides[0]], ledgers[sides[1]], config, today)
     receipt["freeze"] = ledger.lane.receipt
     fixture, digest_records = fixtures.check_records(repo, baseline, head, config)
     receipt["fixtures"] = fixture.receipt
@@ -377,6 +378,8 @@ def _not_run_lanes(opts: CheckOptions, trusted: Trusted, static: Static, skipped
 
 def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Static) -> LaneResult:
     """The sealed property run, on the trees and lists the static lanes established."""
+    import tempfile  # noqa: PLC0415 - only the property run needs a scratch folder
+
     from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
     locked, ledger = static.locked, static.ledger
@@ -455,6 +458,8 @@ def describe_crash(exc: BaseException) -> str:
 
     An OS error names the file and the user, since the fix is then the environment's, not the gate's.
     """
+    import traceback  # noqa: PLC0415 - only a crash is described
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
     reason = str(exc).strip()[:500] or "(no message)"  # the text may come from the patch: bounded
@@ -494,6 +499,8 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     except GateError as exc:
         code = record_error(out, exc)
     except Exception as exc:  # noqa: BLE001 - the one handler for the gate's own failures: record, never lose
+        import traceback  # noqa: PLC0415 - only a crash records one
+
         out["errors"].append(describe_crash(exc))
         out["errors"].append(traceback.format_exc(limit=8))
     finally:

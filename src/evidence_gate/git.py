@@ -10,7 +10,9 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,9 @@ FSCK_FIX = (
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
 
+# A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
+_SESSION_MAX_REQUEST = 16 * 1024
+_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -114,12 +119,19 @@ class Repo:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._env: dict[str, str] | None = None
+        # What a commit named by its full id holds never changes: its listings and object ids are asked once.
+        self._listings: dict[tuple[str, tuple[str, ...], bool], tuple[TreeEntry, ...]] = {}
+        self._ids: dict[str, str | None] = {}
+        self._session: _BatchSession | None = None
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """Run `git ARGS` in the repository and return the completed process."""
         cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", *args]
         try:
-            proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=scrubbed_env(), check=False)
+            if self._env is None:  # read once per repository: 30-odd git calls a run
+                self._env = scrubbed_env()
+            proc = subprocess.run(cmd, cwd=self.path, input=stdin, capture_output=True, env=self._env, check=False)
         except (FileNotFoundError, NotADirectoryError) as exc:  # also raised for a missing working folder
             if not self.path.is_dir():
                 raise GateError(
@@ -131,25 +143,57 @@ class Repo:
         except PermissionError as exc:  # the working folder itself cannot be entered
             raise unreadable_checkout(self.path, exc.strerror or "permission denied") from exc
         if check and proc.returncode != 0:
-            stderr = "\n".join(
-                line
-                for line in proc.stderr.decode(errors="replace").strip().splitlines()
-                if not line.startswith("hint:")
-            )
-            if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
-                raise unreadable_checkout(self.path, stderr[:500])
-            if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
-                # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
-                raise GateError(
-                    f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
-                    fix=FSCK_FIX,
-                    row="history-missing",
-                )
-            raise GateError(
-                f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
-                fix="run the gate inside a git checkout of the pull request",
-            )
+            raise self._failure(args, proc.stderr)
         return proc
+
+    def _failure(self, args: Sequence[str], raw_stderr: bytes) -> GateError:
+        """The error for a git command that failed, from what it printed."""
+        stderr = "\n".join(
+            line for line in raw_stderr.decode(errors="replace").strip().splitlines() if not line.startswith("hint:")
+        )
+        if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
+            return unreadable_checkout(self.path, stderr[:500])
+        if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
+            # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
+            return GateError(
+                f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
+                fix=FSCK_FIX,
+                row="history-missing",
+            )
+        return GateError(
+            f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
+            fix="run the gate inside a git checkout of the pull request",
+        )
+
+    @contextmanager
+    def batch_session(self) -> Iterator[None]:
+        """Within the block, small object reads go to one `git cat-file --batch` kept open: a run asks for a few
+        objects at a time, a dozen times, and each new git process costs more CPU than the reading."""
+        if self._session is not None:
+            yield
+            return
+        try:
+            self._session = _BatchSession(self)
+        except OSError:  # reads then go one process each, which report the trouble in their own words
+            yield
+            return
+        try:
+            yield
+        finally:
+            session, self._session = self._session, None
+            if session is not None:  # None when its git ended early (the read that saw it raised)
+                session.close()
+
+    def _cat_file_batch(self, stdin: bytes, count: int) -> bytes:
+        """`git cat-file --batch`'s output for `count` names (`stdin`, one a line): from the open session when the
+        request is small, else from a process of its own."""
+        if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
+            try:
+                return self._session.ask(stdin, count)
+            except _SessionDied as died:
+                self._session = None
+                raise self._failure(("cat-file", "--batch"), died.stderr) from None
+        return self.run("cat-file", "--batch", stdin=stdin).stdout
 
     def out(self, *args: str) -> str:
         """Stdout of `git ARGS`, stripped."""
@@ -220,6 +264,15 @@ class Repo:
 
     def ls_tree(self, commit: str, paths: Iterable[str] = (), *, recursive: bool = False) -> list[TreeEntry]:
         """Entries of `commit`'s tree, limited to `paths` when given (literal pathspecs)."""
+        key = (commit, tuple(paths), recursive)
+        if key in self._listings:
+            return list(self._listings[key])
+        entries = self._ls_tree(commit, key[1], recursive)
+        if _FULL_ID.fullmatch(commit):
+            self._listings[key] = tuple(entries)
+        return entries
+
+    def _ls_tree(self, commit: str, paths: tuple[str, ...], recursive: bool) -> list[TreeEntry]:
         args = ["--literal-pathspecs", "ls-tree", "-z", "--full-tree"]
         if recursive:
             args.append("-r")
@@ -344,7 +397,7 @@ class Repo:
             if "\n" in key:
                 raise GateError(f"cannot read an object named with a newline: {key!r}")
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
-        data = self.run("cat-file", "--batch", stdin=stdin).stdout
+        data = self._cat_file_batch(stdin, len(keys))
         result: dict[str, bytes | None] = {}
         pos = 0
         for key in keys:
@@ -395,11 +448,13 @@ class Repo:
 
     def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:
         """The object id each `rev:path` names (tree or blob), None where absent or a gitlink; see `read_blobs`."""
-        keys = list(dict.fromkeys(specs))
+        wanted = list(dict.fromkeys(specs))
+        known = {k: self._ids[k] for k in wanted if k in self._ids}
+        keys = [k for k in wanted if k not in known]
         if any("\n" in k for k in keys):
             raise GateError(f"cannot look up an object named with a newline: {keys!r}")
         if not keys:
-            return {}
+            return known
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
         lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
         ids = {
@@ -409,7 +464,8 @@ class Repo:
         # None stays "absent" (a gitlink too: its commit lives in another repository); a named object that is gone
         # raises instead.
         self._absent_or_raise([k for k, v in ids.items() if v is None])
-        return ids
+        self._ids.update((k, v) for k, v in ids.items() if _FULL_ID.fullmatch(k.partition(":")[0]))
+        return {k: known[k] if k in known else ids[k] for k in wanted}
 
     def read_blob(self, commit: str, path: str) -> bytes | None:
         """The bytes of `commit:path` when it is a blob, else None."""
@@ -436,3 +492,77 @@ class Repo:
         proc = self.run("merge-tree", "--write-tree", "--no-messages", base, head, check=False)
         first = proc.stdout.decode().split("\n", 1)[0].strip()
         return first if proc.returncode == 0 and first else None
+
+
+class _SessionDied(Exception):
+    """The kept-open `cat-file --batch` ended before answering; carries what it printed on stderr."""
+
+    def __init__(self, stderr: bytes) -> None:
+        super().__init__("git cat-file --batch ended")
+        self.stderr = stderr
+
+
+class _BatchSession:
+    """One `git cat-file --batch` answering request after request (git flushes after each object, unbuffered)."""
+
+    def __init__(self, repo: Repo) -> None:
+        cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", "cat-file", "--batch"]
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=repo.path,
+            env=scrubbed_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if self.proc.stdin is None or self.proc.stdout is None or self.proc.stderr is None:
+            raise OSError("git cat-file --batch started without its pipes")
+        self._in, self._out, self._err = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        self._stderr: list[bytes] = []
+        # Drained as it comes, so git can never block on a full stderr pipe while the gate waits for its stdout.
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        self._stderr.append(self._err.read())
+
+    def ask(self, stdin: bytes, count: int) -> bytes:
+        """The answers to `count` names, exactly as a one-off `cat-file --batch` would print them."""
+        out = self._out
+        try:
+            self._in.write(stdin)  # small: fits the pipe whole, so writing first cannot deadlock
+            self._in.flush()
+        except BrokenPipeError:
+            raise self._died() from None
+        chunks: list[bytes] = []
+        for _ in range(count):
+            header = out.readline()
+            if not header.endswith(b"\n"):
+                raise self._died()
+            chunks.append(header)
+            if header.endswith((b" missing\n", b" ambiguous\n")):
+                continue
+            size = int(header.rsplit(b" ", 1)[1])
+            body = out.read(size + 1)  # the object and its trailing newline
+            if len(body) != size + 1:
+                raise self._died()
+            chunks.append(body)
+        return b"".join(chunks)
+
+    def _died(self) -> _SessionDied:
+        self.close()
+        return _SessionDied(b"".join(self._stderr))
+
+    def close(self) -> None:
+        """End the process (EOF on its input) and collect it."""
+        if not self._in.closed:
+            with suppress(BrokenPipeError):
+                self._in.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._drain.join(timeout=30)
+        self._out.close()
+        self._err.close()

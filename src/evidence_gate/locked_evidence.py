@@ -7,7 +7,6 @@ repository. Tree ids of locked folders go to the receipt and are cross-checked a
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -323,6 +322,8 @@ def _meta_violations(
         hits: dict[tuple[str, tuple[str, ...], bool], list[str]] = {}
         before = _relevant(old, attr_dir, candidates, hits)
         after = _relevant(new, attr_dir, candidates, hits)
+        import difflib  # noqa: PLC0415 - only a changed attributes file is compared line by line
+
         matcher = difflib.SequenceMatcher(a=[x.key for x in before], b=[x.key for x in after], autojunk=False)
         disp = display_path(e.path)
         for op, a0, a1, b0, b1 in matcher.get_opcodes():

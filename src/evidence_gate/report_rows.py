@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from evidence_gate import decision, receipt_types
+from evidence_gate import decision, package_data, receipt_types
 from evidence_gate.receipt_types import ViolationJson
 
 # pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
@@ -47,7 +46,7 @@ def title(row: str) -> str:
 
 @cache
 def _rows() -> dict[str, RowInfo]:
-    raw = json.loads(resources.files("evidence_gate").joinpath("data/report_rows.json").read_text("utf-8"))
+    raw = json.loads(package_data.read_text("report_rows.json"))
     return {row: RowInfo(**info) for row, info in raw["rows"].items()}
 
 
