@@ -20,8 +20,7 @@ from typing import Any
 from evidence_gate.artifact_upload import ArtifactError, ArtifactUnavailable, ResultsClient, answer_field, backend_ids
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
-from evidence_gate.receipt import validate
-from evidence_gate.shard_merge import MAX_RECEIPT  # the cap `evidence-gate merge` applies to a receipt file
+from evidence_gate.receipt import MAX_RECEIPT, validate
 from evidence_gate.strict_parse import load_json
 
 MAX_ZIP = 4 << 20  # an artifact holding one receipt and its text report; anything larger is not ours

@@ -20,7 +20,7 @@ from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
-from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.receipt import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.strict_parse import load_json
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
@@ -256,8 +256,6 @@ def load_index(path: Path) -> dict[str, Any] | None:
 
 
 def _load_json(path: Path, what: str) -> Any:
-    from evidence_gate.shard_merge import MAX_RECEIPT  # noqa: PLC0415 - merge only
-
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_RECEIPT + 1)

@@ -13,6 +13,8 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.visible import encodable
 
 SCHEMA_ID = "evidence-gate/receipt/v1"
+# The most bytes any reader takes of one receipt or index file (`merge`, the action's shard download, `--previous`).
+MAX_RECEIPT = 1 << 20
 
 
 def empty_receipt() -> dict[str, Any]:

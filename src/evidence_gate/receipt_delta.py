@@ -16,7 +16,7 @@ from typing import Any
 
 from evidence_gate import property_report, receipt_types, visible
 from evidence_gate.errors import InputInvalid
-from evidence_gate.receipt import validate
+from evidence_gate.receipt import MAX_RECEIPT, validate
 from evidence_gate.strict_parse import load_json
 
 MAX_LISTED = 10  # new or fixed findings named one by one; the rest are counted
@@ -44,7 +44,6 @@ class Delta:
 
 def parse(data: bytes) -> dict[str, Any] | str:
     """A previous receipt from its bytes, or why it cannot be compared against."""
-    from evidence_gate.shard_merge import MAX_RECEIPT  # noqa: PLC0415 - the receipt cap; shard_merge imports reporters
 
     if len(data) > MAX_RECEIPT:
         return f"the receipt is over the {MAX_RECEIPT}-byte cap"

@@ -14,12 +14,10 @@ from typing import Any
 from evidence_gate import decision, receipt_types, run_facts, seed_ledger, steering
 from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.model import Violation
-from evidence_gate.receipt import sha256_of, validate, write_receipt
+from evidence_gate.receipt import MAX_RECEIPT, sha256_of, validate, write_receipt
 from evidence_gate.receipt_types import SeedLedgerJson
 from evidence_gate.report import Context, render, violations_of
 from evidence_gate.strict_parse import load_json
-
-MAX_RECEIPT = 1 << 20
 
 
 def load(path: Path) -> dict[str, Any]:
