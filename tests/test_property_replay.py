@@ -73,8 +73,9 @@ def test_a_property_whose_code_reads_hash_order_is_not_replayable(git_repo: GitR
 
 
 def test_an_honest_property_replays_and_passes(git_repo: GitRepo, tmp_path: Path) -> None:
-    """Code that depends only on its inputs: the shifted sample seed draws the same examples, and the gate passes."""
-    red_repo(git_repo)
+    """Code that depends only on its inputs: the shifted sample seed draws the same examples, and the gate passes
+    (listed as a whole file, so the ledger's node is not the entry the worker was given)."""
+    red_repo(git_repo, {"SCORE_PROPERTIES": "properties/test_double.py\n"})
     git_repo.commit("fix", {"src/calc.py": GREEN})
     receipt = judge(git_repo, tmp_path)
     found = ledger(receipt, NODE)

@@ -537,7 +537,8 @@ def _replays_of(
         if kind is None or worker is None:
             continue
         got = {int(e["seed"]): e for e in _results([worker]) if e.get("node") == node and e.get("kind") == kind}
-        for seed, _kind in job.runs.get(node, []):
+        scheduled = [seed for key, pairs in job.runs.items() if matches_spec(node, key) for seed, _kind in pairs]
+        for seed in scheduled:
             original = next((e for e in plan_results if e.get("seed") == seed and e.get("kind") in PLAN_KINDS), None)
             if original is None:
                 continue  # the first run left no result: the ledger already stopped early
