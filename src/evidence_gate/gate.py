@@ -49,6 +49,8 @@ class CheckOptions:
     # Why the property lane may not run here (the action under pull_request_target), whatever `run` asked: unlike
     # --no-run, a refusal is itself a failing `run-integrity` row, since nothing then stands behind a pass.
     refused: str = ""
+    # The fresh seeds to run instead of a new draw (`evidence-gate verify` replays a receipt's); None: draw them.
+    fresh_seeds: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -363,6 +365,7 @@ def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Stat
                 workdir=opts.workdir or Path(scratch),
                 shard=opts.shard,
                 fixture_records=(static.fixture, static.digest_records),
+                fresh=opts.fresh_seeds,
             )
         )
 

@@ -73,6 +73,8 @@ class DynamicRequest:
     shard: tuple[int, int] | None = None
     # The fixture lane's result and its digest records, when the caller already computed them.
     fixture_records: tuple[LaneResult, list[dict[str, Any]]] | None = None
+    # Fresh seeds given rather than drawn (a verification replays a receipt's).
+    fresh: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -585,7 +587,7 @@ def _plan(req: DynamicRequest, trees: Trees) -> Plan:
     """The seeds this run owns, a fresh draw, the workers' jobs and the digest records (read from the baseline)."""
     props = req.config.properties
     seeds = plan_slice(props.seeds, req.shard)
-    fresh = draw_fresh(props.fresh_seeds, props.seeds)
+    fresh = list(req.fresh) if req.fresh is not None else draw_fresh(props.fresh_seeds, props.seeds)
     parallel = props.jobs or (os.cpu_count() or 1)
     fixture_lane, raw = req.fixture_records or fixtures.check_records(req.repo, req.baseline, req.head, req.config)
     records: list[dict[str, Any]] = []
