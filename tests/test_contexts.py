@@ -329,3 +329,14 @@ def test_context_receipts_are_named_after_the_index(tmp_path: Path, name: str, b
     index = json.loads(index_path.read_text())
     assert index["state"] == "final" and by_context(index)["alpha"]["receipt"] == beside
     assert json.loads((tmp_path / "out" / beside).read_text())["context"]["name"] == "alpha"
+
+
+def test_verify_reproduces_a_contexts_receipt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`verify` on one context's receipt judges that context again (the receipt names it), not the whole repository."""
+    repo = monorepo(tmp_path)
+    repo.commit("break beta", {"services/beta/src/beta_calc.py": BROKEN})
+    assert check(repo, tmp_path)[0] == 10
+    capsys.readouterr()
+    beta = receipt_path_for(tmp_path / "out" / "receipt.json", "beta")
+    assert cli.main(["verify", str(beta), "--repo", str(repo.path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out == "reproduced\n"

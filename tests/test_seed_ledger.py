@@ -45,6 +45,7 @@ CASES = {
     "empty_plan": {"planned_seeds": [], "attempted_seeds": []},
     "early_stop_incomplete": {"attempted_seeds": [1, 2], "stopped_early": True},
     "seed_gap": {"attempted_seeds": [1, 2, 4]},
+    "not_replayable": {"replays": [{"kind": "shifted", "seed": 1, "differs": ["outcome passed, then failed"]}]},
     "budget_pass_no_freeze": {"failing_seed": None},
     "seed_mismatch": {"failing_seed": 9},
     "oracle_unreviewed": {"oracle_source": "model_draft"},

@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
     demo.add_argument("--no-run", action="store_true", help="static lanes only (faster)")
 
+    verify = sub.add_parser("verify", help="re-derive a receipt from git objects and its seeds; name what differs")
+    verify.add_argument("receipt", type=Path, metavar="RECEIPT", help="the receipt.json to verify")
+    verify.add_argument("--repo", type=Path, default=Path(), help="the git checkout holding its commits (default: .)")
+
     sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and GITHUB_* variables)")
 
     merge = sub.add_parser("merge", help="close seed ledgers over the receipts of --shard runs")
@@ -288,6 +292,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from evidence_gate import demo  # noqa: PLC0415 - subcommands load their modules on demand
 
         return demo.main(workdir=args.workdir, run=not args.no_run)
+    if args.command == "verify":
+        from evidence_gate import verify  # noqa: PLC0415
+
+        return verify.main(args.receipt, args.repo)
     if args.command == "action":
         from evidence_gate import action  # noqa: PLC0415
 

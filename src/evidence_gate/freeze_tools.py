@@ -32,6 +32,7 @@ WHY = {
     "empty_plan": "no seed was planned, so nothing was measured",
     "early_stop_incomplete": "the run stopped before every planned seed was attempted",
     "seed_gap": "a planned seed was not attempted exactly once",
+    "not_replayable": "the same seed did not give the same outcome and examples when run again",
     "budget_pass_no_freeze": "the property passed every seed; there is nothing to freeze",
     "seed_mismatch": "the failing seed is not among the attempts, or did not fail again on replay (a flake)",
     "oracle_unreviewed": "the property's oracle is a model draft; a human must review it first",

@@ -51,6 +51,8 @@ class CheckOptions:
     refused: str = ""
     # The bounded context to judge (`contexts:` in the configuration), or '' for a repository without contexts.
     context: str = ""
+    # The fresh seeds to run instead of a new draw (`evidence-gate verify` replays a receipt's); None: draw them.
+    fresh_seeds: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -402,6 +404,7 @@ def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Stat
                 workdir=opts.workdir or Path(scratch),
                 shard=opts.shard,
                 fixture_records=(static.fixture, static.digest_records),
+                fresh=opts.fresh_seeds,
             )
         )
 

@@ -28,7 +28,17 @@ from evidence_gate.sealed import confinement, protocol, provenance
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.assertion_hash import matches
 from evidence_gate.sealed.plugin import matches_spec
-from evidence_gate.sealed.protocol import EV, PLAN_KINDS, Event, Kind, Mode, is_shrink
+from evidence_gate.sealed.protocol import (
+    CLOCK_SHIFT_S,
+    EV,
+    HASH_SEED,
+    PLAN_KINDS,
+    SHIFTED_HASH_SEED,
+    Event,
+    Kind,
+    Mode,
+    is_shrink,
+)
 from evidence_gate.sealed.run import (
     WorkerResult,
     Workspace,
@@ -63,6 +73,8 @@ class DynamicRequest:
     shard: tuple[int, int] | None = None
     # The fixture lane's result and its digest records, when the caller already computed them.
     fixture_records: tuple[LaneResult, list[dict[str, Any]]] | None = None
+    # Fresh seeds given rather than drawn (a verification replays a receipt's).
+    fresh: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -72,6 +84,9 @@ class Job:
     name: str
     tree: str
     runs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # The worker's PYTHONHASHSEED and clock shift: the `shifted` replay's differ from every other worker's.
+    hash_seed: int = HASH_SEED
+    clock_shift_s: float = 0.0
 
     def add(self, node: str, seed: int, kind: str) -> None:
         """Schedule one run of `node`."""
@@ -436,6 +451,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     if launched.failed:
         return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
     plan, launched = _excuse_stage(req, ws, plan, launched)
+    plan, launched = _replay_stage(req, ws, plan, launched)
     collected = _collect(req, plan, launched)
     return LaneResult(tuple(collected.violations), _receipt(req, ws, plan, launched, collected))
 
@@ -478,6 +494,61 @@ def _excuse_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Laun
     return replace(plan, jobs=[*plan.jobs, job]), replace(launched, workers=[*launched.workers, worker])
 
 
+def _replay_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+    """After the head ran: per property, the failing seed its ledger reports (the first in plan order) and its first
+    failing fresh seed run once more in fresh workers on the head's tree (no shrink re-runs; the other failing seeds
+    already re-ran twice in their worker); `_replays_of` compares each with its first run. Bounded: at most two
+    replays per property, spread over `properties.jobs` workers."""
+    heads = [w for j, w in zip(plan.jobs, launched.workers, strict=True) if j.name.startswith("head-")]
+    chosen: dict[tuple[str, str], int] = {}
+    for result in sorted(_results(heads), key=lambda e: _plan_order(plan.seeds, e)):
+        seed, kind = result.get("seed"), result.get("kind")
+        if kind in PLAN_KINDS and result.get("outcome") == "failed" and isinstance(seed, int):
+            chosen.setdefault((str(result.get("node")), str(kind)), seed)
+    if not chosen:
+        return plan, launched
+    n = max(1, min(plan.parallel, len(chosen)))
+    jobs = [Job(f"{REPLAY_JOB}-{i}", str(plan.trees.head)) for i in range(n)]
+    for i, ((node, _kind), seed) in enumerate(sorted(chosen.items())):
+        jobs[i % n].add(node, seed, Kind.REPLAY)
+    site = ws.root / "site-head" if req.config.properties.install else None
+
+    def start(job: Job) -> WorkerResult:
+        body = pytest_job(req.config, plan.trees.head, job.runs, plan.limit, site=site, trusted=plan.trees.locked)
+        return run_worker(ws, job.name, body, req.config.properties.timeout_s, launched.order)
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        workers = list(pool.map(start, jobs))
+    return replace(plan, jobs=[*plan.jobs, *jobs]), replace(launched, workers=[*launched.workers, *workers])
+
+
+def _plan_order(seeds: list[int], event: dict[str, Any]) -> tuple[bool, int]:
+    """Planned seeds first, in the plan's order; then fresh ones."""
+    seed = event.get("seed")
+    return (event.get("kind") != Kind.PLAN, seeds.index(seed) if seed in seeds else len(seeds))
+
+
+def _replays_of(
+    req: DynamicRequest, node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The ledger's replays: its failing seeds' runs in a fresh worker, and the shifted sample seed's run."""
+    records = []
+    for job in runs.jobs_all:
+        kind = Kind.SHIFTED if job.name == SHIFTED_JOB else Kind.REPLAY if job.name.startswith(REPLAY_JOB) else None
+        worker = runs.by_job.get(job.name)
+        if kind is None or worker is None:
+            continue
+        got = {int(e["seed"]): e for e in _results([worker]) if e.get("node") == node and e.get("kind") == kind}
+        scheduled = [seed for key, pairs in job.runs.items() if matches_spec(node, key) for seed, _kind in pairs]
+        for seed in scheduled:
+            original = next((e for e in plan_results if e.get("seed") == seed and e.get("kind") in PLAN_KINDS), None)
+            if original is None:
+                continue  # the first run left no result: the ledger already stopped early
+            problems = "; ".join(_worker_problems(worker, req.config.properties.timeout_s))
+            records.append(run_facts.replay_record(kind, int(seed), original, got.get(int(seed)), problems))
+    return records
+
+
 def _test_files(req: DynamicRequest, locked: frozenset[str]) -> list[str]:
     """Every locked module (tests, and the helpers they import): each keeps its import name, since a repository
     module of the same top-level name is left out of the tree, or the by-name import would find the patch's copy."""
@@ -516,7 +587,7 @@ def _plan(req: DynamicRequest, trees: Trees) -> Plan:
     """The seeds this run owns, a fresh draw, the workers' jobs and the digest records (read from the baseline)."""
     props = req.config.properties
     seeds = plan_slice(props.seeds, req.shard)
-    fresh = draw_fresh(props.fresh_seeds, props.seeds)
+    fresh = list(req.fresh) if req.fresh is not None else draw_fresh(props.fresh_seeds, props.seeds)
     parallel = props.jobs or (os.cpu_count() or 1)
     fixture_lane, raw = req.fixture_records or fixtures.check_records(req.repo, req.baseline, req.head, req.config)
     records: list[dict[str, Any]] = []
@@ -544,6 +615,13 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
         for spec in req.specs:
             jobs[i % n_prop].add(spec.node, seed, kind)
+    sample = (seeds or fresh)[:1]
+    if n_prop and sample:
+        # One sample seed per property, run again under another clock and hash seed: its examples must not change.
+        shifted = Job(SHIFTED_JOB, str(trees.head), hash_seed=SHIFTED_HASH_SEED, clock_shift_s=CLOCK_SHIFT_S)
+        for spec in req.specs:
+            shifted.add(spec.node, sample[0], Kind.SHIFTED)
+        jobs.append(shifted)
     replay_seed = seeds[0] if seeds else (props.seeds[0] if props.seeds else 0)
     if _first_shard(req):
         # Frozen tests run in their own worker: a test file the patch deleted must not take the properties down.
@@ -569,6 +647,8 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
 
 
 STEER_PREFIX = "steer-"
+SHIFTED_JOB = "replay-shifted"
+REPLAY_JOB = "replay-failing"
 
 
 def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
@@ -620,6 +700,7 @@ class _Launcher:
             site=self.sites.get(job.tree),
             trusted=self.plan.trees.locked,
         )
+        body["hash_seed"], body["clock_shift_s"] = job.hash_seed, job.clock_shift_s
         return run_worker(self.ws, job.name, body, self.req.config.properties.timeout_s, self.order)
 
     def digests(self) -> WorkerResult:
@@ -688,6 +769,8 @@ class HeadRuns:
     by_job: dict[str, WorkerResult]
     order: _Order
     fixture_hash: str | None
+    # Every job of the run (the replays' too), for what they scheduled.
+    jobs_all: list[Job] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -708,7 +791,7 @@ def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
     changed = _changed_locked(req, plan.trees)
     origins, misloaded = _provenance(launched.every, plan.trees.head)
     head_jobs = [j for j in jobs if j.name.startswith("head-")]
-    runs = HeadRuns(plan.seeds, plan.fresh, head_jobs, by_job, launched.order, plan.fixture_hash)
+    runs = HeadRuns(plan.seeds, plan.fresh, head_jobs, by_job, launched.order, plan.fixture_hash, jobs)
     ledgers, unclosed = _ledgers(req, runs)
     replays, unreplayed = _replays(req, jobs, by_job) if plan.first_shard else ([], [])
     tautologies = _tautologies(req, jobs, by_job)
@@ -1007,6 +1090,7 @@ def _ledger(
     ledger["excuse"] = _excuse(req, spec, node, failing, runs) if first is not None else None
     if ledger["excuse"] is not None and not ledger["excuse"]["excused"]:
         ledger["excused_by"] = None
+    ledger["replays"] = _replays_of(req, node, runs, plan_results)
     ledger["status"] = seed_ledger.close(ledger)
     ledger["status_reason"] = seed_ledger.reason(ledger, "; ".join(dict.fromkeys(issues)))
     ledger["steering"] = _steering(node, runs, plan_results)

@@ -16,6 +16,7 @@ STATUS_WORDS = {
     "empty_plan": "no seeds planned",
     "early_stop_incomplete": "stopped before every planned seed ran",
     "seed_gap": "not every planned seed ran exactly once",
+    "not_replayable": "the same seed gave another outcome or other examples when run again",
     "budget_pass_no_freeze": "held on every seed",
     "seed_mismatch": "the failure did not reproduce on its seed",
     "oracle_unreviewed": "failed (the oracle is a model draft)",

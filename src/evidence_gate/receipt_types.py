@@ -95,6 +95,8 @@ class SeedLedgerJson(TypedDict):
     excuse: NotRequired[dict[str, Any] | None]
     # What the steering comparison recorded (steering.section); steering.rows derives property-steered from it.
     steering: NotRequired[dict[str, Any] | None]
+    # Seeds run again (run_facts.replay_record); one that differs closes the ledger as not_replayable.
+    replays: NotRequired[list[dict[str, Any]]]
 
 
 def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:

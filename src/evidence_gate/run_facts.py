@@ -15,6 +15,7 @@ from typing import Any
 
 from evidence_gate import decision, receipt_types, seed_ledger, steering
 from evidence_gate.model import Violation
+from evidence_gate.sealed.protocol import CLOCK_SHIFT_S, HASH_SEED, SHIFTED_HASH_SEED, Kind
 
 # A seed ledger's `runs`: per attempted seed (its decimal string), what the trusted process saw its worker report.
 RUNS = "runs"
@@ -32,6 +33,105 @@ def seed_record(event: Mapping[str, Any]) -> dict[str, Any]:
         "stopped_because": str(event.get("stopped_because") or ""),
         "message": str(event.get("message") or "")[:MESSAGE_LIMIT],
     }
+
+
+def replay_side(event: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What two runs of one seed must agree on, from one run's result event (None: no result)."""
+    if event is None:
+        return None
+    return {
+        "outcome": str(event.get("outcome")),
+        "examples": event.get("examples") if isinstance(event.get("examples"), int) else None,
+        "cases": event.get("cases") if isinstance(event.get("cases"), int) else None,
+        "examples_digest": event.get("examples_digest") if isinstance(event.get("examples_digest"), str) else None,
+        "assertion_hash": event.get("assertion_hash") if isinstance(event.get("assertion_hash"), str) else None,
+        "falsifying": one_line(str(event["falsifying"]), 300) if event.get("falsifying") else None,
+    }
+
+
+def first_differing_case(original: Mapping[str, Any], replay: Mapping[str, Any] | None) -> int | None:
+    """The number (from 1) of the first example whose choices differ between two runs' per-example digests."""
+    a, b = list(original.get("case_digests") or []), list((replay or {}).get("case_digests") or [])
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i + 1
+    return min(len(a), len(b)) + 1 if len(a) != len(b) else None
+
+
+# What each replay kind changes, in a maintainer's words.
+REPLAY_CONDITIONS: dict[str, str] = {
+    Kind.REPLAY: "in a fresh worker",
+    Kind.SHIFTED: (
+        f"in a fresh worker with the clock moved by {CLOCK_SHIFT_S:g} s (7 years and 12 hours) and PYTHONHASHSEED "
+        f"{SHIFTED_HASH_SEED} instead of {HASH_SEED}"
+    ),
+}
+
+
+def replay_record(
+    kind: str, seed: int, original: Mapping[str, Any], replay: Mapping[str, Any] | None, problems: str = ""
+) -> dict[str, Any]:
+    """The ledger's record of one replay of `seed`: both runs' facts, and what differs (`replay_differences`)."""
+    record: dict[str, Any] = {
+        "kind": kind,
+        "seed": seed,
+        "original": replay_side(original),
+        "replay": replay_side(replay),
+        "first_differing_example": first_differing_case(original, replay) if kind == Kind.SHIFTED else None,
+        "problem": "" if replay is not None else (problems or "no result reported")[:MESSAGE_LIMIT],
+    }
+    record["differs"] = replay_differences(record)
+    return record
+
+
+def replay_differences(record: Mapping[str, Any]) -> list[str]:
+    """What differs between a seed's run and its replay: outcome, failure, and for `shifted` the examples."""
+    a, b = record.get("original") or {}, record.get("replay")
+    if not isinstance(b, Mapping):
+        return [f"the replay reported no result ({record.get('problem') or 'no result reported'})"]
+    found = []
+    if a.get("outcome") != b.get("outcome"):
+        found.append(f"outcome {a.get('outcome')}, then {b.get('outcome')}")
+    elif a.get("outcome") == "failed":
+        if a.get("assertion_hash") != b.get("assertion_hash"):
+            found.append(
+                f"a different failing assertion (hash {str(a.get('assertion_hash'))[:16]}, "
+                f"then {str(b.get('assertion_hash'))[:16]})"
+            )
+        if a.get("falsifying") != b.get("falsifying"):
+            found.append(f"failing example {a.get('falsifying')}, then {b.get('falsifying')}")
+    if record.get("kind") == Kind.SHIFTED:
+        if a.get("examples") != b.get("examples"):
+            found.append(f"{a.get('examples')} examples, then {b.get('examples')}")
+        if a.get("examples_digest") != b.get("examples_digest"):
+            first = record.get("first_differing_example")
+            found.append(
+                "other generated examples"
+                + (f", from example {first} on" if isinstance(first, int) else "")
+                + f" ({a.get('cases')} test cases, then {b.get('cases')})"
+            )
+    return found
+
+
+def _replay_rows(ledger: Mapping[str, Any], node: str, file: str) -> list[Violation]:
+    """`property-not-replayable` for each replay of the ledger that differs from its run."""
+    test = node.rsplit("::", maxsplit=1)[-1].split("[", 1)[0]
+    rows = []
+    for record in ledger.get("replays") or ():
+        if not isinstance(record, Mapping) or not record.get("differs"):
+            continue
+        condition = REPLAY_CONDITIONS.get(str(record.get("kind")), str(record.get("kind")))
+        rows.append(
+            Violation(
+                "property-not-replayable",
+                f"{node}: seed {record.get('seed')} did not replay {condition}: {'; '.join(record['differs'])}. "
+                f"So the outcome depends on something besides the seed: {test} or the code it calls reads the "
+                "clock, hash() order of strings, the environment or state left by an earlier run; make it depend "
+                "only on its inputs (pass the time in, sort instead of iterating a set or dict of strings)",
+                file,
+            )
+        )
+    return rows
 
 
 def seed_issue(seed: Any, run: Mapping[str, Any], trials: int) -> str | None:
@@ -138,6 +238,7 @@ def ledger_rows(ledger: Mapping[str, Any], trials: int) -> list[Violation]:
                 file,
             )
         )
+    rows += _replay_rows(ledger, node, file)
     failing = list(ledger.get("failing_seeds") or [])
     recorded = ledger.get("steering")
     steered = steering.rows(node, file, recorded if isinstance(recorded, Mapping) else None)
@@ -222,6 +323,13 @@ def ledger_contradictions(ledger: Mapping[str, Any]) -> list[str]:
         found.append(f"ledger {node}'s failing_seed {ledger.get('failing_seed')} is not its first failing seed")
     if not failing and any(ledger.get(k) for k in ("assertion_hash", "falsifying", "failure", "excused_by")):
         found.append(f"ledger {node} records a failure but no failing seed")
+    for record in ledger.get("replays") or ():
+        if not isinstance(record, Mapping) or record.get("differs") != replay_differences(record):
+            found.append(f"ledger {node} records a replay whose differences are not its facts'")
+            continue
+        ran = runs.get(str(record.get("seed")), {})
+        if (record.get("original") or {}).get("outcome") != ran.get("outcome"):
+            found.append(f"ledger {node}'s replay of seed {record.get('seed')} is not of the run it records")
     counted = {s: r["examples"] for s, r in runs.items() if isinstance(r.get("examples"), int)}
     if dict(ledger.get("examples") or {}) != counted:
         found.append(f"ledger {node}'s example counts are not its runs' ({ledger.get('examples')} vs {counted})")

@@ -47,6 +47,9 @@ def close(ledger: Mapping[str, Any]) -> str:
         return "early_stop_incomplete"
     if missing or any(counts[s] > 1 for s in planned):
         return "seed_gap"
+    replays = ledger.get("replays")
+    if isinstance(replays, list) and any(isinstance(r, Mapping) and r.get("differs") for r in replays):
+        return "not_replayable"
     failing = ledger["failing_seed"]
     if failing is None:
         return "budget_pass_no_freeze"
@@ -94,6 +97,7 @@ def new(
         "stopped_because": {},
         "exhausted_seeds": [],
         "runs": {},
+        "replays": [],
         "failure": None,
         "status": "incomplete_fields",
     }
@@ -105,6 +109,8 @@ REASONS = {
     "empty_plan": "no seed was planned, so nothing was measured",
     "early_stop_incomplete": "the run stopped before every planned seed was attempted",
     "seed_gap": "a planned seed was not attempted exactly once",
+    "not_replayable": "a seed run again (a failing seed in a fresh worker, a sample seed under a shifted clock and "
+    "another hash seed) did not give the same outcome and examples, so the seed does not decide the run",
     "budget_pass_no_freeze": "the property held on every seed; there is nothing to freeze",
     "seed_mismatch": "the failing seed is not among the attempts, or it did not fail again when re-run (a flake)",
     "oracle_unreviewed": "the property failed, and its oracle is a model draft: a human must review it first",

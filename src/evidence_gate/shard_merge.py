@@ -76,6 +76,7 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["stopped_early"] = any(p["stopped_early"] for p in parts)
     merged["examples"] = {k: v for p in parts for k, v in p.get("examples", {}).items()}
     merged["runs"] = {k: v for p in parts for k, v in p.get("runs", {}).items()}
+    merged["replays"] = [r for p in parts for r in p.get("replays", [])]
     failing = [p for p in parts if p.get("failing_seed") is not None]
     failing.sort(key=lambda p: plan.index(p["failing_seed"]) if p["failing_seed"] in plan else len(plan))
     source = failing[0] if failing else parts[0]

@@ -31,6 +31,8 @@ MAX_TEXT = 2000
 MAX_STATEMENT = 200
 MAX_FRAMES = 20  # traceback frames a failure record carries
 MAX_EXCEPTION = 500
+# Per-example digests a result carries, so that two runs of one seed can name the first example that differs.
+MAX_CASE_DIGESTS = 64
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
 FALSIFYING = ("Falsifying", "Failing test case", "Failing explicit example")
 HOOKED = (
@@ -111,6 +113,7 @@ class SealedPlugin:
     # Harness attributes the plugin replaces itself, before any repository code runs.
     OWN_HOOKS = (
         "hypothesis.internal.conjecture.data:ConjectureData.conclude_test",
+        "hypothesis.internal.conjecture.data:ConjectureData.freeze",
         "_pytest.monkeypatch:MonkeyPatch.setattr",
         "_pytest.monkeypatch:MonkeyPatch.delattr",
         "_pytest.runner:_update_current_test_var",
@@ -149,6 +152,8 @@ class SealedPlugin:
         self.culprits: list[str] = []
         self.excused: dict[str, int | None] = {}
         self.collected: list[str] = []
+        self.cases, self.case_count = hashlib.sha256(), 0
+        self.case_digests: list[str] = []
         self.running = False
         self._install_hooks()
         # Nothing but the plugin's own hooks may have changed since the worker's snapshot; watch from here on.
@@ -173,6 +178,15 @@ class SealedPlugin:
             return conclude(data, status, interesting_origin)
 
         setattr(ConjectureData, "conclude_test", conclude_test)  # noqa: B010 - a method swap mypy would refuse
+        freeze = ConjectureData.freeze
+
+        def frozen(data: Any) -> None:
+            first = not data.frozen
+            freeze(data)
+            if first and plugin.running:
+                plugin._note_case(data)
+
+        setattr(ConjectureData, "freeze", frozen)  # noqa: B010
         patch = _pytest.monkeypatch.MonkeyPatch
         for name in ("setattr", "delattr"):
             setattr(patch, name, self._noting(getattr(patch, name)))
@@ -239,6 +253,16 @@ class SealedPlugin:
                 self.excused[part] = ident if how == "setattr" else None
         else:
             self.culprits.append(f"{self._rel(culprit)} monkeypatched {key.replace(':', '.', 1)}")
+
+    def _note_case(self, data: Any) -> None:
+        """One example Hypothesis ran: its choice sequence and status into the run's example digest."""
+        choices = getattr(data, "choices", None)
+        text = repr(choices) if choices is not None else bytes(getattr(data, "buffer", b"")).hex()
+        case = hashlib.sha256(f"{getattr(data.status, 'name', data.status)}:{text}".encode()).hexdigest()
+        self.cases.update(case.encode())
+        self.case_count += 1
+        if len(self.case_digests) < MAX_CASE_DIGESTS:
+            self.case_digests.append(case[:12])
 
     def _judge_discard(self, frame: Any, assumption: type[BaseException]) -> None:
         """An example concluded early (discarded, overrun, or cut short): by whom? The failed assumption being
@@ -370,6 +394,7 @@ class SealedPlugin:
         hooked = self.effects.count
         foreign = self._foreign_test(item)
         self.stats, self.culprits, self.last_failure = [], [], {}
+        self.cases, self.case_count, self.case_digests = hashlib.sha256(), 0, []
         self.census = steering_stats.Census()
         restore, is_hypothesis = self._apply_seed(item, seed)
         replay = (self.job.get("replays") or {}).get(spec, {}).get(str(seed))
@@ -428,6 +453,9 @@ class SealedPlugin:
             "failure": self.last_failure.get("failure"),
             "assertion_bound": self.last_failure.get("bound"),
             "tampered": changed[:20],
+            "examples_digest": self.cases.hexdigest() if self.case_count else None,
+            "cases": self.case_count,
+            "case_digests": self.case_digests,
             **self._steering(item, stats),
         }
         self.emit(result)

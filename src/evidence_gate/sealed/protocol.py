@@ -51,11 +51,21 @@ class Kind(enum.StrEnum):
     HASH = "hash"  # `freeze hash`: the failing assertion's hash
     STEER_BASE = "steer-base"  # a planned seed on the baseline, failures counted: strategies and discards to compare
     EXCUSE_BASE = "excuse-base"  # a frozen property's minimal example from the head, replayed on the baseline
+    REPLAY = "replay"  # a failing plan or fresh seed run again in a fresh worker: it must fail the same way
+    SHIFTED = "shifted"  # a sample planned seed under a shifted clock and another hash seed: the same examples
 
 
 # A failure of these is run again from scratch (`shrink1`, `shrink2`, ...) to judge whether its shrink is stable.
 PLAN_KINDS = (Kind.PLAN, Kind.FRESH)
 SHRINK = "shrink"
+
+
+# Every sealed worker's PYTHONHASHSEED: hash() order of strings is the same in every run, so it is no hidden input.
+HASH_SEED = 1
+# The `shifted` worker's: another hash seed and a clock moved by 7 years, 12 hours and 1.5 seconds (another year,
+# another half of the day, another parity of the second), so that a property reading either is caught.
+SHIFTED_HASH_SEED = 2
+CLOCK_SHIFT_S = 7 * 365 * 86400 + 12 * 3600 + 1.5
 
 
 def shrink_kind(n: int) -> str:
@@ -97,6 +107,8 @@ class Job(TypedDict, total=False):
     shrink_reruns: int
     trusted_files: list[str]  # absolute paths of the locked Python files
     replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
+    hash_seed: int  # the worker's PYTHONHASHSEED (HASH_SEED unless given)
+    clock_shift_s: float  # seconds the worker adds to the clock the code under test reads (0: none)
     # Mode.DIGEST
     producer: str  # "module:function"
     records: list[dict[str, Any]]  # {"id", "input"}

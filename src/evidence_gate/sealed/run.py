@@ -1,6 +1,6 @@
 """The trusted side of a sealed run: workspace, sandbox user, environment allow-list, limits, timeout, results.
 
-Each worker is `python -I -S -B` started on the runner environment (`runner_env`: the standard library, the test
+Each worker is `python -s -P -S -B` started on the runner environment (`runner_env`: the standard library, the test
 harness and the gate's worker-side modules under a private name, nothing of the gate's own dependencies) in its own
 process group, as an unprivileged user when the gate runs as root, with an environment built from an allow-list.
 Results come only through the pipe the trusted process created; stdout goes to a capped log that is never parsed.
@@ -30,7 +30,7 @@ from typing import Any
 from evidence_gate import redact
 from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
-from evidence_gate.sealed.protocol import EV, TOKEN, Event, Job, Limits, Mode
+from evidence_gate.sealed.protocol import EV, HASH_SEED, TOKEN, Event, Job, Limits, Mode
 from evidence_gate.strict_parse import load_json
 
 MAX_LINE = 64 * 1024
@@ -362,7 +362,9 @@ def run_worker(
                 proc = subprocess.Popen(
                     [
                         sys.executable,
-                        "-I",
+                        # `-I` less its `-E`: PYTHONHASHSEED must be read, and the environment is the allow-list.
+                        "-s",
+                        "-P",
                         "-S",
                         "-B",
                         "-c",
@@ -372,7 +374,7 @@ def run_worker(
                         str(write_fd),
                     ],
                     cwd=job["tree"],
-                    env=ws.env(),
+                    env={**ws.env(), "PYTHONHASHSEED": str(job.get("hash_seed", HASH_SEED))},
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -1,6 +1,6 @@
 """The sealed run's runner environment: the test harness and nothing else, as one folder of links.
 
-Sealed workers start as `python -I -S -B` with the standard library and this folder as their whole `sys.path`: pytest,
+Sealed workers start as `python -s -P -S -B` with the standard library and this folder as their whole `sys.path`: pytest,
 Hypothesis and exactly the distributions they require (read from their installed metadata, markers evaluated), and
 the gate's worker-side modules under a private top-level name, so that `evidence_gate` and every other name under
 `properties.pythonpath` is the pull request's code. The gate's own dependencies (PyYAML, jsonschema, PyGithub,
@@ -34,7 +34,7 @@ GATE_DIR = Path(__file__).resolve().parent
 PIP_FOLDER = "install-tools"
 # The workers' HYPOTHESIS_STORAGE_DIRECTORY: only the Unicode tables, read-only to the sandbox user.
 STORAGE_FOLDER = "hypothesis-storage"
-# `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, no environment, an explicit sys.path.
+# `python -s -P -S -B -c BOOTSTRAP SYS_PATH JOB FD`: no site-packages, an allow-listed environment, an explicit sys.path.
 BOOTSTRAP = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
     f"from {PRIVATE_PACKAGE}.worker import leave, main; leave(main(sys.argv[2:]))"

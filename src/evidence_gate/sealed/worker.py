@@ -1,6 +1,6 @@
 """The first code the sealed interpreter runs: limits, then trusted imports, then the repository's paths.
 
-Started by the trusted process as `python -I -S -B -c BOOTSTRAP SYS_PATH JOB FD` (see `runner_env`): no
+Started by the trusted process as `python -s -P -S -B -c BOOTSTRAP SYS_PATH JOB FD` (see `runner_env`): no
 site-packages, only the standard library and the runner folder (the harness, and these modules under a private
 name) on `sys.path`. It lowers its own resource limits and confines itself (`confinement.apply`: task bound,
 Landlock, seccomp; it runs nothing if one fails), imports pytest, Hypothesis and the gate's plugin before any
@@ -18,7 +18,7 @@ import resource
 import sys
 from typing import Any
 
-from . import confinement, provenance
+from . import clock, confinement, provenance
 from .effects import Effects
 from .protocol import EV, TOKEN, Event, Job, Limits, Mode
 
@@ -289,6 +289,8 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
     from . import plugin as pytest_plugin  # noqa: PLC0415
 
     harness_installed(job.get("runner_links", []))
+    # The harness holds its own references to the clock; the code under test, imported next, reads the shifted one.
+    clock.shift(float(job.get("clock_shift_s") or 0))
     before = pytest_plugin.snapshot()
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
