@@ -20,6 +20,7 @@ from typing import Any
 
 from . import confinement, provenance
 from .effects import Effects
+from .line_recorder import LineRecorder
 from .protocol import EV, TOKEN, Event, Job, Limits, Mode
 
 MB = 1 << 20
@@ -266,8 +267,12 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
-    # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on.
-    effects = Effects(emit, job["tree"])
+    # The gate's own trace function first (a head property worker's line recorder), then no other may be installed.
+    recorder = None
+    if job["mode"] == Mode.PYTEST and job.get("record_lines"):
+        recorder = LineRecorder(job["record_lines"], emit)
+        recorder.install()
+    effects = Effects(emit, job["tree"], recorder)
     effects.install()
     _site_builtins()
     expected = dict(job.get("code_under_test", {}))

@@ -1,0 +1,109 @@
+"""Patch coverage: the changed lines of code under test the locked properties executed, and `patch-not-covered`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evidence_gate import patch_coverage, receipt_types
+from support.property_repo import GREEN, config, judge, red_repo, rows
+from support.repo_builder import GitRepo
+
+# The property draws |x| <= 10**6, so the new branch for x > 10**9 (line 3) never runs; lines 2 and 4 do.
+UNREACHED_BRANCH = "def double(x):\n    if x > 10**9:\n        return x + x\n    return x * 2\n"
+
+
+def _coverage(receipt: dict[str, object]) -> receipt_types.PatchCoverageJson:
+    found = receipt_types.patch_coverage(receipt)
+    assert found is not None, json.dumps(receipt, indent=1)[:3000]
+    return found
+
+
+def _allowing(name: str) -> dict[str, str | bytes | None]:
+    """The baseline configuration with a human's `probes.allow` for `name` in src/calc.py, so the code runs."""
+    allowed = {**json.loads(config()), "probes": {"allow": [f"src/calc.py: {name}"]}}
+    return {".evidence-gate.yml": json.dumps(allowed)}
+
+
+def test_code_lines_are_the_line_tables_without_docstrings() -> None:
+    """Comments, blank lines and docstrings are not code; a def, a statement and a class body line are."""
+    source = (
+        b'"""Module."""\n\n# a comment\ndef f(x):\n    """Doc\n    string."""\n    return x\n\nclass C:\n    y = 1\n'
+    )
+    assert patch_coverage.code_lines(source, "m.py") == {4, 7, 9, 10}
+    assert patch_coverage.code_lines(b"def broken(:\n", "m.py") is None
+
+
+def test_ranges_are_shown_as_runs() -> None:
+    """Unreached lines read as `path:first-last` runs."""
+    assert [patch_coverage.range_text("a.py", *r) for r in patch_coverage.ranges([40, 41, 7, 43])] == [
+        "a.py:7",
+        "a.py:40-41",
+        "a.py:43",
+    ]
+
+
+def test_a_changed_line_the_properties_never_reach_is_reported(tmp_path: Path) -> None:
+    """A branch only taken for x > 10**9 is not reached by a strategy drawing smaller ints: 2 of 3 changed lines,
+    reported but (without a minimum) not a row."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo)
+    repo.commit("patch", {"src/calc.py": UNREACHED_BRANCH})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    cov = _coverage(receipt)
+    assert cov["files"] == [{"path": "src/calc.py", "lines": [2, 3, 4], "executed": [2, 4]}]
+    assert (cov["lines"], cov["executed"], cov["percent"], cov["unreached"]) == (3, 2, 66.7, ["src/calc.py:3"])
+    assert "patch-not-covered" not in rows(receipt)
+
+
+def test_a_patch_the_properties_run_entirely_is_fully_covered(tmp_path: Path) -> None:
+    """The green fix's one changed line runs on every example: 1 of 1."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, min_patch_coverage=100)
+    repo.commit("patch", {"src/calc.py": GREEN})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    cov = _coverage(receipt)
+    assert (cov["lines"], cov["executed"], cov["percent"], cov["unreached"]) == (1, 1, 100.0, [])
+
+
+def test_below_the_minimum_is_patch_not_covered_naming_the_lines_and_the_fix(tmp_path: Path) -> None:
+    """With `min_patch_coverage: 90`, 66.7% is row 24, naming the unreached line and both ways out."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, min_patch_coverage=90)
+    repo.commit("patch", {"src/calc.py": UNREACHED_BRANCH})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "patch-not-covered", receipt["violations"]
+    (found,) = [v for v in receipt["violations"] if v["row"] == "patch-not-covered"]
+    assert (found["path"], found["line"]) == ("src/calc.py", 3)
+    assert "executed 2 of 3" in found["message"]
+    assert "not reached: src/calc.py:3" in found["message"]
+    assert "lower properties.min_patch_coverage" in found["message"]
+    assert "SCORE_PROPERTIES" in found["message"]
+
+
+def test_code_compiled_under_a_changed_files_name_does_not_count(tmp_path: Path) -> None:
+    """Code under test that compiles its own code under the changed file's name (to claim line 3) claims nothing:
+    only code objects equal to the head's own compiled text count."""
+    forged = UNREACHED_BRANCH + "\nexec(compile('\\n\\nforged = 1\\n', __file__, 'exec'))\n"
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, extra=_allowing("compile(filename)"))
+    repo.commit("patch", {"src/calc.py": forged})
+    receipt = judge(repo, tmp_path)
+    cov = _coverage(receipt)
+    assert cov["files"][0]["executed"] == [2, 4, 6], cov
+    assert "src/calc.py:3" in cov["unreached"]
+
+
+def test_code_under_test_that_turns_the_recorder_off_fails(tmp_path: Path) -> None:
+    """`sys.settrace(None)` in the code under test (allowed by a human as a probe, so it runs) is refused while the
+    gate records lines and is run-integrity: switching the recorder off can never make a pass."""
+    off = "import sys\n\ndef double(x):\n    sys.settrace(None)\n    if x > 10**9:\n        return x + x\n    return x * 2\n"
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, extra=_allowing("sys.settrace"))
+    repo.commit("patch", {"src/calc.py": off})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
+    assert "line recorder" in messages, messages
