@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evidence_gate import patch_coverage, receipt_types
+from evidence_gate import check_report, job_summary, patch_coverage, receipt_types, report
 from support.property_repo import GREEN, config, judge, red_repo, rows
 from support.repo_builder import GitRepo
 
@@ -17,6 +17,11 @@ def _coverage(receipt: dict[str, object]) -> receipt_types.PatchCoverageJson:
     found = receipt_types.patch_coverage(receipt)
     assert found is not None, json.dumps(receipt, indent=1)[:3000]
     return found
+
+
+def _flat(text: str) -> str:
+    """Text without its line wrapping and Markdown escapes."""
+    return " ".join(text.replace("\\", "").split())
 
 
 def _allowing(name: str) -> dict[str, str | bytes | None]:
@@ -55,6 +60,17 @@ def test_a_changed_line_the_properties_never_reach_is_reported(tmp_path: Path) -
     assert cov["files"] == [{"path": "src/calc.py", "lines": [2, 3, 4], "executed": [2, 4]}]
     assert (cov["lines"], cov["executed"], cov["percent"], cov["unreached"]) == (3, 2, 66.7, ["src/calc.py:3"])
     assert "patch-not-covered" not in rows(receipt)
+    said = "the locked properties executed 2 of 3 changed lines of code under test (66.7%); not reached: src/calc.py:3"
+    assert f"patch coverage: {said}" in _flat(report.render_text(receipt))
+    check = check_report.build(receipt, "sha256:" + "0" * 64)
+    assert said in _flat(check.summary)
+    assert "`src/calc.py`: 2 of 3 changed lines of code ran; not reached: lines 3" in check.text
+    assert said in _flat(job_summary.render(receipt, "sha256:" + "0" * 64))
+    results = json.loads(report.render_sarif(receipt))["runs"][0]["results"]
+    notes = [r for r in results if r["ruleId"] == "patch-not-covered"]
+    assert [(n["level"], n["locations"][0]["physicalLocation"]["region"]) for n in notes] == [
+        ("note", {"startLine": 3, "endLine": 3})
+    ]
 
 
 def test_a_patch_the_properties_run_entirely_is_fully_covered(tmp_path: Path) -> None:

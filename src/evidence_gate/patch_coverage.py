@@ -14,7 +14,7 @@ import ast
 import base64
 import posixpath
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +159,17 @@ def section(files: list[ChangedFile], executed: dict[str, set[int]], minimum: fl
     }
 
 
-def summary(cov: dict[str, Any]) -> str:
+def unreached_ranges(cov: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """(path, first, last) of every run of changed lines of code the properties did not execute."""
+    out = []
+    for row in cov.get("files") or ():
+        if isinstance(row, Mapping) and isinstance(row.get("path"), str):
+            missing = {int(n) for n in row.get("lines") or ()} - {int(n) for n in row.get("executed") or ()}
+            out += [(str(row["path"]), a, b) for a, b in ranges(missing)]
+    return out
+
+
+def summary(cov: Mapping[str, Any]) -> str:
     """`the locked properties executed 12 of 14 changed lines of code; not reached: src/x.py:40-41`."""
     if not cov.get("measured"):
         return f"patch coverage was not measured: {cov.get('reason') or 'the property lane did not run'}"
