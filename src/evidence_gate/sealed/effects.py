@@ -151,10 +151,13 @@ class Effects:
         allowed = frozenset(_none_only(name) for name in ("settrace", "setprofile"))
         getframe = GETFRAME
         recorder = self.recorder
+        recorder_code = recorder.own_code() if recorder is not None else frozenset()
 
         def audit(event: str, args: tuple[Any, ...]) -> None:
             if event in refused:
                 caller = getframe(1)
+                if recorder is not None and event == "sys.settrace" and caller.f_code in recorder_code:
+                    return  # the gate's own line recorder, starting or stopping
                 if caller.f_code in allowed and caller.f_locals.get("function") is None:
                     if recorder is not None and caller.f_code.co_name == "settrace" and recorder.recording():
                         report(OFF, event)  # while the gate records lines, even None would switch it off

@@ -267,11 +267,11 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
-    # The gate's own trace function first (a head property worker's line recorder), then no other may be installed.
-    recorder = None
-    if job["mode"] == Mode.PYTEST and job.get("record_lines"):
-        recorder = LineRecorder(job["record_lines"], emit)
-        recorder.install()
+    # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on but the
+    # gate's own line recorder (a head property worker's), which `_run_pytest` starts before any repository path.
+    recorder = (
+        LineRecorder(job["record_lines"], emit) if job["mode"] == Mode.PYTEST and job.get("record_lines") else None
+    )
     effects = Effects(emit, job["tree"], recorder)
     effects.install()
     _site_builtins()
@@ -295,6 +295,8 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
 
     harness_installed(job.get("runner_links", []))
     before = pytest_plugin.snapshot()
+    if effects.recorder is not None:
+        effects.recorder.install()  # after the harness's imports (not worth tracing), before any repository code
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
     origin = provenance.ProvenancePlugin(expected, emit)
