@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from evidence_gate import check_report, job_summary, patch_coverage, receipt_types, report
+from evidence_gate.shard_merge import merge, merged_coverage
 from support.property_repo import GREEN, config, judge, red_repo, rows
 from support.repo_builder import GitRepo
 
@@ -123,3 +124,33 @@ def test_code_under_test_that_turns_the_recorder_off_fails(tmp_path: Path) -> No
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
     assert "line recorder" in messages, messages
+
+
+def test_shards_record_their_lines_and_the_merge_decides_over_their_union(tmp_path: Path) -> None:
+    """A shard records its own lines without the row; `merge` takes the union of every shard's lines and decides."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, fresh_seeds=0, min_patch_coverage=90)
+    repo.commit("patch", {"src/calc.py": UNREACHED_BRANCH})
+    receipts = []
+    for k in (1, 2):
+        folder = tmp_path / f"shard{k}"
+        folder.mkdir()
+        receipt = judge(repo, folder, shard=(k, 2))
+        assert _coverage(receipt)["executed"] == 2
+        assert "patch-not-covered" not in rows(receipt)
+        receipts.append(receipt)
+    merged = merge(receipts, ["r1.json", "r2.json"])
+    assert merged["decision"]["row"] == "patch-not-covered", merged["violations"]
+    assert _coverage(merged)["unreached"] == ["src/calc.py:3"]
+
+
+def test_themerged_coverage_is_the_union_of_the_shards_lines() -> None:
+    """A line one shard reached and another did not counts as reached."""
+
+    def shard(executed: list[int]) -> dict[str, object]:
+        files = [patch_coverage.ChangedFile("src/a.py", b"", (1, 2, 3))]
+        return {"patch_coverage": patch_coverage.section(files, {"src/a.py": set(executed)}, 50)}
+
+    merged = merged_coverage([shard([1]), shard([3]), {"patch_coverage": patch_coverage.not_measured("none")}])
+    assert merged is not None
+    assert (merged["executed"], merged["unreached"], merged["min_percent"]) == (2, ["src/a.py:2"], 50)

@@ -106,7 +106,7 @@ def _shard_gaps(shards: list[list[int]], total: set[int]) -> str:
     return f"{text} (missing {', '.join(missing)})" if missing else f"{text} (one given twice)"
 
 
-def _merged_coverage(receipts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def merged_coverage(receipts: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Patch coverage over every shard: each shard lists the same changed lines (from git); a line counts as
     executed when any shard's property workers ran it."""
     measured = [c for c in map(receipt_types.patch_coverage, receipts) if c is not None and c["measured"]]
@@ -160,7 +160,7 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
                 seen.add(key)
                 violations.append(v)
     violations += run_facts.derived_rows(out)
-    coverage = _merged_coverage(ordered)
+    coverage = merged_coverage(ordered)
     if coverage is not None:
         out["patch_coverage"] = coverage
         violations += patch_coverage.violations(coverage)
