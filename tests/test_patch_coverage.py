@@ -25,9 +25,9 @@ def _flat(text: str) -> str:
     return " ".join(text.replace("\\", "").split())
 
 
-def _allowing(name: str) -> dict[str, str | bytes | None]:
-    """The baseline configuration with a human's `probes.allow` for `name` in src/calc.py, so the code runs."""
-    allowed = {**json.loads(config()), "probes": {"allow": [f"src/calc.py: {name}"]}}
+def _allowing(*names: str) -> dict[str, str | bytes | None]:
+    """The baseline configuration with a human's `probes.allow` for `names` in src/calc.py, so the code runs."""
+    allowed = {**json.loads(config()), "probes": {"allow": [f"src/calc.py: {name}" for name in names]}}
     return {".evidence-gate.yml": json.dumps(allowed)}
 
 
@@ -154,3 +154,34 @@ def test_themerged_coverage_is_the_union_of_the_shards_lines() -> None:
     merged = merged_coverage([shard([1]), shard([3]), {"patch_coverage": patch_coverage.not_measured("none")}])
     assert merged is not None
     assert (merged["executed"], merged["unreached"], merged["min_percent"]) == (2, ["src/a.py:2"], 50)
+
+
+FRAME_TRACER = """\
+import sys
+
+
+def _tracer(*args):
+    return _tracer
+
+
+def double(x):
+    f = sys._getframe()
+    while f is not None:
+        f.f_trace = _tracer
+        f = f.f_back
+    if x > 10**9:
+        return x + x
+    return x * 2
+"""
+
+
+def test_a_frame_trace_function_of_the_code_under_test_fails(tmp_path: Path) -> None:
+    """While the recorder traces, code under test that sets `f_trace` on the frames running it (allowed as probes
+    by a human, so it runs) would get their line events: the state check finds it, and it is run-integrity."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, extra=_allowing("sys._getframe", "f (bound to a probe)", "f_trace", "f_back"))
+    repo.commit("patch", {"src/calc.py": FRAME_TRACER})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
+    assert "frame trace function the gate did not install" in messages, messages
