@@ -222,9 +222,15 @@ def test_unpack_refuses_a_member_that_leaves_the_folder(tmp_path: Path) -> None:
 
 
 def test_honest_patch_passes_on_every_seed(project: RealProject, tmp_path: Path) -> None:
-    """A behaviour-preserving refactor of asdict: `pass`, with the PR's own attr loaded from the sealed tree."""
+    """A behaviour-preserving refactor of asdict: `pass`, with the PR's own attr loaded from the sealed tree, and
+    the locked properties executed its changed line."""
     merge = real_project.pull_request(project, "honest", HONEST)
-    assert_honest_pass(host_check(project, merge, tmp_path / "receipt.json"))
+    verdict = host_check(project, merge, tmp_path / "receipt.json")
+    assert_honest_pass(verdict)
+    # The refactor's one changed line of asdict (`for a in fields(...)`; the rest is a deletion) runs: it is covered.
+    coverage = verdict.receipt["patch_coverage"]
+    assert [(f["path"], len(f["lines"])) for f in coverage["files"]] == [(real_project.FUNCS, 1)], coverage
+    assert (coverage["percent"], coverage["unreached"]) == (100.0, []), coverage
 
 
 def test_bug_in_asdict_fails_the_asdict_properties(project: RealProject, tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ class PropertiesConfig:
     timeout_s: int = 600
     memory_mb: int = 2048
     jobs: int = 0  # 0: one worker per core
+    # The least share (0-100) of the PR's changed lines of code under test the locked properties must execute.
+    min_patch_coverage: float | None = None
 
 
 @dataclass(frozen=True)

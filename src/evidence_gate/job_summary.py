@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from evidence_gate import gfm, property_report, receipt_delta, receipt_types, report_rows
+from evidence_gate import gfm, patch_coverage, property_report, receipt_delta, receipt_types, report_rows
 from evidence_gate.lane_status import identity_rows, lane_status
 from evidence_gate.receipt_types import ViolationJson
 from evidence_gate.report_rows import LANES, PRECONDITIONS
@@ -242,6 +242,9 @@ def summary(
     out += _problems(receipt, links)
     out += delta_lines(delta) if delta is not None else []
     out += ["### Lanes", "", *lane_lines(receipt), ""]
+    coverage = receipt_types.patch_coverage(receipt)
+    if coverage is not None:
+        out += [f"**Patch coverage**: {prose(patch_coverage.summary(coverage), 2000)}", ""]
     git = receipt.get("git") or {}
     ids = [f"receipt.json {gfm.code(receipt_sha256[:19])}"]  # `sha256:` and 12 digits; the artifact has it whole
     if git.get("baseline") and git.get("head"):
@@ -496,6 +499,7 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
             out += every_finding(found, _line_link(links if total <= LINKED_FINDINGS else Links()))
             rows = sorted({str(v.get("row")) for v in found})
             out += ["Rows: " + ", ".join(gfm.code(r) for r in rows), ""]
+    out += _coverage_details(receipt)
     provenance = [p for p in (receipt.get("sealed") or {}).get("provenance") or [] if isinstance(p, dict)]
     if provenance:
         out += ["### Code under test, as the sealed run loaded it", ""]
@@ -509,6 +513,22 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
     if errors:
         out += ["### Errors", "", gfm.block("\n".join(errors).strip(), "text", 30000), ""]
     return "\n".join(out)
+
+
+def _coverage_details(receipt: dict[str, Any]) -> list[str]:
+    """Per changed file of code under test: how many of its changed lines of code ran, and which did not."""
+    cov = receipt_types.patch_coverage(receipt)
+    if cov is None or not cov["measured"] or not cov.get("files"):
+        return []
+    out = ["### Patch coverage", ""]
+    for row in cov.get("files", [])[:200]:
+        missing = patch_coverage.unreached_ranges({"files": [row]})
+        shown = ", ".join(f"{a}" if a == b else f"{a}-{b}" for _, a, b in missing[:20])
+        out.append(
+            f"- {gfm.code(row['path'], 300)}: {len(row['executed'])} of {len(row['lines'])} changed lines of code ran"
+            + (f"; not reached: lines {gfm.text(shown, 400, at_start=False)}" if shown else "")
+        )
+    return [*out, ""]
 
 
 def history_line(note: str, links: Links, picture: str) -> str:

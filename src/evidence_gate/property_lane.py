@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import fixtures, import_scan, run_facts, seed_ledger, steering, visible
+from evidence_gate import fixtures, import_scan, patch_coverage, run_facts, seed_ledger, steering, visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
@@ -429,6 +429,8 @@ class Plan:
     fixture_hash: str | None
     limit: protocol.Limits
     parallel: int
+    # The patch's changed lines of code under test, which the head's property workers record.
+    changed_code: tuple[patch_coverage.ChangedFile, ...] = ()
 
 
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
@@ -596,7 +598,8 @@ def _plan(req: DynamicRequest, trees: Trees) -> Plan:
     jobs = _jobs(req, trees, seeds, fresh, parallel)
     limit = limits(props.memory_mb, props.timeout_s)
     fixture_hash = fixtures.fixture_hash(fixture_lane.receipt)
-    return Plan(_first_shard(req), seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel)
+    changed = patch_coverage.changed_code(req.repo, req.baseline, req.head, req.config, trees.locked)
+    return Plan(_first_shard(req), seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel, tuple(changed))
 
 
 def _owns_no_seed(req: DynamicRequest, seed_runs: list[tuple[int, Kind]]) -> bool:
@@ -611,7 +614,7 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     # A shard past the end of the plan (4 shards over 2 planned seeds, no fresh draw) owns no seed: it starts no
     # property worker and writes no ledger, and the merge closes every ledger over the shards that own seeds.
     n_prop = 0 if _owns_no_seed(req, seed_runs) else max(1, min(parallel, len(seed_runs)))
-    jobs = [Job(f"head-{i}", str(trees.head)) for i in range(n_prop)]
+    jobs = [Job(f"{HEAD_PREFIX}{i}", str(trees.head)) for i in range(n_prop)]
     for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
         for spec in req.specs:
             jobs[i % n_prop].add(spec.node, seed, kind)
@@ -649,6 +652,7 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
 STEER_PREFIX = "steer-"
 SHIFTED_JOB = "replay-shifted"
 REPLAY_JOB = "replay-failing"
+HEAD_PREFIX = "head-"
 
 
 def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
@@ -701,6 +705,9 @@ class _Launcher:
             trusted=self.plan.trees.locked,
         )
         body["hash_seed"], body["clock_shift_s"] = job.hash_seed, job.clock_shift_s
+        if job.name.startswith(HEAD_PREFIX) and self.plan.changed_code:
+            # Only the head's property workers record which changed lines run (the gate's own trace function).
+            body["record_lines"] = patch_coverage.job_field(list(self.plan.changed_code), job.tree)
         return run_worker(self.ws, job.name, body, self.req.config.properties.timeout_s, self.order)
 
     def digests(self) -> WorkerResult:
@@ -782,6 +789,7 @@ class Collected:
     ledgers: list[dict[str, Any]]
     replays: list[dict[str, Any]]
     digests: list[dict[str, Any]] | None
+    patch_coverage: dict[str, Any] | None = None
 
 
 def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
@@ -790,15 +798,32 @@ def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
     by_job = dict(zip([j.name for j in jobs], launched.workers, strict=True))
     changed = _changed_locked(req, plan.trees)
     origins, misloaded = _provenance(launched.every, plan.trees.head)
-    head_jobs = [j for j in jobs if j.name.startswith("head-")]
+    head_jobs = [j for j in jobs if j.name.startswith(HEAD_PREFIX)]
     runs = HeadRuns(plan.seeds, plan.fresh, head_jobs, by_job, launched.order, plan.fixture_hash, jobs)
     ledgers, unclosed = _ledgers(req, runs)
     replays, unreplayed = _replays(req, jobs, by_job) if plan.first_shard else ([], [])
     tautologies = _tautologies(req, jobs, by_job)
     digests, mismatched = _digests(plan.records, launched.digests, req)
     hooked = _hooks_found(launched.every)
-    violations = [*changed, *misloaded, *hooked, *unclosed, *unreplayed, *tautologies, *mismatched]
-    return Collected(violations, origins, ledgers, replays, digests)
+    coverage = _patch_coverage(req, plan, [by_job[j.name] for j in head_jobs])
+    # A shard records its lines; the merge of every shard's lines decides `patch-not-covered` (shard_merge).
+    uncovered = patch_coverage.violations(coverage) if req.shard is None else []
+    violations = [*changed, *misloaded, *hooked, *unclosed, *unreplayed, *tautologies, *mismatched, *uncovered]
+    return Collected(violations, origins, ledgers, replays, digests, coverage)
+
+
+def _patch_coverage(req: DynamicRequest, plan: Plan, head_workers: list[WorkerResult]) -> dict[str, Any]:
+    """Which changed lines of code under test the head's property workers reported running (`lines` events)."""
+    if not head_workers:
+        return patch_coverage.not_measured("no property worker ran on the head in this run")
+    wanted = {f.path: set(f.lines) for f in plan.changed_code}
+    executed: dict[str, set[int]] = {}
+    for worker in head_workers:
+        for event in worker.events:
+            path, line = event.get("path"), event.get("line")
+            if event.get(EV) == Event.LINES and isinstance(path, str) and line in wanted.get(path, ()):
+                executed.setdefault(path, set()).add(int(str(line)))
+    return patch_coverage.section(list(plan.changed_code), executed, req.config.properties.min_patch_coverage)
 
 
 def _hooks_found(workers: list[WorkerResult]) -> list[Violation]:
@@ -894,6 +919,8 @@ def _receipt(
         }
     if collected.digests is not None:
         receipt["fixtures"] = {"digests": collected.digests}
+    if collected.patch_coverage is not None:
+        receipt["patch_coverage"] = collected.patch_coverage
     return receipt
 
 

@@ -99,6 +99,27 @@ class SeedLedgerJson(TypedDict):
     replays: NotRequired[list[dict[str, Any]]]
 
 
+class CoveredFileJson(TypedDict):
+    """One changed file of code under test: its changed lines of code and which of them the properties executed."""
+
+    path: str
+    lines: list[int]
+    executed: list[int]
+
+
+class PatchCoverageJson(TypedDict):
+    """`patch_coverage`: the PR's changed lines of code under test the locked properties executed (or why not)."""
+
+    measured: bool
+    reason: NotRequired[str]
+    files: NotRequired[list[CoveredFileJson]]
+    lines: NotRequired[int]
+    executed: NotRequired[int]
+    percent: NotRequired[float | None]
+    min_percent: NotRequired[float | None]
+    unreached: NotRequired[list[str]]
+
+
 def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = receipt.get(key)
     return value if isinstance(value, Mapping) else {}
@@ -139,3 +160,9 @@ def git(receipt: Mapping[str, Any]) -> GitJson:
     """The commits compared; each None when unknown."""
     found = _section(receipt, "git")
     return {"baseline": found.get("baseline"), "head": found.get("head"), "merge_base": found.get("merge_base")}
+
+
+def patch_coverage(receipt: Mapping[str, Any]) -> PatchCoverageJson | None:
+    """The receipt's patch coverage, or None when it has none (the property lane did not run)."""
+    found = receipt.get("patch_coverage")
+    return cast(PatchCoverageJson, found) if isinstance(found, dict) and "measured" in found else None

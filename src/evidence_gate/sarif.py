@@ -13,7 +13,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from evidence_gate import __version__, decision, property_report, receipt_types, report_rows, reproduce
+from evidence_gate import __version__, decision, patch_coverage, property_report, receipt_types, report_rows, reproduce
 from evidence_gate.locked_paths import display_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -175,6 +175,29 @@ def patch_results(receipt: dict[str, Any], violation: dict[str, Any], index: dic
     return out
 
 
+def coverage_results(receipt: dict[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
+    """A note on each run of changed lines of code the locked properties did not execute (patch coverage)."""
+    cov = receipt_types.patch_coverage(receipt)
+    if cov is None or not cov["measured"]:
+        return []
+    out = []
+    for path, first, last in patch_coverage.unreached_ranges(cov):
+        location = _location(path, first)
+        location["physicalLocation"].setdefault("region", {})["endLine"] = last
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        text = f"the locked properties never executed {lines}, which the pull request changed [{patch_coverage.ROW}]"
+        res: dict[str, Any] = {
+            "ruleId": patch_coverage.ROW,
+            "level": "note",
+            "message": {"text": _plain(text)},
+            "locations": [location],
+        }
+        if patch_coverage.ROW in index:
+            res["ruleIndex"] = index[patch_coverage.ROW]
+        out.append(res)
+    return out
+
+
 def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
     """Whether the gate finished, and what stopped it when it did not."""
     final = receipt.get("state") == "final"
@@ -192,6 +215,8 @@ def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
 def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any]:
     """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links point into."""
     fired = {str(v.get("row")) for v in receipt_types.violations(receipt)}
+    if coverage_results(receipt, {}):
+        fired.add(patch_coverage.ROW)  # the notes on unreached lines need their rule even when the row did not match
     rows = [r for r in decision.table() if r.id in fired]  # only the rules that fired, in table order
     index = {r.id: n for n, r in enumerate(rows)}
     commands = [
@@ -214,7 +239,8 @@ def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any
             for v in receipt.get("violations") or []
             if isinstance(v, dict)
             for r in (*patch_results(receipt, v, index), result(receipt, v, index))
-        ],
+        ]
+        + coverage_results(receipt, index),
         "columnKind": "unicodeCodePoints",
         "properties": {
             "decision": (receipt.get("decision") or {}).get("row"),

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import decision, receipt_types, run_facts, seed_ledger, steering
+from evidence_gate import decision, patch_coverage, receipt_types, run_facts, seed_ledger, steering
 from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.model import Violation
 from evidence_gate.receipt import MAX_RECEIPT, sha256_of, validate, write_receipt
@@ -107,6 +107,21 @@ def _shard_gaps(shards: list[list[int]], total: set[int]) -> str:
     return f"{text} (missing {', '.join(missing)})" if missing else f"{text} (one given twice)"
 
 
+def merged_coverage(receipts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Patch coverage over every shard: each shard lists the same changed lines (from git); a line counts as
+    executed when any shard's property workers ran it."""
+    measured = [c for c in map(receipt_types.patch_coverage, receipts) if c is not None and c["measured"]]
+    if not measured:
+        return None
+    first = measured[0]
+    files = [patch_coverage.ChangedFile(f["path"], b"", tuple(f["lines"])) for f in first.get("files", [])]
+    executed: dict[str, set[int]] = {}
+    for cov in measured:
+        for f in cov.get("files", []):
+            executed.setdefault(f["path"], set()).update(f["executed"])
+    return patch_coverage.section(files, executed, first.get("min_percent"))
+
+
 def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """The merged receipt of shard receipts (pure)."""
     shards = [r.get("mode", {}).get("shard") for r in receipts]
@@ -141,10 +156,15 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         derived = {(v.row, v.path, v.line, v.message) for v in run_facts.derived_rows(receipt)}
         for v in violations_of(receipt):
             key = (v.row, v.path, v.line, v.message)
-            if v.row != "seed-ledger-open" and key not in seen and key not in derived:
+            # patch-not-covered is decided again over the union of every shard's lines (a shard records its own).
+            if v.row not in {"seed-ledger-open", patch_coverage.ROW} and key not in seen and key not in derived:
                 seen.add(key)
                 violations.append(v)
     violations += run_facts.derived_rows(out)
+    coverage = merged_coverage(ordered)
+    if coverage is not None:
+        out["patch_coverage"] = coverage
+        violations += patch_coverage.violations(coverage)
     facts: set[str] = set()
     if any(not r.get("mode", {}).get("scored", True) for r in ordered):
         facts.add(decision.FACT_HUMAN)

@@ -25,7 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_gate import decision, property_report, receipt_delta, receipt_types, report_rows, reproduce, visible
+from evidence_gate import (
+    decision,
+    patch_coverage,
+    property_report,
+    receipt_delta,
+    receipt_types,
+    report_rows,
+    reproduce,
+    visible,
+)
 from evidence_gate.receipt_types import SeedLedgerJson, ViolationJson
 
 DEFAULT_WIDTH = 80
@@ -239,6 +248,9 @@ def _tail(receipt: dict[str, Any], style: Style, delta: receipt_delta.Delta | No
             f"seed ledgers: {n['open']} open, {n['closed_failures']} closed "
             f"failure{'s' if n['closed_failures'] != 1 else ''}, {n['budget_passes']} held on every seed"
         )
+    coverage = receipt_types.patch_coverage(receipt)
+    if coverage is not None:
+        out += style.wrap(visible.line(patch_coverage.summary(coverage)), "patch coverage: ", "    ")
     if delta is not None:
         out += _delta(delta, style)
     d = receipt.get("decision") or {}

@@ -14,7 +14,9 @@ effect instead:
   profile or threading hook, a monitoring tool, a garbage-collector callback or a signal handler the gate did not
   install, reports it and removes it.
 
-The gate never installs any of these itself (Hypothesis' explain phase, the one user of a tracer, is not run).
+The gate installs one of these itself: the line recorder of a head property worker (`line_recorder`), before this
+hook; while it records, even `sys.settrace(None)` is refused, and the state check reports it turned off or replaced
+and any frame trace function it did not set. Hypothesis' explain phase, the one other user of a tracer, is not run.
 Each finding is an `effects` event; the gate turns it into a `run-integrity` row.
 """
 
@@ -32,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .harness_guard import GETFRAME, HARNESS, MODULES
+from .line_recorder import OFF, LineRecorder
 from .protocol import EV, Event
 
 # Audit events refused outright, and what each one would have installed (in the user's terms).
@@ -59,8 +62,10 @@ def _dirs(*files: str) -> tuple[str, ...]:
 class Effects:
     """The audit hook and the state checks of one worker; findings go to `emit` as `effects` events."""
 
-    def __init__(self, emit: Callable[[dict[str, Any]], None], tree: str) -> None:
+    def __init__(self, emit: Callable[[dict[str, Any]], None], tree: str, recorder: LineRecorder | None = None) -> None:
         self.emit = emit
+        # The gate's own trace function (the line recorder of a head property worker), or None: no trace allowed.
+        self.recorder = recorder
         self.tree = tree.rstrip(os.sep)
         paths = sysconfig.get_paths()
         self.stdlib = _dirs(os.path.join(paths["stdlib"], "x"), os.path.join(paths["platstdlib"], "x"))  # noqa: PTH118
@@ -145,11 +150,17 @@ class Effects:
         # nothing: those two go through a wrapper that lets only None through, and the hook knows its code.
         allowed = frozenset(_none_only(name) for name in ("settrace", "setprofile"))
         getframe = GETFRAME
+        recorder = self.recorder
+        recorder_code = recorder.own_code() if recorder is not None else frozenset()
 
         def audit(event: str, args: tuple[Any, ...]) -> None:
             if event in refused:
                 caller = getframe(1)
+                if recorder is not None and event == "sys.settrace" and caller.f_code in recorder_code:
+                    return  # the gate's own line recorder, starting or stopping
                 if caller.f_code in allowed and caller.f_locals.get("function") is None:
+                    if recorder is not None and caller.f_code.co_name == "settrace" and recorder.recording():
+                        report(OFF, event)  # while the gate records lines, even None would switch it off
                     return
                 report(refused[event], event)
             elif event == lookup and len(args) > 1 and str(args[1]).startswith(c_api):
@@ -178,6 +189,8 @@ class Effects:
         """Look for hooks the gate did not install, report and remove each; True when there were none. `full=False`
         (after each example) checks only the trace, profile and monitoring hooks, the ones that act in between."""
         before = self.count
+        for problem in self.recorder.problems() if self.recorder is not None else ():
+            self.found(f"{problem} ({when})")
         for kind, current, clear in self._hooks():
             if current is not None:
                 self.found(f"a {kind} ({self._defined(current)}) was installed {when}")
@@ -188,7 +201,10 @@ class Effects:
         return self.count == before
 
     def _hooks(self) -> Iterator[tuple[str, object, Callable[[], object]]]:
-        yield "trace function (sys.settrace)", sys.gettrace(), lambda: None
+        trace = sys.gettrace()
+        if self.recorder is not None and trace is self.recorder.trace:
+            trace = None  # the gate's own recorder
+        yield "trace function (sys.settrace)", trace, lambda: None
         yield "profile function (sys.setprofile)", sys.getprofile(), lambda: None
         yield "thread trace hook (threading.settrace)", getattr(threading, "_trace_hook", None), _clear("_trace_hook")
         yield (

@@ -28,6 +28,7 @@ class Event(enum.StrEnum):
     DIGEST = "digest"  # a fixture record's produced output, hashed
     PRODUCER_MISSING = "producer-missing"  # the fixture producer could not be imported
     EFFECTS = "effects"  # a hook the gate did not install (trace, profile, monitoring, gc, signal): `found`
+    LINES = "lines"  # a changed line of code under test ran for the first time: `path`, `line`
     FINISHED = "finished"  # the session (or the digest run) completed
 
 
@@ -109,6 +110,8 @@ class Job(TypedDict, total=False):
     replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
     hash_seed: int  # the worker's PYTHONHASHSEED (HASH_SEED unless given)
     clock_shift_s: float  # seconds the worker adds to the clock the code under test reads (0: none)
+    # absolute path -> {"path": repo-relative, "source": base64 of the head's text, "lines": changed code lines}
+    record_lines: dict[str, dict[str, Any]]
     # Mode.DIGEST
     producer: str  # "module:function"
     records: list[dict[str, Any]]  # {"id", "input"}

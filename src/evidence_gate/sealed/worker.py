@@ -20,6 +20,7 @@ from typing import Any
 
 from . import clock, confinement, provenance
 from .effects import Effects
+from .line_recorder import LineRecorder
 from .protocol import EV, TOKEN, Event, Job, Limits, Mode
 
 MB = 1 << 20
@@ -266,8 +267,12 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(int(argv[1]))
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
-    # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on.
-    effects = Effects(emit, job["tree"])
+    # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on but the
+    # gate's own line recorder (a head property worker's), which `_run_pytest` starts before any repository path.
+    recorder = (
+        LineRecorder(job["record_lines"], emit) if job["mode"] == Mode.PYTEST and job.get("record_lines") else None
+    )
+    effects = Effects(emit, job["tree"], recorder)
     effects.install()
     _site_builtins()
     expected = dict(job.get("code_under_test", {}))
@@ -292,6 +297,8 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
     # The harness holds its own references to the clock; the code under test, imported next, reads the shifted one.
     clock.shift(float(job.get("clock_shift_s") or 0))
     before = pytest_plugin.snapshot()
+    if effects.recorder is not None:
+        effects.recorder.install()  # after the harness's imports (not worth tracing), before any repository code
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
     origin = provenance.ProvenancePlugin(expected, emit)
