@@ -46,6 +46,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.locked_paths",
         "evidence_gate.model",
         "evidence_gate.package_data",
+        "evidence_gate.patch_coverage",
         "evidence_gate.probe_scan",
         "evidence_gate.property_report",
         "evidence_gate.receipt",
