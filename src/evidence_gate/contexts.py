@@ -108,7 +108,8 @@ def _plan(opts: gate.CheckOptions, shards: bool) -> _Plan | None:
     if not config.contexts or (opts.shard is not None and not shards):
         return None
     diff = repo.diff_tree(commits.baseline, commits.head)
-    touched = [(ctx, *_touched(repo, commits, ctx, diff)) for ctx in config.contexts]
+    outside = any(not any(c.owns(e.path) for c in config.contexts) for e in diff)
+    touched = [(ctx, *_touched(repo, commits, ctx, diff, claims=outside)) for ctx in config.contexts]
     claimed = {p for _ctx, _why, _run, paths in touched for p in paths}
     unowned = [e.path for e in diff if e.path not in claimed and not any(c.owns(e.path) for c in config.contexts)]
     planned = [(ctx, why, run) for ctx, why, run, _paths in touched]
@@ -121,10 +122,14 @@ def _plan(opts: gate.CheckOptions, shards: bool) -> _Plan | None:
 
 
 def _touched(
-    repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[DiffEntry]
+    repo: Repo, commits: gate.Commits, ctx: BoundedContext, diff: list[DiffEntry], *, claims: bool
 ) -> tuple[str, bool, set[str]]:
-    """Why `ctx` is judged (True) or not (False), and the changed paths its locked evidence claims."""
+    """Why `ctx` is judged (True) or not (False), and the changed paths its locked evidence claims (looked for only
+    when the patch changes a path no context owns, or when `ctx` owns none of the changes)."""
     owned = [e.path for e in diff if ctx.owns(e.path)]
+    if owned and not claims:
+        more = f" and {len(owned) - 1} more of its files" if len(owned) > 1 else ""
+        return f"the pull request changes {owned[0]}{more}", True, set()
     try:
         _config, _blob, specs, _list = gate.read_trusted(repo, commits.baseline, ctx.name)
     except GateError as exc:  # judged: the context's own receipt carries the finding and the fix
