@@ -118,3 +118,17 @@ def test_a_replay_that_fails_differently_closes_the_ledger_not_replayable() -> N
     base.update(attempted_seeds=[7], failing_seed=7, failing_seeds=[7], reproduced=True, shrink_stable=True)
     assert seed_ledger.close({**base, "replays": [same]}) == "freeze_eligible"
     assert seed_ledger.close({**base, "replays": [record]}) == "not_replayable"
+
+
+def test_a_failing_example_differing_only_in_memory_addresses_replays() -> None:
+    """`<Cart object at 0x7f…>` differs in every process; the same failure replayed is not a difference. A different
+    value in the example still is."""
+
+    def side(example: str) -> dict[str, object]:
+        return {"outcome": "failed", "assertion_hash": "a" * 16, "falsifying": example}
+
+    first = "test_total(cart=<shop.cart.Cart object at 0x7f3d751a2b50>, n=3)"
+    same = {"kind": "replay", "original": side(first), "replay": side(first.replace("7f3d751a2b50", "7fb321f2b690"))}
+    assert run_facts.replay_differences(same) == []
+    other = {"kind": "replay", "original": side(first), "replay": side(first.replace("n=3", "n=4"))}
+    assert run_facts.replay_differences(other) == [f"failing example {first}, then {first.replace('n=3', 'n=4')}"]
