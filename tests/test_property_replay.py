@@ -132,3 +132,19 @@ def test_a_failing_example_differing_only_in_memory_addresses_replays() -> None:
     assert run_facts.replay_differences(same) == []
     other = {"kind": "replay", "original": side(first), "replay": side(first.replace("n=3", "n=4"))}
     assert run_facts.replay_differences(other) == [f"failing example {first}, then {first.replace('n=3', 'n=4')}"]
+
+
+def test_under_another_hash_seed_the_example_text_is_not_compared() -> None:
+    """A set of strings prints in hash order, so the shifted replay (PYTHONHASHSEED 2) compares the failure's outcome,
+    assertion and the examples' choices, not the printed example."""
+
+    def side(example: str) -> dict[str, object]:
+        return {"outcome": "failed", "assertion_hash": "a" * 16, "falsifying": example, "examples": 3}
+
+    record = {"kind": Kind.SHIFTED, "original": side("f(x={'a', 'b'})"), "replay": side("f(x={'b', 'a'})")}
+    assert run_facts.replay_differences(record) == []
+    record["replay"] = {**side("f(x={'b', 'a'})"), "assertion_hash": "b" * 16}
+    assert (
+        run_facts.replay_differences(record)
+        and "a different failing assertion" in run_facts.replay_differences(record)[0]
+    )

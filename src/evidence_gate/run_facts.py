@@ -107,7 +107,10 @@ def replay_differences(record: Mapping[str, Any]) -> list[str]:
                 f"a different failing assertion (hash {str(a.get('assertion_hash'))[:16]}, "
                 f"then {str(b.get('assertion_hash'))[:16]})"
             )
-        if _without_addresses(a.get("falsifying")) != _without_addresses(b.get("falsifying")):
+        # The example's text only where the hash seed is the same: under another one, a set or dict of strings
+        # prints in another order though it is the same example (the choices' digest below compares those runs).
+        same_text = _without_addresses(a.get("falsifying")) == _without_addresses(b.get("falsifying"))
+        if record.get("kind") != Kind.SHIFTED and not same_text:
             found.append(f"failing example {a.get('falsifying')}, then {b.get('falsifying')}")
     if record.get("kind") == Kind.SHIFTED:
         if a.get("examples") != b.get("examples"):
