@@ -42,7 +42,7 @@ from evidence_gate.event_context import EventContext, load_event
 from evidence_gate.git import Repo
 from evidence_gate.receipt import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.report import render_text
-from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
+from evidence_gate.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 
 # The input whose name states the risk it accepts: under pull_request_target the job holds a write token and the
 # repository's secrets, and the property lane executes the pull request's code.
@@ -620,9 +620,8 @@ def _finish(
         run_id = _complete_check(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
-        levels = {"failure": "error", "warning": "warning", "notice": "notice"}
         for a in found[: inputs.max_annotations]:
-            run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
+            run.say(annotation(COMMAND_LEVEL[a.level], a.message, path=a.path, line=a.line, title=a.title))
     if inputs.job_summary:
         ledger = (picture[1], history.PICTURE) if picture else None
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger, delta)

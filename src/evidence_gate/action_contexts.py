@@ -14,30 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from evidence_gate import action_files, check_report, contexts, gfm, job_summary, receipt_types
+from evidence_gate.action_verdict import Reporter as Run
 from evidence_gate.action_verdict import Target, _check_run
 from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import write_atomic
 from evidence_gate.report import render_text
-from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
-
-LEVELS = {"failure": "error", "warning": "warning", "notice": "notice"}
-
-
-class Run(Protocol):
-    """What the action run offers (action._Run)."""
-
-    env: Any
-    notes: list[str]
-    sleep: Callable[[float], None]
-
-    def say(self, line: str) -> None:
-        """Print one line to the log."""
-
-    def warn_once(self, message: str) -> None:
-        """Print a warning and keep it for the summary."""
+from evidence_gate.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 
 
 @dataclass(frozen=True)
@@ -152,7 +137,7 @@ def _post_judged(
     if run_id is None:
         for a in check_report.annotations_for(judged.receipt)[: where.max_annotations]:
             title = f"{judged.name}: {a.title}"
-            run.say(annotation(LEVELS[a.level], a.message, path=a.path, line=a.line, title=title))
+            run.say(annotation(COMMAND_LEVEL[a.level], a.message, path=a.path, line=a.line, title=title))
     return _Posted(judged.name, run_id, judged.receipt)
 
 

@@ -16,7 +16,7 @@ from evidence_gate import action_files, check_report, job_summary, receipt_types
 from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import scrub, write_receipt
 from evidence_gate.report import render_text
-from evidence_gate.workflow_commands import annotation, append_outputs, command, log_text
+from evidence_gate.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 
 
 class Reporter(Protocol):
@@ -108,9 +108,8 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
     run_id = _check_run(run, target, report, now)
     if run_id is None:
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
-        levels = {"failure": "error", "warning": "warning", "notice": "notice"}
         for a in check_report.annotations_for(receipt):
-            run.say(annotation(levels[a.level], a.message, path=a.path, line=a.line, title=a.title))
+            run.say(annotation(COMMAND_LEVEL[a.level], a.message, path=a.path, line=a.line, title=a.title))
         for v in receipt_types.violations(receipt):
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))

@@ -34,6 +34,10 @@ def command(name: str, message: str, properties: Mapping[str, str | int | None] 
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+# The workflow command that carries a check-run annotation of each level, when no check run can be posted.
+COMMAND_LEVEL = {"failure": "error", "warning": "warning", "notice": "notice"}
+
+
 def annotation(
     level: str, message: str, *, path: str | None = None, line: int | None = None, title: str | None = None
 ) -> str:
