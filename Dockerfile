@@ -42,7 +42,7 @@ RUN printf '%s\n' '#!/usr/bin/python3' 'import sys' 'from evidence_gate.cli impo
     && chmod 0755 /usr/local/bin/evidence-gate /usr/local/bin/evidence-gate-entrypoint \
     && python3 -m compileall -q /usr/lib/python3/dist-packages/evidence_gate \
     && evidence-gate --version \
-    && python3 -m evidence_gate.sealed.hypothesis_tables
+    && python3 -m evidence_gate.sealed.prebuild
 # The last step builds Hypothesis' Unicode tables once, in /var/cache/evidence-gate/hypothesis-tables (root-owned,
 # read-only to the sealed user): no gate run or worker in the image rebuilds them.
 

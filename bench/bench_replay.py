@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_property_lane import build  # noqa: E402
 
-from evidence_gate import gate, property_lane  # noqa: E402
+from evidence_gate import gate  # noqa: E402
+from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
 
 RED_ALLOC = "def allocate(total, weights):\n    return [total] + [0] * (len(weights) - 1) if total > 50 else [0] * len(weights)\n"
 

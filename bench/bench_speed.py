@@ -159,8 +159,8 @@ def gate_cmd(repo: Path, base: str, head: str) -> list[str]:
 
 def bench_ledgers(repeat: int, quick: bool) -> list[dict[str, Any]]:
     """Part 1: the ledger lane in-process."""
-    from evidence_gate import freeze_ledger  # noqa: PLC0415 - the subprocess parts must not pay for it here
     from evidence_gate.config import Config, FreezeConfig  # noqa: PLC0415
+    from evidence_gate.lanes.freeze import ledger as freeze_ledger  # noqa: PLC0415 - the subprocess parts must not pay for it here
 
     today = date.fromisoformat(TODAY)
     cases: list[tuple[str, bytes, bytes, Config]] = []

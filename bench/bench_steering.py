@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from evidence_gate import gate, property_lane  # noqa: E402
+from evidence_gate import gate  # noqa: E402
+from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
 from support import real_project  # noqa: E402
 
 

@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from evidence_gate import harness_probes
 from evidence_gate.config import Config, ProbesConfig, PropertiesConfig
 from evidence_gate.git import Repo
+from evidence_gate.lanes import harness_probes
 
 
 def main(argv: list[str] | None = None) -> int:

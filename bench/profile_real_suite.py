@@ -28,15 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from evidence_gate import (  # noqa: E402
-    cli,
-    fixtures,
-    freeze_ledger,
-    gate,
-    harness_probes,
-    locked_evidence,
-    property_lane,
-)
+from evidence_gate import cli, gate  # noqa: E402
+from evidence_gate.lanes import fixtures, harness_probes, locked_evidence  # noqa: E402
+from evidence_gate.lanes.freeze import ledger as freeze_ledger  # noqa: E402
+from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
 from evidence_gate.sealed import hypothesis_tables, runner_env  # noqa: E402
 from evidence_gate.sealed import run as sealed_run  # noqa: E402
 from evidence_gate.sealed import tree as sealed_tree  # noqa: E402

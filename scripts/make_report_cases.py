@@ -22,7 +22,7 @@ from typing import Any
 
 from evidence_gate import gate
 from evidence_gate.errors import GateError
-from evidence_gate.receipt import empty_receipt
+from evidence_gate.receipt.write import empty_receipt
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"

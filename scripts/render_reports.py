@@ -32,8 +32,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import check_report, job_summary, receipt_delta
-from evidence_gate import report as reporters
+from evidence_gate.receipt import delta as receipt_delta
+from evidence_gate.report import check_run as check_report
+from evidence_gate.report import job_summary
+from evidence_gate.report import registry as reporters
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "report_cases"

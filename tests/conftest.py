@@ -23,6 +23,20 @@ from support.shared_data import SHARED
 settings.register_profile("evidence-gate-tests", deadline=None)
 settings.load_profile("evidence-gate-tests")
 
+# The kind of a test is its folder: `unit` (pure: values in, values out, real git but no sealed run and no
+# container), `sealed` (runs code in the sealed run), `action` (the GitHub Action, its network edges, containers
+# and act). `./dev test -m unit` is the fast lane.
+KINDS = ("unit", "sealed", "action")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with the kind of the folder it lives in."""
+    tests = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+        if parts and parts[0] in KINDS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
+
 
 @pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepo:

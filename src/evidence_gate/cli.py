@@ -11,11 +11,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import __version__, attestation, contexts, gate, visible
+from evidence_gate import __version__, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
-from evidence_gate.receipt import write_receipt
-from evidence_gate.report import DEFAULT_FORMAT, REPORTERS, Context, render
-from evidence_gate.terminal_report import CRASH_HELP, SourceLine
+from evidence_gate.receipt.write import write_receipt
+from evidence_gate.report import attestation
+from evidence_gate.report.registry import DEFAULT_FORMAT, REPORTERS, Context, render
+from evidence_gate.report.terminal import CRASH_HELP, SourceLine
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -164,7 +165,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         event = None
         if args.event:
-            from evidence_gate.event_context import load_event  # noqa: PLC0415 - only a run given an event reads one
+            from evidence_gate.action.event import load_event  # noqa: PLC0415 - only a run given an event reads one
 
             event = load_event(args.event, args.event_name)
     except GateError as exc:  # the receipt is written in every case, also for an unusable event
@@ -189,7 +190,7 @@ def run_check(args: argparse.Namespace) -> int:
     if out["state"] == "final" or args.format == "sarif":  # SARIF says itself that the run did not finish
         context = report_context(source=_source_lines(args.repo, out))
         if args.previous is not None:
-            from evidence_gate import receipt_delta  # noqa: PLC0415 - only --previous needs it
+            from evidence_gate.receipt import delta as receipt_delta  # noqa: PLC0415 - only --previous needs it
 
             context = replace(context, delta=receipt_delta.from_file(args.previous, out))
         sys.stdout.write(render(args.format, out, context))
@@ -289,34 +290,34 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "check":
         return run_check(args)
     if args.command == "demo":
-        from evidence_gate import demo  # noqa: PLC0415 - subcommands load their modules on demand
+        from evidence_gate.commands import demo  # noqa: PLC0415 - subcommands load their modules on demand
 
         return demo.main(workdir=args.workdir, run=not args.no_run)
     if args.command == "verify":
-        from evidence_gate import verify  # noqa: PLC0415
+        from evidence_gate.commands import verify  # noqa: PLC0415
 
         return verify.main(args.receipt, args.repo)
     if args.command == "action":
-        from evidence_gate import action  # noqa: PLC0415
+        from evidence_gate.action import main as action  # noqa: PLC0415
 
         return action.main(dict(os.environ))
     if args.command == "merge":
-        from evidence_gate import shard_merge  # noqa: PLC0415
+        from evidence_gate.commands import merge  # noqa: PLC0415
 
-        code = shard_merge.main(args.receipts, args.receipt, args.format, report_context())
+        code = merge.main(args.receipts, args.receipt, args.format, report_context())
         _attest(args.receipt)
         return code
     if args.command == "pre-push":
-        from evidence_gate import prepush  # noqa: PLC0415
+        from evidence_gate.commands import prepush  # noqa: PLC0415
 
         opts = prepush.PrePushOptions(args.repo, args.against, args.head, args.today or today_utc(), args.receipt)
         return prepush.main(opts, os.environ)
     if args.command == "history":
-        from evidence_gate import history  # noqa: PLC0415
+        from evidence_gate.commands import history  # noqa: PLC0415
 
         return history.main(args.repo, args.branch, args.svg, args.receipts, args.limit, proposed=args.proposed)
     if args.command == "freeze":
-        from evidence_gate import freeze_tools  # noqa: PLC0415
+        from evidence_gate.commands import freeze as freeze_tools  # noqa: PLC0415
 
         return freeze_tools.main(args, today_utc)
     raise GateError(f"unknown command {args.command!r}", usage=True)

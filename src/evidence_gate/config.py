@@ -121,7 +121,7 @@ class BoundedContext:
     def owns(self, path: str) -> bool:
         """Whether a changed path is this context's own: under its root or one of its `pythonpath` folders (a
         shared library its code imports is its code under test too), or matched by one of its `paths` globs."""
-        from evidence_gate.locked_paths import glob_matches  # noqa: PLC0415 - config stays a leaf module
+        from evidence_gate.lanes.locked_paths import glob_matches  # noqa: PLC0415 - config stays a leaf module
 
         folders = (self.root, *self.config.properties.pythonpath)
         return any(path.startswith(f + "/") for f in folders) or any(glob_matches(g, path) for g in self.paths)

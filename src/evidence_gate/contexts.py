@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import __version__, gate, locked_evidence
+from evidence_gate import __version__, gate
 from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
-from evidence_gate.receipt import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.lanes import locked_evidence
+from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.strict_parse import load_json
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
@@ -210,7 +211,7 @@ def is_index(value: Any) -> bool:
 def sarif_log(judged: list[Judged], docs: str | None = None) -> str:
     """One SARIF log whose runs are each judged context's, each its own code-scanning category
     (`automationDetails.id` = `evidence-gate/<name>/`); no run at all when no context was judged."""
-    from evidence_gate import sarif  # noqa: PLC0415 - only `--format sarif` and the action need it
+    from evidence_gate.report import sarif  # noqa: PLC0415 - only `--format sarif` and the action need it
 
     merged = sarif.sarif_log(empty_receipt(), docs)
     merged["runs"] = []
@@ -275,7 +276,7 @@ def merge_indexes(paths: list[Path], indexes: list[dict[str, Any]], out: Path) -
     """`evidence-gate merge` over the shards' index files: each judged context's shard receipts (found beside each
     index, each matching the digest its index records) merged into `receipt-<name>.json` beside `out`, and the
     merged index at `out`. Every index must judge the same commits, configuration and contexts."""
-    from evidence_gate import shard_merge  # noqa: PLC0415 - merge only
+    from evidence_gate.receipt import shard_merge  # noqa: PLC0415 - merge only
 
     def identity(index: dict[str, Any]) -> tuple[Any, ...]:
         judged = tuple((r["context"], r["root"], r["judged"]) for r in index["contexts"])
@@ -325,7 +326,7 @@ def render_outcome(outcome: Outcome, fmt: str, context: Any = None) -> str:
     """stdout with contexts: the index as JSON, one SARIF log with a run per judged context, or each judged
     context's text report under its name and a line per context not judged."""
     from evidence_gate import visible  # noqa: PLC0415
-    from evidence_gate.report import Context, render  # noqa: PLC0415 - reporters load on demand
+    from evidence_gate.report.registry import Context, render  # noqa: PLC0415 - reporters load on demand
 
     ctx = context if context is not None else Context()
     if fmt == "json":

@@ -8,7 +8,7 @@ from functools import cache
 
 from evidence_gate import package_data
 from evidence_gate.model import Violation
-from evidence_gate.receipt_types import DecisionJson
+from evidence_gate.receipt.types import DecisionJson
 
 # Facts a lane may assert that are not violations.
 FACT_HUMAN = "human-patch"

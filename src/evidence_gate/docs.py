@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from evidence_gate import decision, sarif
+from evidence_gate import decision
+from evidence_gate.report import sarif
 
 START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"

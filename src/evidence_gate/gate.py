@@ -13,17 +13,19 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import decision, fixtures, freeze_ledger, harness_probes, locked_evidence
+from evidence_gate import decision
 from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import Repo
+from evidence_gate.lanes import fixtures, harness_probes, locked_evidence
+from evidence_gate.lanes.freeze import ledger as freeze_ledger
+from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt import empty_receipt, scrub, write_receipt
-from evidence_gate.score_properties import PropertySpec, parse_properties
+from evidence_gate.receipt.write import empty_receipt, scrub, write_receipt
 
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
-    from evidence_gate.event_context import EventContext
+    from evidence_gate.action.event import EventContext
 
 # Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
 PULL_REQUEST_TARGET_FIX = (
@@ -382,7 +384,7 @@ def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Stat
     """The sealed property run, on the trees and lists the static lanes established."""
     import tempfile  # noqa: PLC0415 - only the property run needs a scratch folder
 
-    from evidence_gate import property_lane  # noqa: PLC0415 - the runner loads only when tests run
+    from evidence_gate.lanes.properties import lane as property_lane  # noqa: PLC0415 - the runner loads only when tests run
 
     locked, ledger = static.locked, static.ledger
     with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence_gate.receipt_types import ViolationJson
+from evidence_gate.receipt.types import ViolationJson
 
 
 @dataclass(frozen=True)

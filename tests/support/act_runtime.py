@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import demo
+from evidence_gate.commands import demo
 from support.action_runner import DOCKER_SECCOMP, EVENTS, REPOSITORY
 from support.container_engine import LOCAL_BASE, PODMAN_CONF, Engine
 

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidence_gate import demo
+from evidence_gate.commands import demo
 from support import shared_data
 from support.container_engine import Engine
 from support.escapes import listening, persist_token

@@ -7,8 +7,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import gate, property_lane
+from evidence_gate import gate
 from evidence_gate.git import Repo
+from evidence_gate.lanes.properties import lane as property_lane
 from evidence_gate.model import LaneResult
 from support.repo_builder import GitRepo
 

@@ -139,7 +139,7 @@ def produce(sys_path: list[str], folder: Path) -> str:
     return ""
 
 
-def _store(built: Path, entry: Path) -> None:
+def store(built: Path, entry: Path) -> None:
     """Move a freshly built entry into place atomically, replacing a rejected one."""
     trash = None
     if entry.exists():
@@ -186,33 +186,5 @@ def provide(sys_path: list[str], hypothesis_version: str, dest: Path) -> Tables:
     if note:
         shutil.rmtree(built, ignore_errors=True)
         return Tables("built", _summary(files), note)
-    _store(built, root / key)
+    store(built, root / key)
     return Tables("cache", _summary(files), "built now and cached")
-
-
-def prebuild(root: Path = SYSTEM_ROOT) -> int:
-    """Build the image's entry (`python3 -m evidence_gate.sealed.hypothesis_tables`): 0, or 1 with the reason."""
-    from evidence_gate.sealed import runner_env  # noqa: PLC0415 - only this entry point needs the runner
-
-    with tempfile.TemporaryDirectory() as tmp:
-        runner = runner_env.build(Path(tmp) / "runner")
-        version = dict(runner.distributions).get("hypothesis", "")
-        root.mkdir(mode=0o755, parents=True, exist_ok=True)
-        built = Path(tempfile.mkdtemp(dir=root, prefix=".building-"))
-        failed = produce(runner.sys_path, built)
-        if failed:
-            print(failed, file=sys.stderr)
-            return 1
-        for extra in built.iterdir():
-            if extra.name != TABLES:
-                shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
-        write_manifest(built)
-        for path in [built, *built.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        _store(built, root / cache_key(version))
-    print(f"Hypothesis tables in {root / cache_key(version)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(prebuild())

@@ -30,7 +30,7 @@ from typing import Any
 from evidence_gate import redact
 from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
-from evidence_gate.sealed.protocol import EV, HASH_SEED, TOKEN, Event, Job, Limits, Mode
+from evidence_gate.sealed.worker.protocol import EV, HASH_SEED, TOKEN, Event, Job, Limits, Mode
 from evidence_gate.strict_parse import load_json
 
 MAX_LINE = 64 * 1024

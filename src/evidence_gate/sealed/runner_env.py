@@ -30,7 +30,7 @@ PRIVATE_PACKAGE = "_evidence_gate_runner"
 # Where the worker-side modules start; everything they import relatively (`from . import x`) comes along.
 WORKER_ENTRIES = ("worker", "plugin")
 # The sealed package's folder, where the worker-side modules live (linked from here into the runner folder).
-GATE_DIR = Path(__file__).resolve().parent
+WORKER_DIR = Path(__file__).resolve().parent / "worker"  # the worker side: the folder is the boundary
 PIP_FOLDER = "install-tools"
 # The workers' HYPOTHESIS_STORAGE_DIRECTORY: only the Unicode tables, read-only to the sandbox user.
 STORAGE_FOLDER = "hypothesis-storage"
@@ -185,7 +185,7 @@ def worker_modules() -> list[str]:
         if name in seen:
             continue
         seen.append(name)
-        tree = ast.parse((GATE_DIR / f"{name}.py").read_text(encoding="utf-8"))
+        tree = ast.parse((WORKER_DIR / f"{name}.py").read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 absolute = node.module if isinstance(node, ast.ImportFrom) and node.level == 0 else None
@@ -226,7 +226,7 @@ def build(dest: Path) -> Runner:
     )
     (private / "__init__.py").chmod(0o644)
     for name in worker_modules():
-        (private / f"{name}.py").symlink_to(GATE_DIR / f"{name}.py")
+        (private / f"{name}.py").symlink_to(WORKER_DIR / f"{name}.py")
     modules[PRIVATE_PACKAGE] = "evidence-gate's worker-side modules"
     runner = Runner(dest, tuple((str(d.metadata["Name"]), str(d.version)) for d in dists), modules, stdlib_path())
     version = next(v for n, v in runner.distributions if _normal(n) == "hypothesis")

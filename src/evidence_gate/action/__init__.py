@@ -1,0 +1,1 @@
+"""The GitHub Action (`evidence-gate action`) and its modes: gate, merge, publish, contexts."""

@@ -1,0 +1,1 @@
+"""One module per subcommand that is not `check` (pre-commit's `commands/`)."""

@@ -1,0 +1,1 @@
+"""The lanes: each takes values read from git and returns its violations."""

@@ -1,0 +1,1 @@
+"""The freeze-ledger lane."""

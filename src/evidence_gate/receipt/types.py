@@ -1,0 +1,168 @@
+"""The receipt's parts that readers index into, as TypedDicts, and the accessors that hand them out.
+
+`data/receipt.schema.json` stays the source of truth: tests/unit/test_receipt_types.py fails when a TypedDict's keys,
+or which of them are required, differ from the schema's `properties` and `required` there. Readers take receipts
+that may be partial (aborted) or read back from a file, so every accessor skips what is not an object and returns
+an empty list, or None, where the receipt has nothing.
+"""
+
+# No `from __future__ import annotations` here: Python 3.11 reads NotRequired only from evaluated annotations, and
+# the schema test compares __required_keys__.
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict, cast
+
+
+class ViolationJson(TypedDict):
+    """One entry of `violations`."""
+
+    row: str
+    path: str | None
+    line: int | None
+    message: str
+
+
+class DecisionJson(TypedDict):
+    """`decision`: the row that named the verdict and every row that matched."""
+
+    row: str
+    gate: str
+    title: str
+    matched: list[str]
+    exit_code: NotRequired[int]
+    scored: NotRequired[bool]
+
+
+class GitJson(TypedDict):
+    """`git`: the commits compared (None until known)."""
+
+    baseline: str | None
+    head: str | None
+    merge_base: str | None
+
+
+class CountsJson(TypedDict):
+    """`properties.counts`: the seed ledgers by outcome."""
+
+    open: int
+    closed_failures: int
+    budget_passes: int
+
+
+class PatchLineJson(TypedDict):
+    """A line of the pull request's diff that a failing example's traceback passed through."""
+
+    path: str
+    line: int
+
+
+class FailureJson(TypedDict):
+    """A seed ledger's `failure`: the failing statement of the property."""
+
+    path: str
+    line: int
+    statement: str
+    exception: str
+    in_patch: NotRequired[list[PatchLineJson]]  # traceback frames on lines the patch added or changed
+
+
+class SeedLedgerJson(TypedDict):
+    """One entry of `properties.ledgers`: what was planned, attempted and found for one property."""
+
+    patch_id: str
+    property_id: str
+    planned_seeds: list[int]
+    attempted_seeds: list[int]
+    failing_seed: int | None
+    stopped_early: bool
+    shrink_stable: bool | None
+    oracle_source: str
+    fixture_hash: str | None
+    status: str
+    fresh_seeds: NotRequired[list[int]]
+    failing_seeds: NotRequired[list[int]]
+    reproduced: NotRequired[bool | None]
+    examples: NotRequired[dict[str, int]]
+    assertion_hash: NotRequired[str | None]
+    falsifying: NotRequired[str | None]
+    fixtures: NotRequired[bool]
+    stopped_because: NotRequired[dict[str, str]]
+    exhausted_seeds: NotRequired[list[int]]
+    runs: NotRequired[dict[str, dict[str, Any]]]
+    status_reason: NotRequired[str]
+    failure: NotRequired[FailureJson | None]
+    excused_by: NotRequired[str | None]
+    # Whether a freeze entry may excuse the failure, from the baseline's replays of the minimal examples.
+    excuse: NotRequired[dict[str, Any] | None]
+    # What the steering comparison recorded (steering.section); steering.rows derives property-steered from it.
+    steering: NotRequired[dict[str, Any] | None]
+    # Seeds run again (run_facts.replay_record); one that differs closes the ledger as not_replayable.
+    replays: NotRequired[list[dict[str, Any]]]
+
+
+class CoveredFileJson(TypedDict):
+    """One changed file of code under test: its changed lines of code and which of them the properties executed."""
+
+    path: str
+    lines: list[int]
+    executed: list[int]
+
+
+class PatchCoverageJson(TypedDict):
+    """`patch_coverage`: the PR's changed lines of code under test the locked properties executed (or why not)."""
+
+    measured: bool
+    reason: NotRequired[str]
+    files: NotRequired[list[CoveredFileJson]]
+    lines: NotRequired[int]
+    executed: NotRequired[int]
+    percent: NotRequired[float | None]
+    min_percent: NotRequired[float | None]
+    unreached: NotRequired[list[str]]
+
+
+def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = receipt.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def violations(receipt: Mapping[str, Any]) -> list[ViolationJson]:
+    """The receipt's violations (entries that are not objects skipped)."""
+    found = receipt.get("violations")
+    return [cast(ViolationJson, v) for v in found if isinstance(v, dict)] if isinstance(found, list) else []
+
+
+def decision(receipt: Mapping[str, Any]) -> DecisionJson | None:
+    """The receipt's decision, or None when it has none."""
+    found = receipt.get("decision")
+    return cast(DecisionJson, found) if isinstance(found, dict) and found else None
+
+
+def decision_row(receipt: Mapping[str, Any]) -> str | None:
+    """The id of the row that named the verdict, or None."""
+    found = decision(receipt)
+    row = found.get("row") if found is not None else None
+    return row if isinstance(row, str) else None
+
+
+def ledgers(receipt: Mapping[str, Any]) -> list[SeedLedgerJson]:
+    """The receipt's seed ledgers (entries that are not objects skipped)."""
+    found = _section(receipt, "properties").get("ledgers")
+    return [cast(SeedLedgerJson, x) for x in found if isinstance(x, dict)] if isinstance(found, list) else []
+
+
+def counts(receipt: Mapping[str, Any]) -> CountsJson | None:
+    """The seed-ledger counts, or None when the receipt has none."""
+    found = _section(receipt, "properties").get("counts")
+    return cast(CountsJson, found) if isinstance(found, dict) else None
+
+
+def git(receipt: Mapping[str, Any]) -> GitJson:
+    """The commits compared; each None when unknown."""
+    found = _section(receipt, "git")
+    return {"baseline": found.get("baseline"), "head": found.get("head"), "merge_base": found.get("merge_base")}
+
+
+def patch_coverage(receipt: Mapping[str, Any]) -> PatchCoverageJson | None:
+    """The receipt's patch coverage, or None when it has none (the property lane did not run)."""
+    found = receipt.get("patch_coverage")
+    return cast(PatchCoverageJson, found) if isinstance(found, dict) and "measured" in found else None

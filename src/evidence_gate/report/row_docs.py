@@ -1,0 +1,75 @@
+"""How each decision row is presented: its lane, the README section that documents it, what to do; and the lanes.
+
+Presentation data lives in `data/report_rows.json`; the rules themselves stay in `decision_table.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from evidence_gate import decision, package_data
+from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt.types import ViolationJson
+
+# pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
+# and where a crash is reported.
+PROJECT_README = "https://github.com/evidence-gate/evidence-gate/blob/main/README.md"
+ISSUES_URL = "https://github.com/evidence-gate/evidence-gate/issues"
+# Lanes in reading order.
+LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
+OTHER = "Other"
+PRECONDITIONS = frozenset({"config-invalid", "history-missing", "event-mismatch"})
+
+
+@dataclass(frozen=True)
+class RowInfo:
+    """One row's presentation."""
+
+    lane: str
+    anchor: str
+    todo: str
+    title: str | None = None  # shown instead of the decision table's title
+
+
+def title(row: str) -> str:
+    """The row's title as people read it: report_rows.json's when it has one, else the decision table's."""
+    shown = info(row).title
+    if shown:
+        return shown
+    try:
+        return decision.row(row).title
+    except KeyError:
+        return row
+
+
+@cache
+def _rows() -> dict[str, RowInfo]:
+    raw = json.loads(package_data.read_text("report_rows.json"))
+    return {row: RowInfo(**info) for row, info in raw["rows"].items()}
+
+
+def info(row: str) -> RowInfo:
+    """The row's presentation; a row this file does not know yet is in lane `Other`, documented by the table."""
+    return _rows().get(row, RowInfo(OTHER, "decision-table", "See the finding's message for the fix."))
+
+
+def known_rows() -> frozenset[str]:
+    """The rows `data/report_rows.json` describes."""
+    return frozenset(_rows())
+
+
+def lane_of(row: str) -> str:
+    """The lane a violation row belongs to."""
+    return info(row).lane
+
+
+def violations_by_lane(receipt: dict[str, Any]) -> dict[str, list[ViolationJson]]:
+    """The receipt's violations grouped by lane, lanes in reading order (`Other` last), only lanes with any."""
+    out: dict[str, list[ViolationJson]] = {}
+    for v in receipt_types.violations(receipt):
+        out.setdefault(lane_of(str(v.get("row"))), []).append(v)
+    order = [*LANES, OTHER]
+    return {lane: out[lane] for lane in order if lane in out}

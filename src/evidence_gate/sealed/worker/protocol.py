@@ -1,0 +1,120 @@
+"""The strings the trusted process and the sealed worker must agree on: event names, job fields and run kinds.
+
+Worker-side (standard library only): the worker and the plugin import it relatively, the gate as
+`evidence_gate.sealed.worker.protocol`. A job is one JSON file the gate writes and the worker reads (`Job`); events are
+JSON lines the worker writes to the result pipe, each an object whose `EV` names its `Event`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Required, TypedDict
+
+EV = "ev"  # every event's kind
+TOKEN = "tok"  # noqa: S105 - the key of the run's token on every line (the token itself comes on stdin)
+
+
+class Event(enum.StrEnum):
+    """The events a worker sends, in the order they come."""
+
+    CONFINED = "confined"  # first, before any repository code: what confinement applied
+    CONFIGURED = "configured"  # pytest is configured: the plugins it loaded
+    COLLECT_ERROR = "collect-error"  # a module or conftest failed to import
+    COLLECTED = "collected"  # every node pytest collected
+    FOREIGN_HOOKS = "foreign-hooks"  # pytest hooks defined outside the harness and the locked files
+    START = "start"  # a (node, seed, kind) run begins
+    RESULT = "result"  # and how it ended
+    PROVENANCE = "provenance"  # where the code under test was loaded from
+    DIGEST = "digest"  # a fixture record's produced output, hashed
+    PRODUCER_MISSING = "producer-missing"  # the fixture producer could not be imported
+    EFFECTS = "effects"  # a hook the gate did not install (trace, profile, monitoring, gc, signal): `found`
+    LINES = "lines"  # a changed line of code under test ran for the first time: `path`, `line`
+    FINISHED = "finished"  # the session (or the digest run) completed
+
+
+class Mode(enum.StrEnum):
+    """What a worker does."""
+
+    PYTEST = "pytest"  # one pytest session over the job's runs
+    DIGEST = "digest"  # the fixture producer on each record
+    INSTALL = "install"  # `properties.install` as `sh -c`, under the same confinement
+
+
+class Kind(enum.StrEnum):
+    """Why a (node, seed) runs."""
+
+    PLAN = "plan"  # a declared seed of the plan
+    FRESH = "fresh"  # a seed drawn at run time
+    COUNTEREXAMPLE = "counterexample"  # a documented counterexample, on the baseline tree
+    FREEZE_HEAD = "freeze-head"  # a removed ledger entry's test, the baseline's copy on the head's code
+    FREEZE_BASE = "freeze-base"  # the same on the baseline
+    FREEZE_EXPIRED = "freeze-expired"  # an expired entry's test
+    HASH = "hash"  # `freeze hash`: the failing assertion's hash
+    STEER_BASE = "steer-base"  # a planned seed on the baseline, failures counted: strategies and discards to compare
+    EXCUSE_BASE = "excuse-base"  # a frozen property's minimal example from the head, replayed on the baseline
+    REPLAY = "replay"  # a failing plan or fresh seed run again in a fresh worker: it must fail the same way
+    SHIFTED = "shifted"  # a sample planned seed under a shifted clock and another hash seed: the same examples
+
+
+# A failure of these is run again from scratch (`shrink1`, `shrink2`, ...) to judge whether its shrink is stable.
+PLAN_KINDS = (Kind.PLAN, Kind.FRESH)
+SHRINK = "shrink"
+
+
+# Every sealed worker's PYTHONHASHSEED: hash() order of strings is the same in every run, so it is no hidden input.
+HASH_SEED = 1
+# The `shifted` worker's: another hash seed and a clock moved by 7 years, 12 hours and 1.5 seconds (another year,
+# another half of the day, another parity of the second), so that a property reading either is caught.
+SHIFTED_HASH_SEED = 2
+CLOCK_SHIFT_S = 7 * 365 * 86400 + 12 * 3600 + 1.5
+
+
+def shrink_kind(n: int) -> str:
+    """The kind of the n-th re-run (from 1) of a failing plan or fresh seed."""
+    return f"{SHRINK}{n}"
+
+
+def is_shrink(kind: object) -> bool:
+    """Whether `kind` names a shrink re-run."""
+    return isinstance(kind, str) and kind.startswith(SHRINK) and kind[len(SHRINK) :].isdigit()
+
+
+class Limits(TypedDict):
+    """The resource limits a worker applies to itself."""
+
+    memory_mb: int
+    cpu_s: int
+    nproc: int
+
+
+class Job(TypedDict, total=False):
+    """A worker's job file: written by the gate (`run.run_worker` adds the workspace's part), read by the worker."""
+
+    mode: Required[str]  # a Mode
+    tree: Required[str]  # the sealed tree, the worker's working directory
+    limits: Required[Limits]
+    paths: list[str]  # appended to sys.path after the harness is imported
+    ini: str  # the run's own pytest ini (the tree's configuration is never read)
+    drop: list[int] | None  # [uid, gid] of the sandbox user, or None to keep the gate's
+    isolate_network: bool
+    writable: list[str]
+    runner_links: list[str]  # the runner folder's links: a Landlock rule on a link applies to its target
+    hypothesis_storage: str
+    code_under_test: dict[str, str]  # top-level name -> where it must be loaded from
+    # Mode.PYTEST
+    runs: dict[str, list[list[Any]]]  # node -> [seed, kind] runs, in order
+    args: list[str]
+    trials: int
+    shrink_reruns: int
+    trusted_files: list[str]  # absolute paths of the locked Python files
+    replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
+    hash_seed: int  # the worker's PYTHONHASHSEED (HASH_SEED unless given)
+    clock_shift_s: float  # seconds the worker adds to the clock the code under test reads (0: none)
+    # absolute path -> {"path": repo-relative, "source": base64 of the head's text, "lines": changed code lines}
+    record_lines: dict[str, dict[str, Any]]
+    # Mode.DIGEST
+    producer: str  # "module:function"
+    records: list[dict[str, Any]]  # {"id", "input"}
+    # Mode.INSTALL
+    command: str
+    env: dict[str, str]

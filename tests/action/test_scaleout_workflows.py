@@ -1,0 +1,74 @@
+"""The README's matrix workflow and fork-publisher pair: schema-valid, zizmor-clean, and wired as the modes expect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from test_action_metadata import ROOT, _check_jsonschema, _zizmor
+
+
+def _snippets(heading: str) -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
+    return [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+
+
+def _checked(tmp_path: Path, name: str, snippet: str) -> dict[str, Any]:
+    """Schema-check and zizmor one workflow; its only finding may be the `@v1` tag of the gate."""
+    workflow = tmp_path / ".github" / "workflows" / name
+    workflow.parent.mkdir(parents=True, exist_ok=True)
+    workflow.write_text(snippet, encoding="utf-8")
+    proc = _check_jsonschema("vendor.github-workflows", workflow)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _, findings = _zizmor(workflow)
+    assert {f.get("ident") for f in findings} <= {"unpinned-uses"}, findings
+    assert all("OWNER/evidence-gate@v1" in json.dumps(f) for f in findings)
+    data = yaml.safe_load(snippet)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_readme_matrix_workflow_shards_and_merges(tmp_path: Path) -> None:
+    """K/N follows the matrix, fail-fast is off, and the merge job runs after failed shards with checks: write."""
+    (snippet,) = _snippets("Shards over a matrix")
+    jobs = _checked(tmp_path, "evidence-gate.yml", snippet)["jobs"]
+    shard, merge = jobs["shard"], jobs["gate"]
+    matrix = shard["strategy"]["matrix"]["shard"]
+    assert shard["strategy"]["fail-fast"] is False
+    gate_step = shard["steps"][-1]
+    assert gate_step["with"]["shard"] == "${{ matrix.shard }}/" + str(len(matrix))
+    assert matrix == list(range(1, len(matrix) + 1))
+    assert shard["permissions"] == {"contents": "read"}  # a shard posts no check run
+    assert merge["needs"] == "shard" and merge["if"] == "${{ always() }}"
+    assert merge["permissions"] == {"checks": "write"}
+    assert merge["steps"][-1]["with"] == {"mode": "merge"}
+
+
+def test_readme_publisher_pair_is_wired_to_the_gate_workflow(tmp_path: Path) -> None:
+    """The publisher runs on workflow_run of the gate workflow's name, for pull requests, with least privilege."""
+    gate_snippet, publish_snippet = _snippets("Pull requests from forks")
+    gate_wf = _checked(tmp_path, "evidence-gate.yml", gate_snippet)
+    publish_wf = _checked(tmp_path, "evidence-gate-publish.yml", publish_snippet)
+    trigger = publish_wf[True]["workflow_run"]  # PyYAML reads the key `on` as True
+    assert trigger == {"workflows": [gate_wf["name"]], "types": ["completed"]}
+    (job,) = publish_wf["jobs"].values()
+    assert job["if"] == "${{ github.event.workflow_run.event == 'pull_request' }}"
+    assert job["permissions"] == {"actions": "read", "checks": "write", "contents": "read", "pull-requests": "read"}
+    checkout, gate_step = job["steps"]
+    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False} and "ref" not in checkout["with"]
+    assert gate_step["with"] == {"mode": "publish"}
+    assert "pull_request" in gate_wf[True]
+
+
+def test_the_publisher_workflow_without_its_ignore_comment_is_flagged(tmp_path: Path) -> None:
+    """The zizmor check is live here: without the justified inline ignore, `workflow_run` is reported."""
+    _, publish_snippet = _snippets("Pull requests from forks")
+    bare = publish_snippet.replace("  # zizmor: ignore[dangerous-triggers]", "  # ")
+    workflow = tmp_path / ".github" / "workflows" / "p.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(bare, encoding="utf-8")
+    _, findings = _zizmor(workflow)
+    assert "dangerous-triggers" in {f.get("ident") for f in findings}

@@ -1,0 +1,154 @@
+"""Hooks the code under test installs to beat the seal from inside (issue 17, item 1), found by their effect.
+
+The property-lane instances (a trace reached through bdb, pydoc, an entry point, pickle, logging's resolver, a string
+annotation, a doctest, `builtins.__import__`, `vars()` of an aliased module; thread hooks, gc callbacks, signal
+handlers, ctypes) are cases in tests/property_cases/ (`trace-*`, `hook-*`); here the digest worker, and the
+audit hook itself in a fresh interpreter (an audit hook can never be removed, so never in this test process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.property_repo import base_files, judge, sealed_only
+from support.repo_builder import GitRepo
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+PRODUCER = "def produce(value):\n    return {'doubled': [x * 2 for x in value]}\n"
+# A wrong producer that installs a trace on the digest worker's own frame: when the worker holds the producer's
+# output, the trace swaps in the right one, so the worker hashed a value the producer never returned.
+TRACING_PRODUCER = """\
+import pydoc
+
+
+def _fix(frame, event, arg):
+    if event == "line" and isinstance(frame.f_locals.get("output"), dict):
+        frame.f_locals["output"] = {"doubled": [x * 2 for x in frame.f_locals["record"]["input"]]}
+    return _fix
+
+
+def produce(value):
+    caller = pydoc.locate("sys._get" + "frame")(1)
+    caller.f_trace = _fix
+    try:
+        pydoc.locate("sys.set" + "trace")(lambda *a: None)
+    except Exception:
+        pass
+    return {"doubled": [x + 2 for x in value]}
+"""
+
+
+def test_digest_producer_cannot_trace_the_worker(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A producer that steps into the digest worker's frame with a trace function: refused, and a mismatch."""
+    expected = hashlib.sha256(json.dumps({"doubled": [2, 4]}, separators=(",", ":")).encode()).hexdigest()
+    digests = {"version": 1, "records": [{"id": "two", "input": [1, 2], "output_sha256": expected}]}
+    files = base_files(fresh_seeds=0)
+    config = json.loads(str(files[".evidence-gate.yml"]))
+    config["fixtures"] = {"producer": "calc:produce"}
+    files.update(
+        {
+            ".evidence-gate.yml": json.dumps(config),
+            "fixtures/digests.json": json.dumps(digests),
+            "src/calc.py": "def double(x):\n    return x * 2\n\n\n" + PRODUCER,
+        }
+    )
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+    git_repo.commit("producer", {"src/calc.py": "def double(x):\n    return x * 2\n\n\n" + TRACING_PRODUCER})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False, receipt["violations"]
+    alone = sealed_only(git_repo, tmp_path / "alone").violations
+    rows = {v.row for v in alone}
+    assert {"run-integrity", "fixture-digest-mismatch"} <= rows, alone
+    assert any("trace function" in v.message and "src/calc.py:" in v.message for v in alone), alone
+
+
+# Runs in a fresh interpreter: the worker's Effects, then whatever `body` does; prints each finding.
+HARNESS = """\
+import json, sys
+sys.path.insert(0, {src!r})
+from evidence_gate.sealed.worker.effects import Effects
+found = []
+effects = Effects(lambda event: found.extend(event["found"]), "/nowhere")
+effects.install()
+outcome = "allowed"
+try:
+{body}
+except RuntimeError as exc:
+    outcome = "refused"
+effects.check("at the end")
+print(json.dumps({{"outcome": outcome, "found": found}}))
+"""
+
+
+def _run(body: str) -> dict[str, object]:
+    code = HARNESS.format(src=SRC, body="".join(f"    {line}\n" for line in body.strip().splitlines()))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def test_clearing_a_hook_is_no_finding() -> None:
+    """doctest restores the trace it found (none) with `sys.settrace(None)`: an honest doctest is not a finding."""
+    got = _run(
+        """
+import doctest, sys
+def f():
+    '''
+    >>> 1 + 1
+    2
+    '''
+doctest.run_docstring_examples(f, {})
+sys.settrace(None)
+sys.setprofile(None)
+"""
+    )
+    assert got == {"outcome": "allowed", "found": []}, got
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("import sys\nsys.settrace(lambda *a: None)", "trace function"),
+        ("import threading\nthreading.setprofile(lambda *a: None)", "thread profile hook"),
+        ("import sys\nsys.addaudithook(lambda *a: None)", "audit hook"),
+        (
+            'exec(compile("import threading; threading.settrace(lambda *a: None)", "/p/calc.py", "exec"))\n'
+            "import threading\nt = threading.Thread(target=print)\nt.start()\nt.join()",
+            "(the thread hook <lambda> defined at /p/calc.py:1, as a thread started)",
+        ),
+        ("import ctypes\nctypes.pythonapi.PyEval_SetTrace", "PyEval_SetTrace"),
+        # Compiled under a project file's name: the `-c` harness itself counts as the worker's own bootstrap.
+        ('exec(compile("import gc; gc.callbacks.append(lambda *a: None)", "/p/calc.py", "exec"))', "garbage-collector"),
+        (
+            'exec(compile("import signal; signal.signal(signal.SIGUSR1, lambda *a: None)", "/p/c.py", "exec"))',
+            "SIGUSR1",
+        ),
+    ],
+)
+def test_each_hook_is_found(body: str, what: str) -> None:
+    """Each hook is refused or found by the state check, and named."""
+    got = _run(body)
+    assert any(what in str(f) for f in got["found"]), got  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+ (the container has it)")
+def test_monitoring_callbacks_are_refused() -> None:
+    """A sys.monitoring tool with a line callback (3.12+): the callback is refused, the tool id found."""
+    got = _run(
+        """
+import sys
+m = sys.monitoring
+m.use_tool_id(3, "stepper")
+m.register_callback(3, m.events.LINE, lambda code, line: None)
+"""
+    )
+    assert got["outcome"] == "refused", got
+    found = " ".join(map(str, got["found"]))  # type: ignore[call-overload]
+    assert "sys.monitoring callback" in found and "sys.monitoring tool 3" in found, got

@@ -1,0 +1,159 @@
+"""Steering a locked property without touching it, and freezes that would excuse funnelled failures: real sealed runs
+of real repositories, the baseline's run of the same seeds as the evidence."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidence_gate.lanes.properties import steering
+from evidence_gate.sealed.worker.assertion_hash import statement_hash
+from support.property_repo import PROPERTY, base_files, judge, ledger, red_repo, rows
+from support.repo_builder import GitRepo
+
+CASES = json.loads((Path(__file__).parents[1] / "steering_cases" / "cases.json").read_text())
+
+
+def _params() -> list[Any]:
+    return [
+        pytest.param(name, patch, id=f"{name}-{patch}") for name, case in CASES.items() for patch in case["patches"]
+    ]
+
+
+@pytest.mark.parametrize(("name", "patch"), _params())
+def test_steering_case(name: str, patch: str, git_repo: GitRepo, tmp_path: Path) -> None:
+    """Each steering trick lands on property-steered naming what changed; each honest patch passes on every seed,
+    its steering section showing the same strategies and discards as the baseline's run."""
+    case = CASES[name]
+    row, code, mention = case["patches"][patch]
+    red_repo(git_repo, extra={"properties/test_double.py": case["property"], "src/calc.py": case["base"]})
+    git_repo.commit(patch, {"src/calc.py": code})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["state"] == "final", receipt["errors"]
+    found = ledger(receipt)["steering"]
+    assert found is not None
+    if row == "pass":
+        assert receipt["decision"]["row"] == "pass", receipt["violations"]
+        assert found["compared"] == found["seeds"] == [11, 12, 13, 14], found
+        assert found["head"]["strategies"] == found["baseline"]["strategies"], found
+        return
+    assert receipt["decision"]["row"] == row, receipt["violations"]
+    messages = [v["message"] for v in receipt["violations"] if v["row"] == row]
+    assert any(mention in m for m in messages), messages
+    # The row is derived from the recorded section alone: the receipt's facts give the same rows again.
+    assert [v.message for v in steering.rows(ledger(receipt)["property_id"], "properties/test_double.py", found)] == (
+        messages
+    )
+
+
+def _section(base: dict[str, int], head: dict[str, int], examples: int = 50) -> dict[str, Any]:
+    strategies = {"x": "integers(0, 10)"}
+    return {
+        "seeds": [int(s) for s in base],
+        "baseline": {"strategies": strategies, "discards": base, "examples": dict.fromkeys(base, examples)},
+        "head": {"strategies": strategies, "discards": head, "examples": dict.fromkeys(head, examples)},
+        "compared": [int(s) for s in base],
+        "margin": {"min_rise": steering.MIN_RISE, "share": steering.RISE_SHARE},
+    }
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "steered"),
+    [
+        ({"1": 0, "2": 0}, {"1": 13, "2": 0}, True),  # 13 more with 50 kept on seed 1: over a quarter
+        ({"1": 0, "2": 0}, {"1": 12, "2": 12}, False),  # a quarter on each seed is not over it
+        ({"1": 0}, {"1": 4}, False),  # fewer than five more, whatever the share
+        ({"1": 40}, {"1": 52}, False),  # 12 more with 50 kept: under a quarter
+        ({"1": 40}, {"1": 53}, True),
+    ],
+)
+def test_discard_margin(base: dict[str, int], head: dict[str, int], steered: bool) -> None:
+    """A seed's rise counts when it is at least MIN_RISE discards and more than RISE_SHARE of the examples it kept."""
+    found = steering.rows("p::t", "p.py", _section(base, head))
+    assert bool(found) is steered, found
+
+
+def test_changed_strategy_and_missing_baseline_are_rows() -> None:
+    """A strategy that differs is a row naming both descriptions; a baseline that reported none fails closed."""
+    recorded = _section({"1": 0}, {"1": 0})
+    recorded["head"]["strategies"] = {"x": "integers(0, 0)"}
+    [found] = steering.rows("p::t", "p.py", recorded)
+    assert "integers(0, 10) → integers(0, 0)" in found.message
+    recorded["baseline"]["strategies"] = None
+    [found] = steering.rows("p::t", "p.py", recorded)
+    assert "did not report the property's strategies" in found.message
+    assert steering.rows("p::t", "p.py", None) == []
+
+
+def test_shard_sections_merge_into_the_rows_of_the_whole_plan() -> None:
+    """A shard whose seed was steered keeps that seed's counts in the merge, so the merged ledger gives its row."""
+    one, two = _section({"1": 0}, {"1": 20}), _section({"2": 0}, {"2": 0})
+    merged = steering.merge([one, two, None])
+    assert merged is not None
+    assert merged["compared"] == [1, 2] and merged["head"]["discards"] == {"1": 20, "2": 0}
+    [found] = steering.rows("p::t", "p.py", merged)
+    assert "seed 1: 20 discarded against 0, 50 kept" in found.message
+    assert steering.merge([None]) is None
+
+
+FREEZE = """\
+version: 1
+entries:
+  - id: double
+    test: properties/test_double.py::test_double
+    assertion_hash: "{hash}"
+    added_at: "2026-09-10"
+    expires: "2026-09-20"
+    owner: humans
+    reason: timing
+"""
+
+
+def _frozen_repo(git_repo: GitRepo) -> None:
+    files = base_files(fresh_seeds=0)
+    digest = statement_hash(PROPERTY, 8)
+    assert digest is not None
+    files["freeze.yaml"] = FREEZE.format(hash=digest[:32])
+    git_repo.commit("baseline", files)
+    git_repo.branch("patch")
+
+
+def test_freeze_does_not_excuse_a_failure_funnelled_into_its_assertion(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The patch is wrong everywhere and fails the frozen assertion too: the baseline passes the minimal example, so
+    the freeze does not excuse it, and the receipt says why."""
+    _frozen_repo(git_repo)
+    git_repo.commit("wrong everywhere", {"src/calc.py": "def double(x):\n    return x * 3\n"})
+    receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
+    assert receipt["decision"]["row"] == "property-failed", receipt["violations"]
+    found = ledger(receipt)
+    assert found["excused_by"] is None
+    assert found["excuse"]["excused"] is False, found["excuse"]
+    assert "the baseline passes the minimal example" in found["excuse"]["why"], found["excuse"]
+    [failed] = [v for v in receipt["violations"] if v["row"] == "property-failed"]
+    assert "does not excuse it" in failed["message"], failed["message"]
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"README.md": "unrelated\n"},
+        # The same bug, written another way: its minimal example fails on the baseline the same way.
+        {"src/calc.py": "def double(x):\n    if x >= 1000:\n        return x\n    return x + x\n"},
+    ],
+    ids=["unrelated", "same-bug"],
+)
+def test_freeze_still_excuses_the_real_failure(patch: dict[str, str], git_repo: GitRepo, tmp_path: Path) -> None:
+    """The frozen failure itself, replayed on the baseline, fails there with the same assertion: still excused."""
+    _frozen_repo(git_repo)
+    git_repo.commit("patch", patch)
+    receipt = judge(git_repo, tmp_path, today=datetime.date(2026, 9, 12))
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    found = ledger(receipt)
+    assert found["excused_by"] == "double"
+    assert found["excuse"]["excused"] is True
+    assert all(r["same_failure"] and r["blob"] for r in found["excuse"]["replays"]), found["excuse"]
+    assert "property-failed" not in rows(receipt)

@@ -1,0 +1,135 @@
+"""What `check --no-run` imports: only the static lanes on a clean run, jsonschema only to word a schema failure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import scenario_repo
+
+# Run the real CLI in a fresh interpreter and report, after it returns, every module it had loaded.
+PROBE = """
+import json, sys
+from evidence_gate import cli
+code = cli.main(sys.argv[1:])
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+raise SystemExit(code)
+"""
+
+# The package's modules a passing `check --no-run` loads. A new import on this path must be added here on purpose
+# (it costs every CI run its start-up): the property run, the reporters of other formats, the action and the event
+# parser stay out.
+STATIC_RUN = frozenset(
+    {
+        "evidence_gate",
+        "evidence_gate.cli",
+        "evidence_gate.config",
+        "evidence_gate.contexts",
+        "evidence_gate.decision",
+        "evidence_gate.digest",
+        "evidence_gate.errors",
+        "evidence_gate.gate",
+        "evidence_gate.git",
+        "evidence_gate.lanes",
+        "evidence_gate.lanes.fixtures",
+        "evidence_gate.lanes.freeze",
+        "evidence_gate.lanes.freeze.ledger",
+        "evidence_gate.lanes.harness_probes",
+        "evidence_gate.lanes.import_scan",
+        "evidence_gate.lanes.locked_evidence",
+        "evidence_gate.lanes.locked_paths",
+        "evidence_gate.lanes.probe_scan",
+        "evidence_gate.lanes.properties",
+        "evidence_gate.lanes.properties.patch_coverage",
+        "evidence_gate.lanes.score_properties",
+        "evidence_gate.lanes.tree_entries",
+        "evidence_gate.model",
+        "evidence_gate.package_data",
+        "evidence_gate.receipt",
+        "evidence_gate.receipt.delta",
+        "evidence_gate.receipt.types",
+        "evidence_gate.receipt.write",
+        "evidence_gate.report",
+        "evidence_gate.report.attestation",
+        "evidence_gate.report.gfm",
+        "evidence_gate.report.properties",
+        "evidence_gate.report.registry",
+        "evidence_gate.report.reproduce",
+        "evidence_gate.report.row_docs",
+        "evidence_gate.report.terminal",
+        "evidence_gate.schema_check",
+        "evidence_gate.strict_parse",
+        "evidence_gate.visible",
+    }
+)
+# Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
+# tempfile and difflib serve the property run and a changed attributes file.
+NOT_ON_A_CLEAN_RUN = ("jsonschema", "referencing", "rpds", "attrs", "tempfile", "difflib", "zipfile")
+
+
+def _check(tmp_path: Path, recipe: dict[str, Any], *args: str) -> tuple[int, str, set[str], dict[str, Any]]:
+    """Exit code, stdout, loaded modules and receipt of `check --no-run` on the recipe's pull request."""
+    repo = scenario_repo.build(recipe, tmp_path / "repo").path
+    receipt = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run", *args]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120, check=False
+    )
+    head, _, listed = proc.stdout.rpartition("\nMODULES ")
+    assert listed, proc.stdout + proc.stderr
+    return proc.returncode, head, set(json.loads(listed)), json.loads(receipt.read_text("utf-8"))
+
+
+def _ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m == "evidence_gate" or m.startswith("evidence_gate.")}
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in names)
+
+
+def test_clean_run_imports_only_the_static_lanes(tmp_path: Path) -> None:
+    """A passing `check --no-run` loads exactly the static lanes' modules, and neither jsonschema nor the property
+    run, SARIF, the check run, the job summary, the action or the event parser."""
+    code, out, modules, receipt = _check(tmp_path, {"patch": {"files": {"README.md": "docs\n"}}})
+    assert (code, receipt["decision"]["row"]) == (0, "pass"), out
+    assert _ours(modules) == STATIC_RUN, (
+        f"new: {sorted(_ours(modules) - STATIC_RUN)}; gone: {sorted(STATIC_RUN - _ours(modules))}"
+    )
+    assert _loaded(modules, NOT_ON_A_CLEAN_RUN) == []
+
+
+@pytest.mark.parametrize(
+    ("recipe", "row", "words"),
+    [
+        ({"base": {"files": {".evidence-gate.yml": "version: 1\nagents: yes\n"}}}, "config-invalid", "agents"),
+        (
+            {"base": {"files": {".evidence-gate.yml": "version: 1\nfreeze: {mode: grow}\n"}}},
+            "config-invalid",
+            "grow",
+        ),
+        (
+            {"patch": {"files": {"freeze.yaml": "version: 1\nbudget: {max_entries: 12}\nentries: [{id: 7}]\n"}}},
+            "freeze-ledger-invalid",
+            "entries",
+        ),
+    ],
+    ids=["config-wrong-type", "config-unknown-mode", "ledger-entry-wrong-shape"],
+)
+def test_the_lazy_path_still_validates(tmp_path: Path, recipe: dict[str, Any], row: str, words: str) -> None:
+    """A configuration or ledger that fails its schema still fails the static run (the compiled check rejects it),
+    and only then is jsonschema imported, to word the error."""
+    code, out, modules, receipt = _check(tmp_path, recipe)
+    assert receipt["decision"]["row"] == row, out
+    assert code != 0
+    assert words in out, out
+    assert _loaded(modules, ("jsonschema",)) == [
+        "jsonschema",
+        *sorted(m for m in modules if m.startswith("jsonschema.")),
+    ]
