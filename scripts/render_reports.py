@@ -34,7 +34,7 @@ from typing import Any
 
 from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.report import check_run as check_report
-from evidence_gate.report import job_summary
+from evidence_gate.report import job_summary, markdown_limits
 from evidence_gate.report import registry as reporters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,7 +118,7 @@ def render_receipt(data: bytes, context: dict[str, Any]) -> dict[str, str]:
     notes = tuple(context.get("notes") or ())
     delta = delta_of(context, receipt)
     report = check_report.build(receipt, digest, notes=notes, links=links, delta=delta)
-    job = job_summary.truncate_bytes(
+    job = markdown_limits.truncate_bytes(
         job_summary.render(receipt, digest, notes, links, context.get("check_name", "evidence-gate"), delta=delta)
     )
     return {

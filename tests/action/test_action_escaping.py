@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evidence_gate.action.workflow_commands import annotation, append_outputs, escape_data, log_text, output_entry
-from evidence_gate.report import job_summary
+from evidence_gate.report import job_summary, markdown_limits
 
 HOSTILE = [
     "::stop-commands::pwned",
@@ -148,21 +148,21 @@ def test_step_summary_is_truncated_under_1_mib_with_a_closed_fence() -> None:
     """A 3 MiB report is cut under 1 MiB, ends with the marker, and leaves no fence open."""
     md = job_summary.render(receipt_with(["é" * 300 + f" {i}" for i in range(10_000)]), "sha256:x")
     assert len(md.encode()) > 3 * 1024 * 1024
-    cut = job_summary.truncate_bytes(md)
-    assert len(cut.encode()) <= job_summary.STEP_SUMMARY_LIMIT
-    assert len(cut.encode()) > job_summary.STEP_SUMMARY_LIMIT - 4096
-    assert cut.endswith(job_summary.TRUNCATED_MARKER)
-    assert job_summary._open_fence(cut) == ""
-    assert job_summary.truncate_bytes("short") == "short"
+    cut = markdown_limits.truncate_bytes(md)
+    assert len(cut.encode()) <= markdown_limits.STEP_SUMMARY_LIMIT
+    assert len(cut.encode()) > markdown_limits.STEP_SUMMARY_LIMIT - 4096
+    assert cut.endswith(markdown_limits.TRUNCATED_MARKER)
+    assert markdown_limits._open_fence(cut) == ""
+    assert markdown_limits.truncate_bytes("short") == "short"
 
 
 def test_check_summary_is_cut_to_65535_characters() -> None:
     """The check-run summary respects the API's character limit."""
     md = job_summary.render(receipt_with(["x" * 1000] * 200), "sha256:x")
-    cut = job_summary.truncate_chars(md)
+    cut = markdown_limits.truncate_chars(md)
     assert len(md) > 65535 >= len(cut)
-    assert cut.endswith(job_summary.TRUNCATED_MARKER)
-    assert job_summary._open_fence(cut) == ""
+    assert cut.endswith(markdown_limits.TRUNCATED_MARKER)
+    assert markdown_limits._open_fence(cut) == ""
 
 
 @given(
@@ -173,11 +173,11 @@ def test_truncation_never_exceeds_the_limit_or_leaves_a_fence_open(messages: lis
     """For any findings and limit, the cut report fits, keeps whole lines, and closes every fence it opened."""
     md = job_summary.render(receipt_with(messages), "sha256:x")
     for cut, size in (
-        (job_summary.truncate_bytes(md, limit), lambda s: len(s.encode())),
-        (job_summary.truncate_chars(md, limit), len),
+        (markdown_limits.truncate_bytes(md, limit), lambda s: len(s.encode())),
+        (markdown_limits.truncate_chars(md, limit), len),
     ):
         assert size(cut) <= limit
         if cut != md:
-            assert cut.endswith(job_summary.TRUNCATED_MARKER)
-            assert job_summary._open_fence(cut) == ""
+            assert cut.endswith(markdown_limits.TRUNCATED_MARKER)
+            assert markdown_limits._open_fence(cut) == ""
             assert cut.split("\n", 1)[0] == md.split("\n", 1)[0]

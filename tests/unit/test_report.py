@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from evidence_gate import decision
 from evidence_gate.receipt import write as receipt
 from evidence_gate.report import check_run as check_report
-from evidence_gate.report import job_summary, sarif
+from evidence_gate.report import job_summary, markdown_limits, sarif
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.job_summary import Links
@@ -257,8 +257,8 @@ def test_limits_hold_for_ten_thousand_findings() -> None:
     built = check_report.build(r, "sha256:x", links=LINKS)
     assert len(built.summary) <= 65535 and len(built.text) <= 65535
     assert built.summary.startswith("❌ **Fail**")
-    job = job_summary.truncate_bytes(job_summary.render(r, "sha256:x", (), LINKS))
-    assert len(job.encode()) <= job_summary.STEP_SUMMARY_LIMIT
+    job = markdown_limits.truncate_bytes(job_summary.render(r, "sha256:x", (), LINKS))
+    assert len(job.encode()) <= markdown_limits.STEP_SUMMARY_LIMIT
     assert job.count("<details>") == job.count("</details>")
     assert len(built.title) <= 255
 
@@ -370,12 +370,12 @@ def test_reproduce_command_reproduces_the_failing_seed(git_repo: GitRepo, tmp_pa
 def test_truncation_closes_the_details_but_ignores_details_inside_fences() -> None:
     """A cut job summary closes its own `<details>`; a `<details>` line inside patch text's fence is not counted."""
     text = "<details><summary>x</summary>\n\n```text\n<details>\n</details>\n<details>\n```\n" + "line\n" * 5000
-    cut = job_summary.truncate_bytes(text, 4000)
+    cut = markdown_limits.truncate_bytes(text, 4000)
     assert cut.count("\n</details>\n") == 1 + text[:4000].count("\n</details>\n")
     assert (
-        job_summary.truncate_bytes("<details>\n" + "y\n" * 3000, 1000)
+        markdown_limits.truncate_bytes("<details>\n" + "y\n" * 3000, 1000)
         .rstrip()
-        .endswith(job_summary.TRUNCATED_MARKER.strip())
+        .endswith(markdown_limits.TRUNCATED_MARKER.strip())
     )
 
 

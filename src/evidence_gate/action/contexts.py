@@ -25,7 +25,7 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import write_atomic
 from evidence_gate.report import check_run as check_report
-from evidence_gate.report import gfm, job_summary
+from evidence_gate.report import gfm, job_summary, markdown_limits
 from evidence_gate.report.registry import render_text
 
 
@@ -97,7 +97,7 @@ def finish(
             links = check_report.links_from(run.env, repository, judged.receipt, artifact_id, where.check_sha)
             name = f"{where.check_name} / {judged.name}"
             parts.append(job_summary.render(judged.receipt, digests[judged.name], tuple(run.notes), links, name))
-        unwritten = job_summary.append(run.env, job_summary.truncate_bytes("\n".join(parts)))
+        unwritten = markdown_limits.append(run.env, markdown_limits.truncate_bytes("\n".join(parts)))
         if unwritten:
             run.warn_once(unwritten)
     sarif_shown = shown_beside(where.index_shown, where.index_file, sarif)

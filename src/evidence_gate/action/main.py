@@ -44,7 +44,7 @@ from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.report import check_run as check_report
-from evidence_gate.report import job_summary
+from evidence_gate.report import job_summary, markdown_limits
 from evidence_gate.report.registry import render_text
 
 # The `row` output (and receipt `decision.row`) of a run that never decided: a crash, or a usage error.
@@ -465,7 +465,7 @@ def _finish(
     if inputs.job_summary:
         ledger = (picture[1], history.PICTURE) if picture else None
         summary = job_summary.render(receipt, digest, tuple(run.notes), links, inputs.check_name, ledger, delta)
-        _write_summary(run, job_summary.truncate_bytes(summary))
+        _write_summary(run, markdown_limits.truncate_bytes(summary))
     _write_outputs(run, receipt, target.shown, run_id, artifact_id, side.outputs)
     return step_exit(code, inputs.fail_on)
 
@@ -538,7 +538,7 @@ def _last_resort(run: _Run, exc: Exception) -> int:
 
 
 def _write_summary(run: _Run, markdown: str) -> None:
-    problem = job_summary.append(run.env, markdown)
+    problem = markdown_limits.append(run.env, markdown)
     if problem:
         run.warn_once(problem)
 

@@ -19,7 +19,7 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import scrub, write_receipt
 from evidence_gate.report import check_run as check_report
-from evidence_gate.report import job_summary
+from evidence_gate.report import job_summary, markdown_limits
 from evidence_gate.report.registry import render_text
 
 
@@ -118,7 +118,7 @@ def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
     summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
-    unwritten = job_summary.append(run.env, job_summary.truncate_bytes(summary))
+    unwritten = markdown_limits.append(run.env, markdown_limits.truncate_bytes(summary))
     if unwritten:
         run.warn_once(unwritten)
     final = receipt.get("state") == "final"

@@ -13,7 +13,7 @@ from evidence_gate import decision, visible
 from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
-from evidence_gate.report import gfm, job_summary, reproduce
+from evidence_gate.report import gfm, job_summary, markdown_limits, reproduce
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.job_summary import Links
@@ -183,8 +183,8 @@ def build(
     note = cap_note(len(found), max_annotations)
     if note and note not in notes:
         extra = (*notes, note)
-    summary = job_summary.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links, delta))
-    text = job_summary.truncate_chars(job_summary.details(receipt, receipt_sha256, links))
+    summary = markdown_limits.truncate_chars(job_summary.summary(receipt, receipt_sha256, extra, links, delta))
+    text = markdown_limits.truncate_chars(job_summary.details(receipt, receipt_sha256, links))
     return CheckReport(conclusion(receipt), job_summary.title(receipt), summary, text, tuple(shown))
 
 
