@@ -513,7 +513,7 @@ def test_a_gate_that_is_not_root_confines_its_workers_under_dockers_profile(
 
 ROOT_WORKER = """
 import os, resource, socket, threading
-from evidence_gate.sealed import confinement
+from evidence_gate.sealed.worker import confinement
 resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
 applied = confinement.apply("pytest", ["/tmp"], ["/usr", "/lib", "/etc/ssl"], 64)
 print(applied["tasks"])

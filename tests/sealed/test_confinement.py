@@ -208,7 +208,7 @@ def test_a_kernel_without_seccomp_runs_nothing(
 def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
     """As root the bound moves the worker to a uid of its own with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH only."""
     code = (
-        "import os, resource\nfrom evidence_gate.sealed import confinement\n"
+        "import os, resource\nfrom evidence_gate.sealed.worker import confinement\n"
         "resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))\nprint(confinement.bound_tasks(64))\n"
         "print(os.getresuid())\nprint([l for l in open('/proc/self/status') if 'CapEff' in l][0].strip())\n"
         "print(len(os.listdir('/root')) > 0)\n"
@@ -226,7 +226,7 @@ def test_a_root_worker_keeps_only_the_file_capabilities(tmp_path: Path) -> None:
 # the kernel refuses the worker's own layer, so the worker's confinement really fails and it must run nothing.
 STACKED_GATE = """
 import sys
-from evidence_gate.sealed import landlock
+from evidence_gate.sealed.worker import landlock
 for _ in range(16):
     landlock.confine(["/"])
 from evidence_gate.cli import main
@@ -365,7 +365,7 @@ def test_the_install_step_keeps_tcp_but_reaches_neither_the_token_nor_the_docker
 # Run as root, then as `nobody` (the interpreter's modules loaded first: /root, where it may live, is 0700).
 AS_NOBODY = """
 import codecs, ctypes, errno, json, os, resource, struct, sys
-from evidence_gate.sealed import confinement
+from evidence_gate.sealed.worker import confinement
 codecs.lookup("ascii")
 libc = ctypes.CDLL(None, use_errno=True)
 resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(seccomp.missing() is not None, reason=f"no secco
 
 PROBES = """\
 import asyncio, errno, os, socket
-from evidence_gate.sealed import seccomp
+from evidence_gate.sealed.worker import seccomp
 
 def attempt(name, call):
     try:
@@ -85,7 +85,7 @@ def test_install_mode_keeps_tcp_and_udp_but_no_unix_sockets() -> None:
 # x86_64's x32 numbering (getpid with bit 30 set). A filter that checked only syscall numbers would miss both.
 FOREIGN = """\
 import ctypes, mmap
-from evidence_gate.sealed import seccomp
+from evidence_gate.sealed.worker import seccomp
 
 CODE = {{"int80": bytes.fromhex("b814000000cd80c3"), "x32": bytes.fromhex("b8270000400f05c3")}}[{which!r}]
 if {install!r}:
@@ -127,7 +127,7 @@ def test_a_filter_outlives_exec_and_binds_children() -> None:
     """A shell the worker execs (the install step) and its children keep the filter."""
     code = textwrap.dedent("""\
         import os
-        from evidence_gate.sealed import seccomp
+        from evidence_gate.sealed.worker import seccomp
         seccomp.install("none")
         os.execv(sys.executable, [sys.executable, "-c", "import socket; socket.socket()"])
     """)

@@ -206,7 +206,7 @@ def test_worker_side_modules_import_only_the_standard_library_the_harness_and_ea
     [
         "import yaml\n",
         "from evidence_gate import redact\n",
-        "from evidence_gate.sealed import protocol\n",
+        "from evidence_gate.sealed.worker import protocol\n",
         "def f():\n    import jsonschema\n",
         "from .. import redact\n",
         "from . import run\n",
