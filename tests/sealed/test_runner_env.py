@@ -78,7 +78,7 @@ def test_code_the_harness_or_stdlib_already_owns_is_run_integrity_before_any_tes
     assert violation["path"] == f"src/{name}"
     assert f"package {name!r}" in violation["message"] and owner in violation["message"]
     assert "Fix:" in violation["message"]
-    assert "README" in violation["message"]
+    assert "docs/sealed-run.md" in violation["message"]
     assert receipt["properties"].get("ledgers", []) == []
 
 

@@ -16,7 +16,7 @@ from evidence_gate import cli, gate
 from evidence_gate.model import Violation
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.registry import render_text
-from support import scenario_repo
+from support import doc_pages, scenario_repo
 
 
 def _repo(tmp_path: Path, patch: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> Path:
@@ -247,9 +247,8 @@ def _leaf_options(parser: Any, prefix: str = "") -> dict[str, set[str]]:
 
 
 def test_readme_cli_synopsis_lists_every_option() -> None:
-    """The README's CLI synopsis names, per subcommand, exactly the long options the parser accepts."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
-    block = readme.split("<!-- section:cli -->", 1)[1].split("```", 2)[1]
+    """The CLI page's synopsis names, per subcommand, exactly the long options the parser accepts."""
+    block = doc_pages.read("docs/cli.md").split("<!-- section:cli -->", 1)[1].split("```", 2)[1]
     documented: dict[str, set[str]] = {}
     command = ""
     for line in (text.split("#", 1)[0] for text in block.splitlines()):

@@ -30,7 +30,7 @@ from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL
 from evidence_gate.report import attestation, sarif
 from evidence_gate.report import registry as report
-from support import published_schemas, scenario_repo
+from support import doc_pages, published_schemas, scenario_repo
 from support.action_env import outputs, pull_request, runner_env
 from support.fake_github import FakeGitHub
 
@@ -133,7 +133,10 @@ def test_rules_link_to_anchors_the_rendered_readme_has(sarif_schema: jsonschema.
     cmark = shutil.which("cmark-gfm")
     assert cmark, "cmark-gfm renders the README as GitHub does; install it (apt-get install cmark-gfm)"
     html = subprocess.run(
-        [cmark, "--unsafe", "-e", "table"], input=(ROOT / "README.md").read_bytes(), capture_output=True, check=True
+        [cmark, "--unsafe", "-e", "table"],
+        input=(ROOT / "docs" / "decision-rows.md").read_bytes(),
+        capture_output=True,
+        check=True,
     ).stdout.decode()
     ids = set(re.findall(r'<a id="([^"]+)"></a>', html))
     rules = [sarif.rule(r, DOCS) for r in decision.table()]
@@ -316,8 +319,9 @@ def test_action_writes_sarif_and_statement_with_attest_outputs(
 
 
 def test_readme_upload_and_attest_workflows_are_valid(tmp_path: Path) -> None:
-    """The README's code-scanning and attestation workflows pass the workflow schema and zizmor (only the gate's
+    """The docs' code-scanning and attestation workflows pass the workflow schema and zizmor (only the gate's
     `@v1` tag is reported), pin both actions by full commit sha, and feed them the outputs the action sets."""
+    sys.path.insert(0, str(ROOT / "tests" / "action"))  # the workflow checks live beside the action's tests
     from test_scaleout_workflows import _checked, _snippets
 
     (upload,) = _snippets("Upload to code scanning")
@@ -335,7 +339,7 @@ def test_readme_upload_and_attest_workflows_are_valid(tmp_path: Path) -> None:
     declared = set(yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["outputs"])
     for name, value in attest_step["with"].items():
         assert value == f"${{{{ steps.gate.outputs.attestation-{name} }}}}" and f"attestation-{name}" in declared
-    assert attestation.PREDICATE_TYPE in (ROOT / "README.md").read_text("utf-8")
+    assert attestation.PREDICATE_TYPE in doc_pages.holding("Attestation of the receipt")
 
 
 def test_planted_side_files_never_redirect_or_stop_the_action(tmp_path: Path, shared_dir: Path) -> None:

@@ -338,7 +338,7 @@ def _pull_request_target(run: _Run, inputs: Inputs, event: EventContext) -> str:
     run.warn_once(PR_TARGET_REFUSED)
     return (
         f"pull_request_target without `{UNSAFE_INPUT}: true`: the pull request's code is not executed in a "
-        "job that holds a write token; run the gate on `pull_request` (see the README)"
+        "job that holds a write token; run the gate on `pull_request` (see docs/forks.md)"
     )
 
 

@@ -98,7 +98,7 @@ def parse_trigger(path: Path, env_name: str | None) -> Trigger:
         raise GateError(
             f"mode: publish runs on workflow_run, not {env_name or 'this event'}",
             fix="use it in a workflow `on: workflow_run: {workflows: [<the gate workflow>], types: "
-            "[completed]}`; see the README",
+            "[completed]}`; see docs/forks.md",
             usage=True,
         )
     head_repo = _obj(run.get("head_repository"))

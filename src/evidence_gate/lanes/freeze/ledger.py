@@ -192,7 +192,7 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
         out.append(
             Violation(
                 "freeze-ledger-invalid",
-                f"{where}: {err.message}; follow the ledger format in the README (`freeze` section)",
+                f"{where}: {err.message}; follow the ledger format in docs/freeze-ledger.md",
                 file,
                 at(path),
             )
