@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from evidence_gate import decision
-from evidence_gate.report import sarif
+from evidence_gate.report import row_docs
 
 START = "<!-- section:decision-table -->"
 END = "<!-- /section:decision-table -->"
@@ -25,7 +25,6 @@ ACTION_START = "<!-- generated:action-io -->"
 ACTION_END = "<!-- /generated:action-io -->"
 REGENERATE = "python -m evidence_gate.docs"
 ACTION_PAGE = "docs/action.md"
-DECISION_PAGE = "docs/decision-rows.md"
 
 
 def cell(text: object) -> str:
@@ -50,7 +49,7 @@ def decision_table_markdown() -> str:
     for r in decision.table():
         gate = r.gate if r.scored or r.gate == "fail" else f"{r.gate}, not scored"
         # The anchor is what SARIF rules' helpUri and other links point at (`#row-ID`; GitHub resolves it).
-        anchor = f'<a id="{sarif.row_anchor(r.id)}"></a>'
+        anchor = f'<a id="{row_docs.row_anchor(r.id)}"></a>'
         stops = "yes" if r.stops_tests else ""
         lines.append(
             f"| {r.number} | `{r.id}` | {anchor}{cell(r.title)} | {cell(r.when)} | {gate} | {r.exit_code} "
@@ -101,7 +100,7 @@ class Block:
 BLOCKS = (
     Block(
         "decision table",
-        DECISION_PAGE,
+        row_docs.DECISION_ROWS,
         START,
         END,
         "src/evidence_gate/data/decision_table.json",

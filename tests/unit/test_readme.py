@@ -14,10 +14,11 @@ import pytest
 
 from evidence_gate import docs
 from evidence_gate.config import Config, parse_config
+from evidence_gate.report import row_docs
 from support import doc_pages
 from support.doc_pages import README, ROOT
 
-DECISION = docs.DECISION_PAGE
+DECISION = row_docs.DECISION_ROWS
 FRONT_DOOR_LINES = 150
 
 

@@ -128,21 +128,21 @@ def test_every_report_case_is_valid_sarif(case: Path, sarif_schema: jsonschema.D
     assert run["invocations"][0]["executionSuccessful"] is (receipt["state"] == "final")
 
 
-def test_rules_link_to_anchors_the_rendered_readme_has(sarif_schema: jsonschema.Draft4Validator) -> None:
-    """Every rule's helpUri is the README plus `#row-ID`, and cmark-gfm's rendering of the README has that id."""
+def test_rules_link_to_anchors_the_rendered_decision_table_has(sarif_schema: jsonschema.Draft4Validator) -> None:
+    """Every rule's helpUri is the decision table's page beside the README plus `#row-ID`, and cmark-gfm's rendering
+    of that page has that id."""
     cmark = shutil.which("cmark-gfm")
-    assert cmark, "cmark-gfm renders the README as GitHub does; install it (apt-get install cmark-gfm)"
+    assert cmark, "cmark-gfm renders the docs as GitHub does; install it (apt-get install cmark-gfm)"
+    page = ROOT / "docs" / "decision-rows.md"
     html = subprocess.run(
-        [cmark, "--unsafe", "-e", "table"],
-        input=(ROOT / "docs" / "decision-rows.md").read_bytes(),
-        capture_output=True,
-        check=True,
+        [cmark, "--unsafe", "-e", "table"], input=page.read_bytes(), capture_output=True, check=True
     ).stdout.decode()
     ids = set(re.findall(r'<a id="([^"]+)"></a>', html))
     rules = [sarif.rule(r, DOCS) for r in decision.table()]
     for rule in rules:
         base, fragment = rule["helpUri"].split("#")
-        assert base == DOCS and fragment == f"row-{rule['id']}" and fragment in ids, rule["id"]
+        assert base == urllib.parse.urljoin(DOCS, "docs/decision-rows.md"), rule["helpUri"]
+        assert fragment == f"row-{rule['id']}" and fragment in ids, rule["id"]
         assert rule["help"]["text"] and rule["shortDescription"]["text"] == decision.row(rule["id"]).title
     assert "helpUri" not in sarif.rule(decision.table()[0], None)
 
@@ -312,7 +312,9 @@ def test_action_writes_sarif_and_statement_with_attest_outputs(
     _github_rules(log)
     assert len(log["runs"][0]["results"]) == len(json.loads(receipt_file.read_text("utf-8"))["violations"])
     docs = "https://github.example/octo/evidence-gate/blob/v1/README.md"
-    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == f"{docs}#row-evidence-path-edited"
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] == urllib.parse.urljoin(
+        docs, "docs/decision-rows.md#row-evidence-path-edited"
+    )
     (run,) = github.runs.values()
     assert run["head_sha"] == pr.head
     _statement_ok(pr.repo.path / "receipt.intoto.json", receipt_file, pr.head)

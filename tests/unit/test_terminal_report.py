@@ -46,7 +46,7 @@ def test_a_failing_property_reads_like_a_compiler_diagnostic() -> None:
     assert "   = minimal example: test_sum_is_preserved(total=1, parts=2)" in lines
     assert any(line.startswith("help: Fix the code under test") for line in lines)
     assert "      properties/test_allocate_properties.py::test_sum_is_preserved" in lines
-    assert any(line.endswith("README.md#row-property-failed") for line in lines)
+    assert any(line.endswith("/docs/decision-rows.md#row-property-failed") for line in lines)
     assert lines[-2:] == ["", "FAIL: Property failed [property-failed]"]
     assert "assertion hash" not in text and "seed(s)" not in text
 

@@ -37,7 +37,7 @@ MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️", "notice": "ℹ️", "unk
 class Links:
     """URLs the report may link to, each None when unknown (then nothing is linked)."""
 
-    docs: str | None = None  # the README the row anchors are appended to
+    docs: str | None = None  # the README the rows' docs pages are resolved against
     artifact: str | None = None  # the uploaded receipt artifact
     blob: str | None = None  # `{server}/{repo}/blob/{sha}` of the PR head, for links to a finding's line
     base_blob: str | None = None  # the same at the baseline, for a line only the base has (a deleted file)
@@ -210,8 +210,8 @@ def _refs(receipt: dict[str, Any], links: Links) -> str:
     row = str(receipt_types.decision_row(receipt))
     refs = []
     if links.docs:
-        anchor = "exit-codes" if kind(receipt) == "aborted" else report_rows.info(row).anchor
-        refs.append(gfm.link("what this row means", f"{links.docs}#{anchor}"))
+        page = report_rows.EXIT_CODES if kind(receipt) == "aborted" else report_rows.info(row).page
+        refs.append(gfm.link("what this row means", report_rows.docs_url(links.docs, page)))
     if links.artifact:
         refs.append(gfm.link("receipt artifact", links.artifact))
     return " (" + " · ".join(refs) + ")" if refs else ""

@@ -1,4 +1,4 @@
-"""How each decision row is presented: its lane, the README section that documents it, what to do; and the lanes.
+"""How each decision row is presented: its lane, the docs page that documents it, what to do; and the lanes.
 
 Presentation data lives in `data/report_rows.json`; the rules themselves stay in `decision_table.json`.
 """
@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+from urllib.parse import urljoin
 
 from evidence_gate import decision, package_data
 from evidence_gate.receipt import types as receipt_types
@@ -18,6 +19,9 @@ from evidence_gate.receipt.types import ViolationJson
 # and where a crash is reported.
 PROJECT_README = "https://github.com/evidence-gate/evidence-gate/blob/main/README.md"
 ISSUES_URL = "https://github.com/evidence-gate/evidence-gate/issues"
+# The page that holds the generated decision table; each of its rows carries `<a id="row-ID">` (docs.py writes it).
+DECISION_ROWS = "docs/decision-rows.md"
+EXIT_CODES = "docs/cli.md#exit-codes"  # where an aborted run links
 # Lanes in reading order.
 LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
 OTHER = "Other"
@@ -29,7 +33,7 @@ class RowInfo:
     """One row's presentation."""
 
     lane: str
-    anchor: str
+    page: str  # `docs/PAGE.md#anchor`, relative to the repository root (where the README is)
     todo: str
     title: str | None = None  # shown instead of the decision table's title
 
@@ -53,7 +57,23 @@ def _rows() -> dict[str, RowInfo]:
 
 def info(row: str) -> RowInfo:
     """The row's presentation; a row this file does not know yet is in lane `Other`, documented by the table."""
-    return _rows().get(row, RowInfo(OTHER, "decision-table", "See the finding's message for the fix."))
+    return _rows().get(row, RowInfo(OTHER, f"{DECISION_ROWS}#decision-table", "See the finding's message for the fix."))
+
+
+def row_anchor(row_id: str) -> str:
+    """The fragment of a row in the decision table's page."""
+    return f"row-{row_id}"
+
+
+def docs_url(readme: str, page: str) -> str:
+    """`page` (`docs/PAGE.md#anchor`, relative to the repository root) as an address beside the README at `readme`:
+    `https://github.com/o/r/blob/main/README.md` + `docs/x.md#a` is `https://github.com/o/r/blob/main/docs/x.md#a`."""
+    return urljoin(readme, page)
+
+
+def row_url(readme: str, row_id: str) -> str:
+    """The address of a row's line in the generated decision table, beside the README at `readme`."""
+    return docs_url(readme, f"{DECISION_ROWS}#{row_anchor(row_id)}")
 
 
 def known_rows() -> frozenset[str]:

@@ -23,14 +23,8 @@ from evidence_gate.report import row_docs as report_rows
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"  # the uriBaseId of every location: the repository root (upload-sarif's checkout_path)
-ROW_ANCHOR = "row-{}"  # the README's decision table carries `<a id="row-ID">` on each row (docs.py writes it)
 MAX_COMMANDS = 5  # reproduce commands in a property rule's help (each failing property's result names its seed)
 MESSAGE_CHARS = 8 * 1024  # a finding's message is repository text: bounded like every report
-
-
-def row_anchor(row_id: str) -> str:
-    """The README fragment of a decision-table row."""
-    return ROW_ANCHOR.format(row_id)
 
 
 def _plain(text: str) -> str:
@@ -82,7 +76,7 @@ def rule(row: decision.Row, docs: str | None, commands: Sequence[tuple[str, str]
         "properties": {"tags": ["evidence-gate", info.lane], "row": row.number, "gate": row.gate},
     }
     if docs:
-        out["helpUri"] = f"{docs}#{row_anchor(row.id)}"
+        out["helpUri"] = report_rows.row_url(docs, row.id)
     return out
 
 
@@ -218,7 +212,7 @@ def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
 
 
 def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any]:
-    """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links point into."""
+    """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links are resolved against."""
     fired = {str(v.get("row")) for v in receipt_types.violations(receipt)}
     if coverage_results(receipt, {}):
         fired.add(patch_coverage.ROW)  # the notes on unreached lines need their rule even when the row did not match

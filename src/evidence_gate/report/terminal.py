@@ -9,7 +9,7 @@
        = minimal example: test_sum_is_preserved(total=1, parts=2)
     help: Fix the code under test so that the property holds. Reproduce seed 1101 from the repository root:
         PYTHONPATH=src python -c '…'
-       = docs: https://…/README.md#row-property-failed
+       = docs: https://…/docs/decision-rows.md#row-property-failed
 
 Prose wraps at `width` columns between words; paths, source lines and commands are never broken (a copy-paste must
 work). Colour (ANSI SGR) only when the caller says the output is a terminal that wants it. Every piece of text that
@@ -50,7 +50,7 @@ class Style:
 
     width: int = DEFAULT_WIDTH
     color: bool = False
-    docs: str | None = None  # the README the row anchors are appended to (the project's when None)
+    docs: str | None = None  # the README the rows' docs links are resolved against (the project's when None)
 
     def paint(self, kind: str, text: str) -> str:
         """`text` in the colour of `kind` when colour is on."""
@@ -111,9 +111,7 @@ def _frame(style: Style, gutter: int, number: int | None, text: str = "") -> str
 
 
 def _docs(style: Style, row: str) -> str:
-    from evidence_gate.report.sarif import row_anchor  # noqa: PLC0415 - sarif imports report helpers; avoid a cycle
-
-    return f"{style.docs or report_rows.PROJECT_README}#{row_anchor(row)}"
+    return report_rows.row_url(style.docs or report_rows.PROJECT_README, row)
 
 
 def diagnostic(
