@@ -63,6 +63,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.report.reproduce",
         "evidence_gate.report.row_docs",
         "evidence_gate.report.terminal",
+        "evidence_gate.row_ids",
         "evidence_gate.schema_check",
         "evidence_gate.strict_parse",
         "evidence_gate.visible",

@@ -30,6 +30,16 @@ from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
+from evidence_gate.row_ids import (
+    FREEZE_BUDGET_RAISED,
+    FREEZE_ENTRY_REWRITTEN,
+    FREEZE_EXPIRED,
+    FREEZE_EXPIRY_EXTENDED,
+    FREEZE_ID_ADDED,
+    FREEZE_LEDGER_INVALID,
+    FREEZE_OVER_BUDGET,
+    FREEZE_REMOVAL_UNVERIFIED,
+)
 from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
 
 DEFAULT_TTL_DAYS = 14
@@ -146,7 +156,7 @@ def parse(data: bytes, file: str) -> Ledger:
         raise _Invalid(
             [
                 Violation(
-                    "freeze-ledger-invalid",
+                    FREEZE_LEDGER_INVALID,
                     f"does not parse: {exc.message}; fix the syntax "
                     "(duplicate keys, YAML anchors, aliases and tags are never accepted)",
                     file,
@@ -170,7 +180,7 @@ def parse(data: bytes, file: str) -> Ledger:
         what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
         problems.append(
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 f"{'.'.join(map(str, path))} holds {what}; ledger values are printable ASCII text and plain integers",
                 file,
                 at(path),
@@ -191,7 +201,7 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
         where = ".".join(str(p) for p in path) or "(top level)"
         out.append(
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 f"{where}: {err.message}; follow the ledger format in the README (`freeze` section)",
                 file,
                 at(path),
@@ -233,7 +243,7 @@ def _rules(ledger: Ledger, config: Config, today: date, ttl: float, file: str) -
     seen: dict[str, str] = {}
 
     def bad(index: int, field: str | None, message: str) -> None:
-        out.append(Violation("freeze-ledger-invalid", message, file, _entry_line(ledger, index, field)))
+        out.append(Violation(FREEZE_LEDGER_INVALID, message, file, _entry_line(ledger, index, field)))
 
     for i, e in enumerate(ledger.entries):
         folded = e.id.casefold()
@@ -290,7 +300,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             also = f" (the baseline has {hint!r}: ids are case-sensitive)" if hint else ""
             out.append(
                 Violation(
-                    "freeze-id-added",
+                    FREEZE_ID_ADDED,
                     f"entry {e.id!r} is new{also}; the ledger may only shrink — "
                     "ask a human to add it on the base branch",
                     file,
@@ -301,7 +311,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
         if e.expires > old.expires:
             out.append(
                 Violation(
-                    "freeze-expiry-extended",
+                    FREEZE_EXPIRY_EXTENDED,
                     f"entry {e.id!r} expires {e.expires}, later than "
                     f"{old.expires} on the baseline; an expiry may only move earlier — restore "
                     f"{old.expires}",
@@ -314,7 +324,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             if was != now:
                 out.append(
                     Violation(
-                        "freeze-entry-rewritten",
+                        FREEZE_ENTRY_REWRITTEN,
                         f"entry {e.id!r} changed {_field_key(field, head)} "
                         f"from {was!r} to {now!r}; a kept entry is read-only — restore {was!r} or "
                         "delete the entry",
@@ -331,7 +341,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             was_text = str(base.budget[key]) if key in base.budget else f"{before[key]:g} (unset)"
             out.append(
                 Violation(
-                    "freeze-budget-raised",
+                    FREEZE_BUDGET_RAISED,
                     f"budget.{key} is {now_text}, above {was_text} on the "
                     f"baseline; a budget may only be lowered — restore {key}: {int(before[key])}",
                     file,
@@ -347,7 +357,7 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     if count > limits["max_entries"]:
         out.append(
             Violation(
-                "freeze-over-budget",
+                FREEZE_OVER_BUDGET,
                 f"the ledger has {count} entries, over max_entries "
                 f"{int(limits['max_entries'])}; delete entries whose tests pass now",
                 file,
@@ -357,7 +367,7 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     if size > limits["max_bytes"]:
         out.append(
             Violation(
-                "freeze-over-budget",
+                FREEZE_OVER_BUDGET,
                 f"the entries take {size} canonical bytes, over max_bytes "
                 f"{int(limits['max_bytes'])}; delete entries whose tests pass now",
                 file,
@@ -400,7 +410,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     removed, active, expired = _kept(base_ledger, head_ledger, today)
     base_ids = base_ledger.by_id()
     receipt.update(
-        valid=not any(v.row == "freeze-ledger-invalid" for v in violations),
+        valid=not any(v.row == FREEZE_LEDGER_INVALID for v in violations),
         added=[e.id for e in head_ledger.entries if e.id not in base_ids],
         removed=[e.id for e in removed],
         expired=[e.id for e in expired],
@@ -420,7 +430,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
     if base is not None and head is None:
         return [
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 "the patch deletes the ledger file (and its budget); keep "
                 "the file and delete only the entries whose tests pass now",
                 file,
@@ -435,7 +445,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
             first = exc.violations[0]
             return [
                 Violation(
-                    "freeze-ledger-invalid",
+                    FREEZE_LEDGER_INVALID,
                     f"the baseline's ledger is invalid (line {first.line}: "
                     f"{first.message}); a human must repair it on the base branch",
                     file,
@@ -479,7 +489,7 @@ def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
     return tuple(
         [
             Violation(
-                "freeze-removal-unverified",
+                FREEZE_REMOVAL_UNVERIFIED,
                 f"entry {e.id!r} was removed but its test was not replayed "
                 f"({reason}); run the gate with tests so the removal is verified",
                 result.file,
@@ -489,7 +499,7 @@ def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
         ]
         + [
             Violation(
-                "freeze-expired",
+                FREEZE_EXPIRED,
                 f"entry {e.id!r} expired on {e.expires} and its test was not run ({reason}); "
                 "fix the test and delete the entry, or a human renews it on the base branch",
                 result.file,
