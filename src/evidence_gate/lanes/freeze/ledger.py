@@ -29,6 +29,7 @@ from typing import Any
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
+from evidence_gate.lanes.freeze.formats import LedgerFormat, format_of
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.row_ids import (
     FREEZE_BUDGET_RAISED,
@@ -40,7 +41,7 @@ from evidence_gate.row_ids import (
     FREEZE_OVER_BUDGET,
     FREEZE_REMOVAL_UNVERIFIED,
 )
-from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
+from evidence_gate.strict_parse import NodePath
 
 DEFAULT_TTL_DAYS = 14
 MAX_PROBLEMS = 20  # rows one invalid ledger reports at most (the first in file order): a hostile file stays cheap
@@ -68,7 +69,7 @@ class Ledger:
     budget: dict[str, int]
     raw_entries: list[Any]
     lines: dict[NodePath, int]
-    list_key: str
+    format: LedgerFormat
 
     def line(self, *path: str | int) -> int:
         """The line of `path`, or of its nearest ancestor present in the file."""
@@ -114,10 +115,6 @@ def _nearest_line(lines: dict[NodePath, int], path: NodePath) -> int:
     return lines.get(path, 1)
 
 
-def _is_json(path: str) -> bool:
-    return path.lower().endswith(".json")
-
-
 def _strings(value: Any, path: NodePath = ()) -> Iterator[tuple[NodePath, Any]]:
     yield path, value
     if isinstance(value, dict):
@@ -149,9 +146,9 @@ def _has_odd_value(raw: Any) -> bool:
 def parse(data: bytes, file: str) -> Ledger:
     """Parse and schema-check one ledger; raises _Invalid with the problems found (at most MAX_PROBLEMS), each at
     its line."""
-    json_format = _is_json(file)
+    fmt = format_of(file)
     try:
-        raw, lines = (load_json(data), json_lines(data)) if json_format else load_yaml_lines(data)
+        raw, lines = fmt.load(data)
     except InputInvalid as exc:
         raise _Invalid(
             [
@@ -164,8 +161,6 @@ def parse(data: bytes, file: str) -> Ledger:
                 )
             ]
         ) from exc
-    schema_name = "freeze-json.schema.json" if json_format else "freeze-yaml.schema.json"
-    list_key = "frozen" if json_format else "entries"
 
     def at(path: NodePath) -> int:
         return _nearest_line(lines, path)
@@ -187,11 +182,11 @@ def parse(data: bytes, file: str) -> Ledger:
             )
         )
     if not problems:
-        problems.extend(_schema_violations(raw, schema_name, file, at))
+        problems.extend(_schema_violations(raw, fmt.schema, file, at))
     if problems:
         raise _Invalid(problems)
-    entries = tuple(_entry(item, json_format, at((list_key, i))) for i, item in enumerate(raw[list_key]))
-    return Ledger(entries, dict(raw.get("budget", {})), list(raw[list_key]), lines, list_key)
+    entries = tuple(fmt.entry(item, at((fmt.list_key, i))) for i, item in enumerate(raw[fmt.list_key]))
+    return Ledger(entries, dict(raw.get("budget", {})), list(raw[fmt.list_key]), lines, fmt)
 
 
 def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[NodePath], int]) -> list[Violation]:
@@ -210,25 +205,9 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
     return out
 
 
-def _entry(item: dict[str, Any], json_format: bool, line: int) -> FreezeEntry:
-    return FreezeEntry(
-        id=item["id"],
-        test=item["id"] if json_format else item["test"],
-        expires=item["expires"],
-        added=item["added"] if json_format else item["added_at"],
-        owner=item["owner"],
-        assertion_hash=item.get("assertion_hash"),
-        reason=item.get("reason"),
-        line=line,
-    )
-
-
-def _field_key(field: str, ledger: Ledger) -> str:
-    return "added_at" if field == "added" and ledger.list_key == "entries" else field
-
-
 def _entry_line(ledger: Ledger, index: int, field: str | None = None) -> int:
-    return ledger.line(ledger.list_key, index, *([_field_key(field, ledger)] if field else []))
+    fmt = ledger.format
+    return ledger.line(fmt.list_key, index, *([fmt.key(field)] if field else []))
 
 
 @lru_cache(maxsize=4096)
@@ -325,7 +304,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
                 out.append(
                     Violation(
                         FREEZE_ENTRY_REWRITTEN,
-                        f"entry {e.id!r} changed {_field_key(field, head)} "
+                        f"entry {e.id!r} changed {head.format.key(field)} "
                         f"from {was!r} to {now!r}; a kept entry is read-only — restore {was!r} or "
                         "delete the entry",
                         file,
@@ -382,7 +361,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     file = config.freeze.file
     receipt: dict[str, Any] = {
         "file": file,
-        "format": "json" if _is_json(file) else "yaml",
+        "format": format_of(file).name,
         "mode": config.freeze.mode,
         "added": [],
         "removed": [],
@@ -460,7 +439,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
     except _Invalid as exc:
         return exc.violations
     if base_ledger is None:  # no ledger on the baseline: every entry is new, nothing may be raised above defaults
-        base_ledger = Ledger((), {}, [], {}, head_ledger.list_key)
+        base_ledger = Ledger((), {}, [], {}, head_ledger.format)
     return base_ledger, head_ledger
 
 
