@@ -22,6 +22,7 @@ from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.lanes import locked_evidence
 from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.row_ids import PASS
 from evidence_gate.strict_parse import load_json
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
@@ -227,7 +228,7 @@ def worst_row(index: dict[str, Any]) -> str:
     judged = [r for r in index.get("contexts", []) if r.get("judged")]
     failing = [r for r in judged if r.get("ok") is not True]
     if not failing:
-        return "pass"
+        return PASS
     return str(max(failing, key=lambda r: _SEVERITY.get(r.get("exit_code") or 1, 4))["row"])
 
 

@@ -9,9 +9,10 @@ from functools import cache
 from evidence_gate import package_data
 from evidence_gate.model import Violation
 from evidence_gate.receipt.types import DecisionJson
+from evidence_gate.row_ids import HUMAN_PATCH, PASS_FREEZE_SHRANK
 
 # Facts a lane may assert that are not violations.
-FACT_HUMAN = "human-patch"
+FACT_HUMAN = HUMAN_PATCH
 FACT_FREEZE_SHRANK = "freeze-shrank"
 # The lanes of the sealed run: their rows come from running the patch's code, so a publisher can only take them
 # from the run's receipt (and re-derive what the receipt's own facts show); every other lane is git objects.
@@ -109,7 +110,7 @@ def decide(violations: tuple[Violation, ...] | list[Violation], facts: frozenset
             hit = r.id in failing
         elif r.id == FACT_HUMAN:
             hit = FACT_HUMAN in facts
-        elif r.id == "pass-freeze-shrank":
+        elif r.id == PASS_FREEZE_SHRANK:
             hit = not any_fail and FACT_FREEZE_SHRANK in facts
         else:
             hit = not any_fail

@@ -23,6 +23,7 @@ from evidence_gate.lanes.freeze import ledger as freeze_ledger
 from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt.write import empty_receipt, scrub, write_receipt
+from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
     from evidence_gate.action.event import EventContext
@@ -78,7 +79,7 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
     head = repo.resolve(head_rev)
     if head is None:
         raise GateError(
-            f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev), row="history-missing"
+            f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev), row=HISTORY_MISSING
         )
     parents = repo.parents(head)
     for p in parents:
@@ -86,7 +87,7 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
             raise GateError(
                 f"parent {p[:12]} of the head commit {head[:12]} is not in this clone (shallow clone?)",
                 fix=_fetch_hint(p),
-                row="history-missing",
+                row=HISTORY_MISSING,
             )
     if event is not None:
         return _commits_from_event(repo, head, parents, event)
@@ -95,7 +96,7 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
         base = repo.resolve(base_rev)
         if base is None:
             raise GateError(
-                f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev), row="history-missing"
+                f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev), row=HISTORY_MISSING
             )
     if len(parents) >= 2 and (base is None or base == parents[0]):
         return Commits(parents[0], head, None)
@@ -111,12 +112,12 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
             raise GateError(
                 f"no merge-base of {base[:12]} and {head[:12]} in this shallow clone",
                 fix=_fetch_hint(base_rev or base),
-                row="history-missing",
+                row=HISTORY_MISSING,
             )
         raise GateError(
             f"{base[:12]} and {head[:12]} share no history",
             fix="pass the PR's target branch as --base",
-            row="history-missing",
+            row=HISTORY_MISSING,
         )
     if mb == head != base:
         # The head is a strict ancestor of the base (swapped, or already merged): nothing of the PR is compared.
@@ -135,20 +136,20 @@ def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventC
             raise GateError(
                 f"the checked-out commit {head[:12]} is not the merge group's head {event.head_sha[:12]}",
                 fix="check out the merge_group's head_sha (actions/checkout does by default)",
-                row="event-mismatch",
+                row=EVENT_MISMATCH,
             )
         if repo.resolve(event.base_sha) is None:
             raise GateError(
                 f"the merge group's base {event.base_sha[:12]} is not in this clone",
                 fix=_fetch_hint(event.base_sha),
-                row="history-missing",
+                row=HISTORY_MISSING,
             )
         mb = repo.merge_base(event.base_sha, head)
         if mb != event.base_sha:
             raise GateError(
                 f"the merge group's base {event.base_sha[:12]} is not an ancestor of its head",
                 fix=_fetch_hint(event.base_sha) if repo.is_shallow() else "re-run on the queue's commit",
-                row="history-missing" if repo.is_shallow() else "event-mismatch",
+                row=HISTORY_MISSING if repo.is_shallow() else EVENT_MISMATCH,
             )
         return Commits(event.base_sha, head, mb)
     if len(parents) < 2:
@@ -158,14 +159,14 @@ def _commits_from_event(repo: Repo, head: str, parents: list[str], event: EventC
             else PULL_REQUEST_TARGET_FIX
         )
         raise GateError(
-            f"the checked-out commit {head[:12]} is not the pull request's merge commit", fix=fix, row="event-mismatch"
+            f"the checked-out commit {head[:12]} is not the pull request's merge commit", fix=fix, row=EVENT_MISMATCH
         )
     if parents[1] != event.head_sha or parents[0] != event.base_sha:
         raise GateError(
             f"the merge commit's parents ({parents[0][:12]}, {parents[1][:12]}) are not the event's base and head "
             f"({event.base_sha[:12]}, {event.head_sha[:12]})",
             fix="re-run the workflow so the merge ref and the event agree (the base branch moved)",
-            row="event-mismatch",
+            row=EVENT_MISMATCH,
         )
     return Commits(parents[0], head, None)
 
@@ -185,12 +186,12 @@ def _read_trusted_file(repo: Repo, baseline: str, path: str) -> tuple[str | None
         raise GateError(
             f"{path} on the baseline {baseline[:12]} is not a regular file (mode {entry.mode})",
             fix=f"commit {path} to the base branch as a plain file",
-            row="config-invalid",
+            row=CONFIG_INVALID,
         )
     data = repo.read_blobs([entry.oid])[entry.oid]
     if data is None:
         raise GateError(
-            f"the blob of {path} on the baseline is not in this clone", fix=_fetch_hint(baseline), row="history-missing"
+            f"the blob of {path} on the baseline is not in this clone", fix=_fetch_hint(baseline), row=HISTORY_MISSING
         )
     return entry.oid, data
 
@@ -211,7 +212,7 @@ def read_config(repo: Repo, baseline: str) -> tuple[Config, str | None]:
         raise GateError(
             exc.message + (f" (line {exc.line})" if exc.line else ""),
             fix=f"correct {CONFIG_PATH} on the base branch; the patch's copy is never read",
-            row="config-invalid",
+            row=CONFIG_INVALID,
         ) from exc
 
 
@@ -227,18 +228,18 @@ def read_trusted(
             raise GateError(
                 f"{CONFIG_PATH} declares bounded contexts ({declared}), and this run judges the repository as one",
                 fix=CONTEXTS_UNSUPPORTED,
-                row="config-invalid",
+                row=CONFIG_INVALID,
             )
         try:
             config = config.context(context).config
         except InputInvalid as exc:
-            raise GateError(exc.message, fix=CONTEXTS_UNSUPPORTED, row="config-invalid") from exc
+            raise GateError(exc.message, fix=CONTEXTS_UNSUPPORTED, row=CONFIG_INVALID) from exc
     _list_blob, list_bytes = _read_trusted_file(repo, baseline, config.properties.list)
     if list_bytes is None:
         raise GateError(
             f"{config.properties.list} is missing on the baseline {baseline[:12]}",
             fix=f"commit {config.properties.list} to the base branch, one property node id per line",
-            row="config-invalid",
+            row=CONFIG_INVALID,
         )
     try:
         specs = parse_properties(list_bytes)
@@ -246,7 +247,7 @@ def read_trusted(
         raise GateError(
             f"{config.properties.list}:{exc.line or 1}: {exc.message}",
             fix="correct the list on the base branch",
-            row="config-invalid",
+            row=CONFIG_INVALID,
         ) from exc
     return config, config_blob, specs, list_bytes
 
@@ -260,7 +261,7 @@ def _skip_reason(opts: CheckOptions, human: bool, before_tests: set[str]) -> str
     """Why the property lane does not run ('' when it does); the first reason that applies."""
     if human:
         return "human patch: not scored, nothing run"
-    if "evidence-path-edited" in before_tests:
+    if EVIDENCE_PATH_EDITED in before_tests:
         return "locked evidence touched: no test runs on a tampered tree"
     if before_tests:
         return "code under test probes the harness: no test runs until that is removed or allowed"
@@ -332,7 +333,7 @@ def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted
     for commit in (commits.baseline, commits.head):
         if not repo.has_object(f"{commit}^{{tree}}"):  # else every read below would look like an absent file
             raise GateError(
-                f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit), row="history-missing"
+                f"the tree of commit {commit[:12]} is not in this clone", fix=_fetch_hint(commit), row=HISTORY_MISSING
             )
     config, config_blob, specs, list_bytes = read_trusted(repo, commits.baseline, opts.context)
     receipt["config"] = {"path": CONFIG_PATH, "blob": config_blob, "effective": config.to_json()}
@@ -376,7 +377,7 @@ def _not_run_lanes(opts: CheckOptions, trusted: Trusted, static: Static, skipped
     """What a skipped property lane leaves: unverified freeze removals (when scored), and a refusal's own row."""
     lanes = [] if trusted.human else [LaneResult(freeze_ledger.unverified(static.ledger, skipped))]
     if skipped == opts.refused:
-        lanes.append(LaneResult((Violation("run-integrity", f"the properties were not run: {skipped}"),)))
+        lanes.append(LaneResult((Violation(RUN_INTEGRITY, f"the properties were not run: {skipped}"),)))
     return lanes
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_gate.errors import GateError
+from evidence_gate.row_ids import HISTORY_MISSING
 
 NULL_OID = "0" * 40
 TREE_MODE = "040000"
@@ -158,7 +159,7 @@ class Repo:
             return GateError(
                 f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
                 fix=FSCK_FIX,
-                row="history-missing",
+                row=HISTORY_MISSING,
             )
         return GateError(
             f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
@@ -350,7 +351,7 @@ class Repo:
                 raise GateError(
                     f"the tree object {oid} of the folder {path!r} is not in this clone",
                     fix=FSCK_FIX,
-                    row="history-missing",
+                    row=HISTORY_MISSING,
                 )
 
     def changed_trees(self, base: str, head: str) -> list[tuple[str, str]]:
@@ -414,7 +415,7 @@ class Repo:
                 raise GateError(
                     f"the {kind} {oid} ({key}) is corrupt: its bytes do not hash to its id",
                     fix=FSCK_FIX,
-                    row="history-missing",
+                    row=HISTORY_MISSING,
                 )
             pos += n + 1
         self._absent_or_raise([k for k, v in result.items() if v is None])
@@ -432,7 +433,7 @@ class Repo:
         for key in missing:
             rev, colon, path = key.partition(":")
             if not colon:
-                raise GateError(f"the object {key} is not in this clone", fix=FSCK_FIX, row="history-missing")
+                raise GateError(f"the object {key} is not in this clone", fix=FSCK_FIX, row=HISTORY_MISSING)
             if path:
                 by_rev.setdefault(rev, []).append(path)
         for rev, paths in by_rev.items():
@@ -443,7 +444,7 @@ class Repo:
                         f"{entry.path} on {rev[:12]} names the {entry.type} {entry.oid}, which is not "
                         "in this clone (or is damaged)",
                         fix=FSCK_FIX,
-                        row="history-missing",
+                        row=HISTORY_MISSING,
                     )
 
     def object_ids(self, specs: Iterable[str]) -> dict[str, str | None]:

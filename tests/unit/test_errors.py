@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import cli, decision, gate
+from evidence_gate import cli, decision, gate, row_ids
 from evidence_gate.action import main as action
 from evidence_gate.action.event import load_event
 from evidence_gate.errors import EXIT_INTERNAL, EXIT_USAGE, GateError, InputInvalid
@@ -22,15 +22,24 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "evidence_gate"
 TODAY = "2026-09-10"
 
 
+def _row_named(value: ast.expr) -> str | None:
+    """The row id a `row=` argument names: a `row_ids` constant or a literal; None for anything computed."""
+    if isinstance(value, ast.Name) and isinstance(getattr(row_ids, value.id, None), str):
+        return str(getattr(row_ids, value.id))
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return value.value
+    return None
+
+
 def _raised_rows() -> dict[str, list[str]]:
-    """Every literal `row=` a `GateError(...)` call in src/ passes, with the places that pass it."""
+    """Every named `row=` a `GateError(...)` call in src/ passes, with the places that pass it."""
     found: dict[str, list[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "GateError":
                 for kw in node.keywords:
-                    if kw.arg == "row" and isinstance(kw.value, ast.Constant) and kw.value.value is not None:
-                        found.setdefault(kw.value.value, []).append(f"{path.name}:{node.lineno}")
+                    if kw.arg == "row" and (row_id := _row_named(kw.value)) is not None:
+                        found.setdefault(row_id, []).append(f"{path.name}:{node.lineno}")
     return found
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate.errors import GateError, InputInvalid
+from evidence_gate.row_ids import EVENT_MISMATCH
 from evidence_gate.strict_parse import load_json
 
 SUPPORTED = ("pull_request", "pull_request_target", "merge_group")
@@ -28,7 +29,7 @@ class EventContext:
 def _sha(value: Any, what: str) -> str:
     if not isinstance(value, str) or len(value) not in (40, 64) or any(c not in "0123456789abcdef" for c in value):
         raise GateError(
-            f"the event payload has no valid {what}", fix="pass the runner's $GITHUB_EVENT_PATH", row="event-mismatch"
+            f"the event payload has no valid {what}", fix="pass the runner's $GITHUB_EVENT_PATH", row=EVENT_MISMATCH
         )
     return value
 

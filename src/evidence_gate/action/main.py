@@ -46,6 +46,7 @@ from evidence_gate.receipt.write import canonical_bytes, empty_receipt, scrub, w
 from evidence_gate.report import check_run as check_report
 from evidence_gate.report import job_summary, markdown_limits
 from evidence_gate.report.registry import render_text
+from evidence_gate.row_ids import HISTORY_MISSING
 
 # The `row` output (and receipt `decision.row`) of a run that never decided: a crash, or a usage error.
 ABORTED_ROW = "aborted"
@@ -136,7 +137,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
         + ")"
         + (f" and fetching them failed: {error}" if error else ""),
         fix=f"add `fetch-depth: 0` to actions/checkout ({FETCH_LINE})",
-        row="history-missing",
+        row=HISTORY_MISSING,
     )
 
 

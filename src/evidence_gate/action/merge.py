@@ -26,6 +26,7 @@ from evidence_gate.model import Violation
 from evidence_gate.receipt import shard_merge
 from evidence_gate.receipt.write import empty_receipt, sha256_of, write_receipt
 from evidence_gate.report.registry import violations_of
+from evidence_gate.row_ids import EVENT_MISMATCH, RUN_INTEGRITY, SEED_LEDGER_OPEN
 
 if TYPE_CHECKING:
     from evidence_gate.action.inputs import Inputs
@@ -77,13 +78,13 @@ def _check_one(
         found = index_from_zip(data)
         receipt = found[""][0] if found is not None else receipt_from_zip(data)[0]
     except ReceiptUnusable as exc:
-        out.problems.append(Violation("run-integrity", f"{label}: {exc}; {RERUN}"))
+        out.problems.append(Violation(RUN_INTEGRITY, f"{label}: {exc}; {RERUN}"))
         return
     claimed = receipt.get("shard") if found is not None else receipt.get("mode", {}).get("shard")
     if claimed != list(shard):
         out.problems.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"{label} holds the receipt of shard {claimed}, not "
                 f"{shard[0]}/{shard[1]}; upload each shard under its own name",
             )
@@ -94,7 +95,7 @@ def _check_one(
     if git.get("baseline") != baseline or (head is not None and git.get("head") != head):
         out.problems.append(
             Violation(
-                "event-mismatch",
+                EVENT_MISMATCH,
                 f"{label} judged {str(git.get('baseline'))[:12]}..."
                 f"{str(git.get('head'))[:12]}, not this run's {baseline[:12]}..."
                 f"{(head or '?')[:12]}; merge only the shards of this workflow run",
@@ -119,7 +120,7 @@ def collect(
     if not shards:
         out.problems.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"no shard receipt (artifact {artifact_name}-K-of-N) in this workflow run: no property "
                 "was judged; give the matrix job `shard: ${{ matrix.shard }}/N`, keep `upload-artifact: true`, and "
                 "make this job `needs:` it",
@@ -129,7 +130,7 @@ def collect(
     if len(sizes) > 1:
         out.problems.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"shard receipts of matrices of different sizes ({sizes}): every shard job must use the same N",
             )
         )
@@ -139,7 +140,7 @@ def collect(
         if item is None:
             out.problems.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"shard {k}/{out.total} uploaded no receipt (artifact "
                     f"{shard_artifact(artifact_name, (k, out.total))} is missing): the job "
                     f"failed, was cancelled or never ran; {RERUN}",
@@ -151,7 +152,7 @@ def collect(
         except Exception as exc:  # noqa: BLE001 - ArtifactError or a transport failure: this shard is not evidence
             out.problems.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"shard {k}/{out.total} (artifact {item.name}) could not be downloaded: {exc}; {RERUN}",
                 )
             )
@@ -170,7 +171,7 @@ def _failing(collected: Collected, expected: tuple[str, str | None], extra: list
     seen = {(v.row, v.message) for v in violations}
     for receipt in usable:
         for v in violations_of(receipt):
-            if (v.row, v.message) not in seen and v.row != "seed-ledger-open":
+            if (v.row, v.message) not in seen and v.row != SEED_LEDGER_OPEN:
                 seen.add((v.row, v.message))
                 violations.append(v)
     result = decision.decide(violations)
@@ -212,7 +213,7 @@ def _disagreeing(collected: Collected) -> list[Violation]:
         if fields:
             out.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"shard {k}/{collected.total} (artifact {name}) judged another {' and '.join(fields)} than shard "
                     f"{first}/{collected.total}: every shard of one run judges the same ones; {RERUN}",
                 )
@@ -229,14 +230,14 @@ def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> di
     try:
         merged = shard_merge.merge([r for _, (_, r) in ordered], [name for _, (name, _) in ordered])
     except GateError as exc:
-        return _failing(collected, expected, [Violation("run-integrity", exc.describe())])
+        return _failing(collected, expected, [Violation(RUN_INTEGRITY, exc.describe())])
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # schema-valid yet unmergeable: fail closed
         return _failing(
             collected,
             expected,
             [
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"the shard receipts could not be merged ({type(exc).__name__}: {exc}); re-run the matrix",
                 )
             ],
@@ -259,7 +260,7 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
         collected = Collected(
             problems=[
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"cannot list this run's artifacts through the results service ({exc}): the shard "
                     "receipts cannot be merged; run `mode: merge` as a step of a job in the same workflow run as the "
                     "matrix",
@@ -303,7 +304,7 @@ def merged_contexts(collected: Collected, expected: tuple[str, str | None], inde
     if odd or len(identities) > 1:
         problems.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"the shards of this run disagree on the contexts they judged (shard {(odd or [indexes[-1][0]])[0]}"
                 f"/{collected.total} differs): every shard of one run judges the same commits and configuration; "
                 f"{RERUN}",

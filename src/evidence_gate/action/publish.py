@@ -41,6 +41,13 @@ from evidence_gate.receipt import facts as run_facts
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import empty_receipt, sha256_of
 from evidence_gate.report.registry import violations_of
+from evidence_gate.row_ids import (
+    EVENT_MISMATCH,
+    FREEZE_EXPIRED,
+    FREEZE_REMOVED_STILL_FAILING,
+    HISTORY_MISSING,
+    RUN_INTEGRITY,
+)
 from evidence_gate.strict_parse import load_json
 
 if TYPE_CHECKING:
@@ -145,7 +152,7 @@ def find_pull(rest: Rest, t: Trigger) -> Pull:
             login = login if isinstance(login, str) else None
             return Pull(pr["number"], base["ref"], login)
     raise Refused(
-        "event-mismatch",
+        EVENT_MISMATCH,
         f"no open pull request of {t.repository} has the head {t.head_owner}:"
         f"{t.head_branch} that run {t.run_id} judged; nothing to publish (closed, or its head moved)",
     )
@@ -174,7 +181,7 @@ def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) 
             f"cannot fetch the pull request's commits from origin: {error}",
             fix="check out the base repository with actions/checkout (fetch-depth: 0) and give the job "
             "`contents: read`",
-            row="history-missing",
+            row=HISTORY_MISSING,
         )
 
 
@@ -182,7 +189,7 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     """`merge` is a clean merge of `t.head_sha` into `baseline`, a commit of the base branch."""
     if not (_hex40(baseline) and _hex40(merge)) or not repo.has_object(str(merge)):
         raise Refused(
-            "event-mismatch",
+            EVENT_MISMATCH,
             f"the commits to judge ({str(baseline)[:12]}, {str(merge)[:12]}: the "
             "receipt's, else GitHub's merge ref) are not in this repository's history; re-run the gate "
             "workflow on the pull request (a pull request with merge conflicts has no merge ref)",
@@ -190,14 +197,14 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     parents = repo.parents(str(merge))
     if parents != [baseline, t.head_sha]:
         raise Refused(
-            "event-mismatch",
+            EVENT_MISMATCH,
             f"the receipt judged {str(merge)[:12]}, a merge of "
             f"{', '.join(p[:12] for p in parents) or 'nothing'}, not of run {t.run_id}'s head "
             f"{t.head_sha[:12]} into the base branch; re-run the gate workflow on the pull request",
         )
     if not repo.is_ancestor(str(baseline), f"{REF}/base"):
         raise Refused(
-            "event-mismatch",
+            EVENT_MISMATCH,
             f"the receipt's baseline {str(baseline)[:12]} is not a commit of the base "
             "branch: its configuration and locked evidence would not be the base's",
         )
@@ -206,7 +213,7 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     if baseline not in (tip, current_base):
         # A re-run of an old run would judge the PR against evidence the base branch has since changed.
         raise Refused(
-            "event-mismatch",
+            EVENT_MISMATCH,
             f"the receipt judged the pull request against {str(baseline)[:12]}, an older "
             f"commit of the base branch (now {str(tip)[:12]}); push to the pull request (or close and "
             "re-open it) so the gate runs on the current base",
@@ -214,7 +221,7 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
     tree = repo.merge_tree(str(baseline), t.head_sha)
     if tree is None or tree != repo.tree_oid(str(merge)):
         raise Refused(
-            "event-mismatch",
+            EVENT_MISMATCH,
             f"the tree of {str(merge)[:12]} is not the clean merge of the pull request "
             "into its baseline: the properties ran on other code than the patch",
         )
@@ -236,7 +243,7 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
         found = rest.run_artifacts(t.repository, t.run_id, name)
         if not found:
             raise Refused(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"run {t.run_id} uploaded no artifact named {name}: the gate did not "
                 "run there or was cancelled; the fork job must use the gate with `upload-artifact: true`",
             )
@@ -244,19 +251,19 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
         size = newest.get("size_in_bytes")
         if not isinstance(size, int) or size > MAX_ZIP:
             raise Refused(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"artifact {name} of run {t.run_id} is {size} bytes, over the {MAX_ZIP}-byte cap: it is not a receipt",
             )
         data = rest.artifact_zip(t.repository, newest["id"], MAX_ZIP)
     except RestError as exc:
-        raise Refused("run-integrity", f"the receipt of run {t.run_id} could not be downloaded: {exc}") from exc
+        raise Refused(RUN_INTEGRITY, f"the receipt of run {t.run_id} could not be downloaded: {exc}") from exc
     try:
         receipt, _raw = receipt_from_zip(data)
     except ReceiptUnusable as exc:
-        raise Refused("run-integrity", f"artifact {name} of run {t.run_id}: {exc}") from exc
+        raise Refused(RUN_INTEGRITY, f"artifact {name} of run {t.run_id}: {exc}") from exc
     if receipt.get("mode", {}).get("event") != "pull_request" or receipt.get("mode", {}).get("shard"):
         raise Refused(
-            "run-integrity",
+            RUN_INTEGRITY,
             f"artifact {name} of run {t.run_id} is not the whole gate's receipt for a "
             "pull_request (a shard, or another event); publish the merged receipt",
         )
@@ -345,7 +352,7 @@ def _accept(
         ours["properties"].get("list_sha256"),
     ):
         return False, Violation(
-            "event-mismatch",
+            EVENT_MISMATCH,
             "the receipt judged another configuration or property list than "
             "the baseline's; re-run the gate workflow on the pull request",
         )
@@ -353,7 +360,7 @@ def _accept(
     touched = _runner_paths(repo, baseline, merge, list_path)
     if touched:
         return False, Violation(
-            "run-integrity",
+            RUN_INTEGRITY,
             f"the patch changes {', '.join(touched[:5])}, which decides what "
             "the fork's run executed: its property results are not accepted; a maintainer must "
             "land that change on the base branch first",
@@ -362,7 +369,7 @@ def _accept(
         why = _runs_properties(repo, baseline, workflow)
         if why:
             return False, Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"the receipt says the properties were not run (`run: false`), but {why}: a receipt without "
                 "property results is not accepted from this workflow; re-run the gate workflow on the pull request",
             )
@@ -370,7 +377,7 @@ def _accept(
     broken = facts_problems(ours, theirs, merge)
     if broken:
         return False, Violation(
-            "run-integrity",
+            RUN_INTEGRITY,
             f"the receipt's claims and its own facts do not hold up ({'; '.join(broken[:4])}): its property "
             "results are not accepted; re-run the gate workflow on the pull request (a receipt edited after the "
             "run, or not written by the gate)",
@@ -463,9 +470,9 @@ def _static_problems(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
         sides = [r.get("baseline"), r.get("head")] if r.get("kind") == "removed" else [r.get("head")]
         ok = all(isinstance(o, list) and o and all(x == "passed" for x in o) for o in sides)
         row, prefix = (
-            ("freeze-removed-still-failing", f"removed entry {r.get('id')!r}:")
+            (FREEZE_REMOVED_STILL_FAILING, f"removed entry {r.get('id')!r}:")
             if r.get("kind") == "removed"
-            else ("freeze-expired", f"entry {r.get('id')!r} expired")
+            else (FREEZE_EXPIRED, f"entry {r.get('id')!r} expired")
         )
         if r.get("kind") == "removed" and r.get("runs") != runs:
             found.append(f"replay of {str(r.get('id'))[:100]!r} ran {r.get('runs')} times, not the baseline's {runs}")
@@ -495,7 +502,7 @@ def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo:
             t,
             [
                 Violation(
-                    "event-mismatch",
+                    EVENT_MISMATCH,
                     f"cannot look up the pull request of run {t.run_id} ({exc}); give the job `pull-requests: read`",
                 )
             ],
@@ -537,7 +544,7 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now
             t,
             [
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"the receipt of run {t.run_id} could not be checked "
                     f"({type(exc).__name__}: {exc}); it is not accepted",
                 )

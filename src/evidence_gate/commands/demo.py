@@ -21,6 +21,17 @@ from evidence_gate import gate
 from evidence_gate.errors import EXIT_USAGE
 from evidence_gate.git import Repo
 from evidence_gate.report.registry import render_text
+from evidence_gate.row_ids import (
+    EVIDENCE_PATH_EDITED,
+    FIXTURE_DIGEST_MISMATCH,
+    FREEZE_EXPIRY_EXTENDED,
+    FREEZE_ID_ADDED,
+    HARNESS_PROBED,
+    HUMAN_PATCH,
+    PASS,
+    PROPERTY_FAILED,
+    RUN_INTEGRITY,
+)
 
 TODAY = date(2026, 9, 20)
 BASE_TIME = 1788264000  # 2026-09-01T12:00:00Z
@@ -142,8 +153,8 @@ def _static_tricks(files: dict[str, bytes]) -> list[Patch]:
             "honest-refactor",
             "rewrites allocate() with divmod; only code under test changes",
             {"src/alloc.py": REFACTOR},
-            "pass",
-            expect_without_runner="run-integrity",
+            PASS,
+            expect_without_runner=RUN_INTEGRITY,
         ),
         Patch(
             "human-fixture-edit",
@@ -153,20 +164,20 @@ def _static_tricks(files: dict[str, bytes]) -> list[Patch]:
                 .replace(b"-5", b"-6")
                 .replace(b"[-2, -3]", b"[-3, -3]")
             },
-            "human-patch",
+            HUMAN_PATCH,
             author="maria-maintainer",
         ),
         Patch(
             "freeze-entry-added",
             "quarantines a second test in freeze.yaml; the ledger may only shrink",
             {"freeze.yaml": freeze + NEW_ENTRY},
-            "freeze-id-added",
+            FREEZE_ID_ADDED,
         ),
         Patch(
             "freeze-expiry-pushed",
             "moves an entry's expiry from 2026-09-25 to 2026-09-28",
             {"freeze.yaml": freeze.replace(b'expires: "2026-09-25"', b'expires: "2026-09-28"')},
-            "freeze-expiry-extended",
+            FREEZE_EXPIRY_EXTENDED,
         ),
         Patch(
             "fixture-via-symlink",
@@ -175,19 +186,19 @@ def _static_tricks(files: dict[str, bytes]) -> list[Patch]:
                 "notes/golden.json": b'[{"total": 10, "parts": 3, "expected": [3, 3, 3]}]\n',
                 "fixtures/golden.json": ("symlink", "../notes/golden.json"),
             },
-            "evidence-path-edited",
+            EVIDENCE_PATH_EDITED,
         ),
         Patch(
             "property-renamed-away",
             "renames the locked property file so nothing named in SCORE_PROPERTIES runs",
             {PROPERTY_FILE: None, "properties/old_allocate_properties.py": files[PROPERTY_FILE]},
-            "evidence-path-edited",
+            EVIDENCE_PATH_EDITED,
         ),
         Patch(
             "conftest-skips-all",
             "adds a root conftest.py that marks every test skipped",
             {"conftest.py": SKIP_ALL},
-            "evidence-path-edited",
+            EVIDENCE_PATH_EDITED,
         ),
         Patch(
             "tells-it-is-tested",
@@ -200,7 +211,7 @@ def _static_tricks(files: dict[str, bytes]) -> list[Patch]:
                     1,
                 )
             },
-            "harness-probed",
+            HARNESS_PROBED,
         ),
     ]
 
@@ -216,26 +227,26 @@ def _running_tricks(files: dict[str, bytes]) -> list[Patch]:
             "broken-allocate",
             "rounds every share down; only running the properties can catch it",
             {"src/alloc.py": BROKEN},
-            "property-failed",
+            PROPERTY_FAILED,
             needs_run=True,
-            expect_without_runner="run-integrity",
+            expect_without_runner=RUN_INTEGRITY,
         ),
         Patch(
             "pytest-ini-loosens",
             "the same broken allocate plus a pytest.ini that deselects every property; the "
             "sealed run never reads the patch's pytest configuration",
             {"src/alloc.py": BROKEN, "pytest.ini": DESELECT_ALL},
-            "property-failed",
+            PROPERTY_FAILED,
             needs_run=True,
-            expect_without_runner="run-integrity",
+            expect_without_runner=RUN_INTEGRITY,
         ),
         Patch(
             "producer-output-changed",
             "the fixture producer returns a new shape; properties still pass, the digest records do not",
             {"src/alloc.py": reformatted},
-            "fixture-digest-mismatch",
+            FIXTURE_DIGEST_MISMATCH,
             needs_run=True,
-            expect_without_runner="run-integrity",
+            expect_without_runner=RUN_INTEGRITY,
         ),
     ]
 
@@ -301,7 +312,7 @@ def build_repository(path: Path, files: dict[str, bytes], prs: list[Patch]) -> N
 def _runner_missing(receipt: dict[str, object]) -> bool:
     violations = receipt.get("violations")
     return isinstance(violations, list) and any(
-        isinstance(v, dict) and v.get("row") == "run-integrity" and RUNNER_MISSING in str(v.get("message"))
+        isinstance(v, dict) and v.get("row") == RUN_INTEGRITY and RUNNER_MISSING in str(v.get("message"))
         for v in violations
     )
 

@@ -18,6 +18,7 @@ from evidence_gate.config import CONFIG_PATH, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError, InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.lanes.properties.lane import pytest_job, unloadable
+from evidence_gate.row_ids import CONFIG_INVALID, RUN_INTEGRITY
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
 from evidence_gate.sealed.worker import confinement
@@ -49,14 +50,14 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     try:
         config = parse_config(repo.read_blob(head, CONFIG_PATH))
     except InputInvalid as exc:
-        raise GateError(exc.message, fix=f"correct {CONFIG_PATH}", row="config-invalid") from exc
+        raise GateError(exc.message, fix=f"correct {CONFIG_PATH}", row=CONFIG_INVALID) from exc
     props = config.properties
     ws = Workspace()
     try:
         tree = ws.root / "head"
         sealed_tree.build(repo, head, head, frozenset(), tree, owner=ws.runner.owner)
         for violation in unloadable(config, tree, ws.runner):
-            raise GateError(violation.message, row="run-integrity")  # the message ends with the fix
+            raise GateError(violation.message, row=RUN_INTEGRITY)  # the message ends with the fix
         limit = limits(props.memory_mb, props.timeout_s)
         site = None
         if props.install:
@@ -68,7 +69,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
                 raise GateError(
                     f"properties.install {what} on HEAD, so {node} could not run: {installed.log_tail[-600:].strip()}",
                     fix="make properties.install work on HEAD",
-                    row="run-integrity",
+                    row=RUN_INTEGRITY,
                 )
         runs: dict[str, list[list[Any]]] = {node: [[s, Kind.HASH] for s in props.seeds or (0,)]}
         job = pytest_job(config, tree, runs, limit, site=site, shrink_reruns=0)
@@ -81,7 +82,7 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
     if unconfined:
         raise GateError(
             f"{node} could not run sealed: {unconfined}",
-            row="run-integrity",
+            row=RUN_INTEGRITY,
             fix="run `freeze hash` on a Linux kernel with Landlock and seccomp (or in the action's image)",
         )
     _check_provenance(result.events, node)
@@ -115,7 +116,7 @@ def _check_provenance(events: list[dict[str, Any]], node: str) -> None:
             f"{first.get('module')} was loaded from {first.get('file')}, not from HEAD's "
             f"{first.get('expected')}, so {node} did not run on HEAD's code",
             fix="make sure nothing the test imports puts another copy first on sys.path",
-            row="run-integrity",
+            row=RUN_INTEGRITY,
         )
 
 

@@ -20,9 +20,10 @@ from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, GateError
 from evidence_gate.git import NULL_OID, Repo
 from evidence_gate.lanes.locked_paths import display_path
 from evidence_gate.report.registry import violations_of
+from evidence_gate.row_ids import FREEZE_EXPIRED, FREEZE_REMOVAL_UNVERIFIED
 
 # Rows a static run cannot settle: the sealed run replays removals and re-runs expired entries' tests.
-LEFT_TO_CI = frozenset({"freeze-removal-unverified", "freeze-expired"})
+LEFT_TO_CI = frozenset({FREEZE_REMOVAL_UNVERIFIED, FREEZE_EXPIRED})
 AGAINST_FIX = (
     "name the branch pull requests target: `args: [--against, origin/main]` on the hook in "
     ".pre-commit-config.yaml (or `evidence-gate pre-push --against origin/main`), or run "

@@ -82,31 +82,21 @@ class Rest:
 
     def run_artifacts(self, repository: str, run_id: int, name: str) -> list[dict[str, Any]]:
         """The unexpired artifacts named `name` of workflow run `run_id`, newest first."""
-        data = self._json(
-            "list the run's artifacts",
-            f"/repos/{repository}/actions/runs/{run_id}/artifacts",
-            {"name": name, "per_page": "100"},
+        return self._named_artifacts(
+            "list the run's artifacts", f"/repos/{repository}/actions/runs/{run_id}/artifacts", name
         )
-        found = data.get("artifacts") if isinstance(data, dict) else None
-        if not isinstance(found, list):
-            raise RestError("list the run's artifacts: the answer has no artifact list")
-        named = [
-            a
-            for a in found
-            if isinstance(a, dict) and a.get("name") == name and not a.get("expired") and isinstance(a.get("id"), int)
-        ]
-        return sorted(named, key=lambda a: -int(a["id"]))
 
     def repository_artifacts(self, repository: str, name: str) -> list[dict[str, Any]]:
         """The repository's newest 100 unexpired artifacts named `name`, across its workflow runs, newest first."""
-        data = self._json(
-            "list the repository's artifacts",
-            f"/repos/{repository}/actions/artifacts",
-            {"name": name, "per_page": "100"},
-        )
+        return self._named_artifacts("list the repository's artifacts", f"/repos/{repository}/actions/artifacts", name)
+
+    def _named_artifacts(self, what: str, path: str, name: str) -> list[dict[str, Any]]:
+        """One page (100) of an artifact listing, kept to the unexpired artifacts named `name`, newest first; the
+        service's own name filter is asked for and checked again."""
+        data = self._json(what, path, {"name": name, "per_page": "100"})
         found = data.get("artifacts") if isinstance(data, dict) else None
         if not isinstance(found, list):
-            raise RestError("list the repository's artifacts: the answer has no artifact list")
+            raise RestError(f"{what}: the answer has no artifact list")
         named = [
             a
             for a in found

@@ -16,6 +16,7 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.row_ids import CONFIG_INVALID
 from evidence_gate.strict_parse import load_json
 
 
@@ -84,12 +85,12 @@ def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple
     try:
         records = parse_records(data, config.fixtures.dir, config.fixtures.digests)
     except InputInvalid as exc:
-        return LaneResult((Violation("config-invalid", exc.message, config.fixtures.digests, exc.line),), receipt), []
+        return LaneResult((Violation(CONFIG_INVALID, exc.message, config.fixtures.digests, exc.line),), receipt), []
     if records and not config.fixtures.producer:
         return LaneResult(
             (
                 Violation(
-                    "config-invalid",
+                    CONFIG_INVALID,
                     f"{config.fixtures.digests} has digest records but `fixtures.producer` is not set; "
                     "name the function that produces outputs, e.g. `producer: mypkg.fixtures:produce`",
                     ".evidence-gate.yml",

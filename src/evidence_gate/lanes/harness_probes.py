@@ -23,8 +23,9 @@ from evidence_gate.lanes import import_scan
 from evidence_gate.lanes.locked_paths import display_path, glob_matches
 from evidence_gate.lanes.probe_scan import Reference, references
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.row_ids import HARNESS_PROBED
 
-ROW = "harness-probed"
+ROW = HARNESS_PROBED
 MAX_VIOLATIONS = 200
 REGULAR = frozenset({"100644", "100755"})
 COMPILED = (".so", ".pyd")

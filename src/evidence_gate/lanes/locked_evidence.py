@@ -18,8 +18,9 @@ from evidence_gate.lanes import import_scan, locked_paths, tree_entries
 from evidence_gate.lanes.locked_paths import FIX_LOCKED, display_path, fold, glob_matches
 from evidence_gate.lanes.score_properties import PropertySpec
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.row_ids import EVIDENCE_PATH_EDITED
 
-ROW = "evidence-path-edited"
+ROW = EVIDENCE_PATH_EDITED
 BUILTIN_GLOBS = (".github/workflows/**",)
 MAX_VIOLATIONS = 200
 # A patched `.gitattributes` with more checkout-affecting lines than this is not matched line by line (each line is

@@ -17,6 +17,14 @@ from evidence_gate import decision
 from evidence_gate.lanes.properties import seed_ledger, steering
 from evidence_gate.model import Violation
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.row_ids import (
+    FIXTURE_DIGEST_MISMATCH,
+    PROPERTY_FAILED,
+    PROPERTY_FAILED_FRESH_SEED,
+    PROPERTY_NOT_REPLAYABLE,
+    RUN_INTEGRITY,
+    SEED_LEDGER_OPEN,
+)
 from evidence_gate.sealed.worker.protocol import CLOCK_SHIFT_S, HASH_SEED, SHIFTED_HASH_SEED, Kind
 
 # A seed ledger's `runs`: per attempted seed (its decimal string), what the trusted process saw its worker report.
@@ -137,7 +145,7 @@ def _replay_rows(ledger: Mapping[str, Any], node: str, file: str) -> list[Violat
         condition = REPLAY_CONDITIONS.get(str(record.get("kind")), str(record.get("kind")))
         rows.append(
             Violation(
-                "property-not-replayable",
+                PROPERTY_NOT_REPLAYABLE,
                 f"{node}: seed {record.get('seed')} did not replay {condition}: {'; '.join(record['differs'])}. "
                 f"So the outcome depends on something besides the seed: {test} or the code it calls reads the "
                 "clock, hash() order of strings, the environment or state left by an earlier run; make it depend "
@@ -242,12 +250,12 @@ def ledger_rows(ledger: Mapping[str, Any], trials: int) -> list[Violation]:
     node = str(ledger.get("property_id"))
     file = node.split("::", 1)[0]
     plan = list(ledger.get("planned_seeds") or [])
-    rows = [Violation("run-integrity", f"{node}: {issue}", file) for issue in grouped(seed_issues(ledger, trials))]
+    rows = [Violation(RUN_INTEGRITY, f"{node}: {issue}", file) for issue in grouped(seed_issues(ledger, trials))]
     status = seed_ledger.close(ledger)
     if status in seed_ledger.OPEN:
         rows.append(
             Violation(
-                "seed-ledger-open",
+                SEED_LEDGER_OPEN,
                 f"{node}: seed ledger did not close ({status}): planned {plan}, attempted {ledger.get('attempted_seeds')}",
                 file,
             )
@@ -269,10 +277,10 @@ def ledger_rows(ledger: Mapping[str, Any], trials: int) -> list[Violation]:
         detail += f"; {excuse['why']}"  # why the freeze entry whose hash it carries does not excuse it
     if planned_fail:
         message = f"{node} failed on planned seed(s) {', '.join(map(str, planned_fail))}{detail}"
-        rows.append(Violation("property-failed", message, path, line))
+        rows.append(Violation(PROPERTY_FAILED, message, path, line))
     else:
         message = f"{node} passed the plan but failed on fresh seed {failing[0]}{detail}"
-        rows.append(Violation("property-failed-fresh-seed", message, path, line))
+        rows.append(Violation(PROPERTY_FAILED_FRESH_SEED, message, path, line))
     return rows + steered
 
 
@@ -291,7 +299,7 @@ def digest_rows(digests: Iterable[Mapping[str, Any]], path: str) -> list[Violati
         why = f"the producer returned sha256 {actual}" if actual else str(record.get("problem") or "not run")
         rows.append(
             Violation(
-                "fixture-digest-mismatch",
+                FIXTURE_DIGEST_MISMATCH,
                 f"digest record {record.get('id')!r}: expected sha256 {expected[:16]}…, {why}",
                 path,
             )
@@ -308,7 +316,7 @@ def _unproduced_row(records: list[Mapping[str, Any]], path: str) -> Violation:
     noun, verb = ("digest record", "was") if len(records) == 1 else ("digest records", "were")
     why = str(records[0].get("problem") or "no digest reported")
     return Violation(
-        "run-integrity",
+        RUN_INTEGRITY,
         f"{noun} {names} {verb} not produced: the sealed digest run did not complete ({why}); fix that, then re-run",
         path,
     )

@@ -19,6 +19,7 @@ from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson
 from evidence_gate.receipt.write import MAX_RECEIPT, sha256_of, validate
 from evidence_gate.report.registry import violations_of
+from evidence_gate.row_ids import SEED_LEDGER_OPEN
 from evidence_gate.strict_parse import load_json
 
 
@@ -159,7 +160,7 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         for v in violations_of(receipt):
             key = (v.row, v.path, v.line, v.message)
             # patch-not-covered is decided again over the union of every shard's lines (a shard records its own).
-            if v.row not in {"seed-ledger-open", patch_coverage.ROW} and key not in seen and key not in derived:
+            if v.row not in {SEED_LEDGER_OPEN, patch_coverage.ROW} and key not in seen and key not in derived:
                 seen.add(key)
                 violations.append(v)
     violations += run_facts.derived_rows(out)

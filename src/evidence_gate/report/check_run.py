@@ -17,6 +17,7 @@ from evidence_gate.report import gfm, job_summary, markdown_limits, reproduce
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.job_summary import Links
+from evidence_gate.row_ids import HUMAN_PATCH
 
 MESSAGE_BYTES = 64 * 1024 - 1024  # the API's 64 KB per annotation message and raw_details, with room to spare
 
@@ -66,7 +67,7 @@ class CheckReport:
 def conclusion(receipt: dict[str, Any]) -> str:
     """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
     if receipt.get("state") == "final" and receipt.get("ok") is True:
-        return "neutral" if receipt_types.decision_row(receipt) == "human-patch" else "success"
+        return "neutral" if receipt_types.decision_row(receipt) == HUMAN_PATCH else "success"
     return "failure"
 
 
@@ -134,7 +135,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
     patch's findings as notices. At most `limit` when given."""
     level = (
         "notice"
-        if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == "human-patch"
+        if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == HUMAN_PATCH
         else "failure"
     )
     by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}

@@ -24,6 +24,7 @@ from evidence_gate.report import properties as property_report
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.lane_status import identity_rows, lane_status
 from evidence_gate.report.row_docs import LANES, PRECONDITIONS
+from evidence_gate.row_ids import HUMAN_PATCH
 
 TITLE_CHARS = 54  # GitHub cuts a check run's title in its lists after about this many characters
 MAX_ITEMS = 30  # finding lines per lane in the summary (the text has all)
@@ -67,7 +68,7 @@ def kind(receipt: dict[str, Any]) -> str:
         return "aborted"
     if row in PRECONDITIONS:
         return "precondition"
-    if row == "human-patch":
+    if row == HUMAN_PATCH:
         return "human"
     return "pass" if receipt.get("ok") is True else "fail"
 

@@ -11,6 +11,7 @@ from evidence_gate.receipt.types import ViolationJson
 from evidence_gate.report import gfm
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import row_docs as report_rows
+from evidence_gate.row_ids import EVIDENCE_PATH_EDITED
 
 _HEX = re.compile(r"(sha256:)?([0-9a-f]{40,64})")
 # The receipt section a lane fills once it ran (an aborted or precondition receipt lacks it).
@@ -44,7 +45,7 @@ def _not_run_reason(receipt: dict[str, Any]) -> str:
     mode = receipt.get("mode") or {}
     if mode.get("scored") is False:
         return "a human patch is not scored, so nothing ran"
-    if any(v.get("row") == "evidence-path-edited" for v in receipt_types.violations(receipt)):
+    if any(v.get("row") == EVIDENCE_PATH_EDITED for v in receipt_types.violations(receipt)):
         return "locked evidence was touched, and no test runs on a tampered tree"
     if mode.get("run") is False:
         return "static lanes only (`run-properties: false`, or `--no-run`)"

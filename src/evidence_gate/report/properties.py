@@ -9,8 +9,9 @@ from typing import Any
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import FailureJson, PatchLineJson, SeedLedgerJson
 from evidence_gate.report import gfm, reproduce
+from evidence_gate.row_ids import PROPERTY_FAILED, PROPERTY_FAILED_FRESH_SEED
 
-FAILED_ROWS = ("property-failed", "property-failed-fresh-seed")
+FAILED_ROWS = (PROPERTY_FAILED, PROPERTY_FAILED_FRESH_SEED)
 # Closing statuses in words (SPEC's names stay in the receipt and the full detail).
 STATUS_WORDS = {
     "incomplete_fields": "ledger incomplete",

@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 from evidence_gate import decision, package_data
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ViolationJson
+from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, HISTORY_MISSING
 
 # pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
 # and where a crash is reported.
@@ -25,7 +26,7 @@ EXIT_CODES = "docs/cli.md#exit-codes"  # where an aborted run links
 # Lanes in reading order.
 LANES = ("Preconditions", "Locked evidence", "Harness probes", "Freeze ledger", "Fixtures", "Properties")
 OTHER = "Other"
-PRECONDITIONS = frozenset({"config-invalid", "history-missing", "event-mismatch"})
+PRECONDITIONS = frozenset({CONFIG_INVALID, HISTORY_MISSING, EVENT_MISMATCH})
 
 
 @dataclass(frozen=True)

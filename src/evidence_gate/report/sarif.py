@@ -20,6 +20,7 @@ from evidence_gate.receipt import types as receipt_types
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import reproduce
 from evidence_gate.report import row_docs as report_rows
+from evidence_gate.row_ids import HUMAN_PATCH
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"  # the uriBaseId of every location: the repository root (upload-sarif's checkout_path)
@@ -44,7 +45,7 @@ def _level(receipt: dict[str, Any], row_id: str) -> str:
     """`error` for a failing row; `note` when the decision does not score the patch (a human patch's findings are
     notices, as on the check run) or for a pass row."""
     scored = (receipt.get("mode") or {}).get("scored") is not False
-    if not scored or (receipt.get("decision") or {}).get("row") == "human-patch":
+    if not scored or (receipt.get("decision") or {}).get("row") == HUMAN_PATCH:
         return "note"
     try:
         return "error" if decision.row(row_id).gate == "fail" else "note"

@@ -33,6 +33,7 @@ from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import reproduce
 from evidence_gate.report import row_docs as report_rows
+from evidence_gate.row_ids import HUMAN_PATCH
 
 DEFAULT_WIDTH = 80
 BUG = "this is a bug in evidence-gate"  # how gate.CRASH_FIX begins
@@ -71,7 +72,7 @@ class Style:
 
 
 def _level(receipt: dict[str, Any], row: str) -> str:
-    if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == "human-patch":
+    if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == HUMAN_PATCH:
         return "warning"  # a human patch's findings are notices
     try:
         return "error" if decision.row(row).gate == "fail" else "note"

@@ -29,8 +29,19 @@ from typing import Any
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
+from evidence_gate.lanes.freeze.formats import LedgerFormat, format_of
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
-from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
+from evidence_gate.row_ids import (
+    FREEZE_BUDGET_RAISED,
+    FREEZE_ENTRY_REWRITTEN,
+    FREEZE_EXPIRED,
+    FREEZE_EXPIRY_EXTENDED,
+    FREEZE_ID_ADDED,
+    FREEZE_LEDGER_INVALID,
+    FREEZE_OVER_BUDGET,
+    FREEZE_REMOVAL_UNVERIFIED,
+)
+from evidence_gate.strict_parse import NodePath
 
 DEFAULT_TTL_DAYS = 14
 MAX_PROBLEMS = 20  # rows one invalid ledger reports at most (the first in file order): a hostile file stays cheap
@@ -58,7 +69,7 @@ class Ledger:
     budget: dict[str, int]
     raw_entries: list[Any]
     lines: dict[NodePath, int]
-    list_key: str
+    format: LedgerFormat
 
     def line(self, *path: str | int) -> int:
         """The line of `path`, or of its nearest ancestor present in the file."""
@@ -104,10 +115,6 @@ def _nearest_line(lines: dict[NodePath, int], path: NodePath) -> int:
     return lines.get(path, 1)
 
 
-def _is_json(path: str) -> bool:
-    return path.lower().endswith(".json")
-
-
 def _strings(value: Any, path: NodePath = ()) -> Iterator[tuple[NodePath, Any]]:
     yield path, value
     if isinstance(value, dict):
@@ -139,14 +146,14 @@ def _has_odd_value(raw: Any) -> bool:
 def parse(data: bytes, file: str) -> Ledger:
     """Parse and schema-check one ledger; raises _Invalid with the problems found (at most MAX_PROBLEMS), each at
     its line."""
-    json_format = _is_json(file)
+    fmt = format_of(file)
     try:
-        raw, lines = (load_json(data), json_lines(data)) if json_format else load_yaml_lines(data)
+        raw, lines = fmt.load(data)
     except InputInvalid as exc:
         raise _Invalid(
             [
                 Violation(
-                    "freeze-ledger-invalid",
+                    FREEZE_LEDGER_INVALID,
                     f"does not parse: {exc.message}; fix the syntax "
                     "(duplicate keys, YAML anchors, aliases and tags are never accepted)",
                     file,
@@ -154,8 +161,6 @@ def parse(data: bytes, file: str) -> Ledger:
                 )
             ]
         ) from exc
-    schema_name = "freeze-json.schema.json" if json_format else "freeze-yaml.schema.json"
-    list_key = "frozen" if json_format else "entries"
 
     def at(path: NodePath) -> int:
         return _nearest_line(lines, path)
@@ -170,18 +175,18 @@ def parse(data: bytes, file: str) -> Ledger:
         what = "a non-integer number" if isinstance(value, float) else "a control or non-ASCII character"
         problems.append(
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 f"{'.'.join(map(str, path))} holds {what}; ledger values are printable ASCII text and plain integers",
                 file,
                 at(path),
             )
         )
     if not problems:
-        problems.extend(_schema_violations(raw, schema_name, file, at))
+        problems.extend(_schema_violations(raw, fmt.schema, file, at))
     if problems:
         raise _Invalid(problems)
-    entries = tuple(_entry(item, json_format, at((list_key, i))) for i, item in enumerate(raw[list_key]))
-    return Ledger(entries, dict(raw.get("budget", {})), list(raw[list_key]), lines, list_key)
+    entries = tuple(fmt.entry(item, at((fmt.list_key, i))) for i, item in enumerate(raw[fmt.list_key]))
+    return Ledger(entries, dict(raw.get("budget", {})), list(raw[fmt.list_key]), lines, fmt)
 
 
 def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[NodePath], int]) -> list[Violation]:
@@ -191,7 +196,7 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
         where = ".".join(str(p) for p in path) or "(top level)"
         out.append(
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 f"{where}: {err.message}; follow the ledger format in docs/freeze-ledger.md",
                 file,
                 at(path),
@@ -200,25 +205,9 @@ def _schema_violations(raw: Any, schema_name: str, file: str, at: Callable[[Node
     return out
 
 
-def _entry(item: dict[str, Any], json_format: bool, line: int) -> FreezeEntry:
-    return FreezeEntry(
-        id=item["id"],
-        test=item["id"] if json_format else item["test"],
-        expires=item["expires"],
-        added=item["added"] if json_format else item["added_at"],
-        owner=item["owner"],
-        assertion_hash=item.get("assertion_hash"),
-        reason=item.get("reason"),
-        line=line,
-    )
-
-
-def _field_key(field: str, ledger: Ledger) -> str:
-    return "added_at" if field == "added" and ledger.list_key == "entries" else field
-
-
 def _entry_line(ledger: Ledger, index: int, field: str | None = None) -> int:
-    return ledger.line(ledger.list_key, index, *([_field_key(field, ledger)] if field else []))
+    fmt = ledger.format
+    return ledger.line(fmt.list_key, index, *([fmt.key(field)] if field else []))
 
 
 @lru_cache(maxsize=4096)
@@ -233,7 +222,7 @@ def _rules(ledger: Ledger, config: Config, today: date, ttl: float, file: str) -
     seen: dict[str, str] = {}
 
     def bad(index: int, field: str | None, message: str) -> None:
-        out.append(Violation("freeze-ledger-invalid", message, file, _entry_line(ledger, index, field)))
+        out.append(Violation(FREEZE_LEDGER_INVALID, message, file, _entry_line(ledger, index, field)))
 
     for i, e in enumerate(ledger.entries):
         folded = e.id.casefold()
@@ -290,7 +279,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             also = f" (the baseline has {hint!r}: ids are case-sensitive)" if hint else ""
             out.append(
                 Violation(
-                    "freeze-id-added",
+                    FREEZE_ID_ADDED,
                     f"entry {e.id!r} is new{also}; the ledger may only shrink — "
                     "ask a human to add it on the base branch",
                     file,
@@ -301,7 +290,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
         if e.expires > old.expires:
             out.append(
                 Violation(
-                    "freeze-expiry-extended",
+                    FREEZE_EXPIRY_EXTENDED,
                     f"entry {e.id!r} expires {e.expires}, later than "
                     f"{old.expires} on the baseline; an expiry may only move earlier — restore "
                     f"{old.expires}",
@@ -314,8 +303,8 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             if was != now:
                 out.append(
                     Violation(
-                        "freeze-entry-rewritten",
-                        f"entry {e.id!r} changed {_field_key(field, head)} "
+                        FREEZE_ENTRY_REWRITTEN,
+                        f"entry {e.id!r} changed {head.format.key(field)} "
                         f"from {was!r} to {now!r}; a kept entry is read-only — restore {was!r} or "
                         "delete the entry",
                         file,
@@ -331,7 +320,7 @@ def _compare(base: Ledger, head: Ledger, file: str) -> list[Violation]:
             was_text = str(base.budget[key]) if key in base.budget else f"{before[key]:g} (unset)"
             out.append(
                 Violation(
-                    "freeze-budget-raised",
+                    FREEZE_BUDGET_RAISED,
                     f"budget.{key} is {now_text}, above {was_text} on the "
                     f"baseline; a budget may only be lowered — restore {key}: {int(before[key])}",
                     file,
@@ -347,7 +336,7 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     if count > limits["max_entries"]:
         out.append(
             Violation(
-                "freeze-over-budget",
+                FREEZE_OVER_BUDGET,
                 f"the ledger has {count} entries, over max_entries "
                 f"{int(limits['max_entries'])}; delete entries whose tests pass now",
                 file,
@@ -357,7 +346,7 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
     if size > limits["max_bytes"]:
         out.append(
             Violation(
-                "freeze-over-budget",
+                FREEZE_OVER_BUDGET,
                 f"the entries take {size} canonical bytes, over max_bytes "
                 f"{int(limits['max_bytes'])}; delete entries whose tests pass now",
                 file,
@@ -372,7 +361,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     file = config.freeze.file
     receipt: dict[str, Any] = {
         "file": file,
-        "format": "json" if _is_json(file) else "yaml",
+        "format": format_of(file).name,
         "mode": config.freeze.mode,
         "added": [],
         "removed": [],
@@ -400,7 +389,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     removed, active, expired = _kept(base_ledger, head_ledger, today)
     base_ids = base_ledger.by_id()
     receipt.update(
-        valid=not any(v.row == "freeze-ledger-invalid" for v in violations),
+        valid=not any(v.row == FREEZE_LEDGER_INVALID for v in violations),
         added=[e.id for e in head_ledger.entries if e.id not in base_ids],
         removed=[e.id for e in removed],
         expired=[e.id for e in expired],
@@ -420,7 +409,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
     if base is not None and head is None:
         return [
             Violation(
-                "freeze-ledger-invalid",
+                FREEZE_LEDGER_INVALID,
                 "the patch deletes the ledger file (and its budget); keep "
                 "the file and delete only the entries whose tests pass now",
                 file,
@@ -435,7 +424,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
             first = exc.violations[0]
             return [
                 Violation(
-                    "freeze-ledger-invalid",
+                    FREEZE_LEDGER_INVALID,
                     f"the baseline's ledger is invalid (line {first.line}: "
                     f"{first.message}); a human must repair it on the base branch",
                     file,
@@ -450,7 +439,7 @@ def _sides(base: bytes | None, head: bytes | None, file: str) -> tuple[Ledger, L
     except _Invalid as exc:
         return exc.violations
     if base_ledger is None:  # no ledger on the baseline: every entry is new, nothing may be raised above defaults
-        base_ledger = Ledger((), {}, [], {}, head_ledger.list_key)
+        base_ledger = Ledger((), {}, [], {}, head_ledger.format)
     return base_ledger, head_ledger
 
 
@@ -479,7 +468,7 @@ def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
     return tuple(
         [
             Violation(
-                "freeze-removal-unverified",
+                FREEZE_REMOVAL_UNVERIFIED,
                 f"entry {e.id!r} was removed but its test was not replayed "
                 f"({reason}); run the gate with tests so the removal is verified",
                 result.file,
@@ -489,7 +478,7 @@ def unverified(result: LedgerResult, reason: str) -> tuple[Violation, ...]:
         ]
         + [
             Violation(
-                "freeze-expired",
+                FREEZE_EXPIRED,
                 f"entry {e.id!r} expired on {e.expires} and its test was not run ({reason}); "
                 "fix the test and delete the entry, or a human renews it on the base branch",
                 result.file,

@@ -27,6 +27,14 @@ from evidence_gate.lanes.properties import patch_coverage, seed_ledger, steering
 from evidence_gate.lanes.score_properties import PropertySpec
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.receipt import facts as run_facts
+from evidence_gate.row_ids import (
+    FIXTURE_DIGEST_MISMATCH,
+    FREEZE_EXPIRED,
+    FREEZE_REMOVAL_UNVERIFIED,
+    FREEZE_REMOVED_STILL_FAILING,
+    PROPERTY_TAUTOLOGY,
+    RUN_INTEGRITY,
+)
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import (
     WorkerResult,
@@ -235,7 +243,7 @@ def run(req: DynamicRequest) -> LaneResult:
         return _not_run(
             req,
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"the gate's interpreter lacks {missing}, so no property can "
                 f"run sealed; install the runner with `{INSTALL_HINT}`",
             ),
@@ -248,7 +256,7 @@ def run(req: DynamicRequest) -> LaneResult:
             return _not_run(
                 req,
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"no property ran: {lacking}. Run the gate on a kernel that has it (or in its container action)",
                 ),
             )
@@ -258,7 +266,7 @@ def run(req: DynamicRequest) -> LaneResult:
             return _not_run(
                 req,
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"the sealed run's runner environment could not be built: "
                     f"{exc}; reinstall the runner with `{INSTALL_HINT}`",
                 ),
@@ -279,7 +287,7 @@ def _not_run(
             *reasons,
             *[
                 Violation(
-                    "freeze-removal-unverified",
+                    FREEZE_REMOVAL_UNVERIFIED,
                     f"entry {e.id!r} was removed but its test could not be replayed (no sealed runner)",
                     file,
                     e.line,
@@ -288,7 +296,7 @@ def _not_run(
             ],
             *[
                 Violation(
-                    "freeze-expired",
+                    FREEZE_EXPIRED,
                     f"entry {e.id!r} expired on {e.expires} and its test could not be run (no sealed runner)",
                     file,
                     e.line,
@@ -356,7 +364,7 @@ def _install(
         return site, None
     if unconfined:
         return site, Violation(
-            "run-integrity", f"properties.install on the {label} tree did not run confined: {unconfined}", CONFIG_PATH
+            RUN_INTEGRITY, f"properties.install on the {label} tree did not run confined: {unconfined}", CONFIG_PATH
         )
     what = (
         f"timed out after {props.timeout_s}s (the process group was killed)"
@@ -365,7 +373,7 @@ def _install(
     )
     tail = _printable_tail(result.log_tail)
     return site, Violation(
-        "run-integrity",
+        RUN_INTEGRITY,
         f"properties.install {what} on the {label} tree, so no property ran"
         f"{'; output ends: ' + tail if tail else ''}. Fix: run the command "
         "locally in a clean checkout with EVIDENCE_GATE_SITE set to an empty "
@@ -840,7 +848,7 @@ def _hooks_found(workers: list[WorkerResult]) -> list[Violation]:
                     found.setdefault(str(what), []).append(worker.name)
     return [
         Violation(
-            "run-integrity",
+            RUN_INTEGRITY,
             f"{what} (worker {', '.join(dict.fromkeys(names))}): the gate did not install it, so no outcome of this "
             "run is evidence; remove it from the code under test",
         )
@@ -856,7 +864,7 @@ def _changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:
         if path.startswith(fixture_dir):
             found.append(
                 Violation(
-                    "fixture-digest-mismatch",
+                    FIXTURE_DIGEST_MISMATCH,
                     f"{path} changed on disk during the sealed run; fixtures are read-only evidence",
                     path,
                 )
@@ -864,7 +872,7 @@ def _changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:
         else:
             found.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"locked {path} changed on disk during the sealed run, so "
                     "what the properties read was not the baseline's evidence; find the code "
                     "under test that writes to it",
@@ -971,7 +979,7 @@ def unloadable(config: Config, tree: Path, runner: Runner) -> list[Violation]:
         way_out = _way_out(name, owner)
         found.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"the code under test {path} is the package {name!r}, but {owner} "
                 f"already provides {name!r} in the sealed run, so the pull "
                 f"request's copy could not be loaded and no property ran. Fix: "
@@ -994,7 +1002,7 @@ def _provenance(workers: list[WorkerResult], head_tree: Path) -> tuple[list[dict
         if worker.finished is not None and not finals:
             violations.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"worker {worker.name} finished without reporting where "
                     "the code under test was loaded from, so the run cannot "
                     "show it judged the pull request's code",
@@ -1011,7 +1019,7 @@ def _provenance(workers: list[WorkerResult], head_tree: Path) -> tuple[list[dict
         expected = _shown(item.get("expected", ""), head_tree)
         violations.append(
             Violation(
-                "run-integrity",
+                RUN_INTEGRITY,
                 f"{module} was loaded from {item.get('file')}, not from the "
                 f"sealed tree's {expected}, so the run judged other code than "
                 "the pull request's. Fix: make sure nothing the tests import "
@@ -1074,9 +1082,7 @@ def _ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str, Any]],
             causes = [p for w in workers for p in _worker_problems(w, props.timeout_s) if p.startswith("collecting ")]
             why = f": {causes[0]}" if causes else ""
             found.append(
-                Violation(
-                    "run-integrity", f"{spec.node} was not collected in the sealed run{why}", props.list, spec.line
-                )
+                Violation(RUN_INTEGRITY, f"{spec.node} was not collected in the sealed run{why}", props.list, spec.line)
             )
             nodes = [spec.node]
         source = sources[f"{req.baseline}:{spec.file}"] or b""
@@ -1084,7 +1090,7 @@ def _ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str, Any]],
             if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
                 found.append(
                     Violation(
-                        "run-integrity",
+                        RUN_INTEGRITY,
                         f"{expected} is defined in the locked file but was not collected in the sealed run",
                         spec.file,
                     )
@@ -1126,7 +1132,7 @@ def _ledger(
     ledger["steering"] = _steering(node, runs, plan_results)
     # What the workers failed to show is this lane's; every other row comes from the ledger's facts, as a publisher
     # re-derives them from the receipt.
-    rows = [Violation("run-integrity", f"{node}: {issue}", spec.file) for issue in run_facts.grouped(lost)]
+    rows = [Violation(RUN_INTEGRITY, f"{node}: {issue}", spec.file) for issue in run_facts.grouped(lost)]
     return ledger, rows + run_facts.ledger_rows(ledger, req.config.properties.trials)
 
 
@@ -1349,7 +1355,7 @@ def _replays(
         if bad:
             violations.append(
                 Violation(
-                    "freeze-removed-still-failing",
+                    FREEZE_REMOVED_STILL_FAILING,
                     f"removed entry {entry.id!r}: {entry.test} "
                     f"did not pass {req.config.freeze.removal_runs} times "
                     f"{' and '.join(bad)}",
@@ -1364,7 +1370,7 @@ def _replays(
         if not ok:
             violations.append(
                 Violation(
-                    "freeze-expired",
+                    FREEZE_EXPIRED,
                     f"entry {entry.id!r} expired on {entry.expires} and "
                     f"{entry.test} still {'fails' if got else 'could not be run'} "
                     f"({', '.join(got) or '; '.join(problems) or 'not collected'})",
@@ -1387,7 +1393,7 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
         if got and all(o == "passed" for o in got):
             violations.append(
                 Violation(
-                    "property-tautology",
+                    PROPERTY_TAUTOLOGY,
                     f"{spec.node} accepted its documented counterexample {spec.counterexample} on the baseline tree",
                     req.config.properties.list,
                     spec.line,
@@ -1396,7 +1402,7 @@ def _tautologies(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerR
         elif not got or any(o not in {"passed", "failed"} for o in got):
             violations.append(
                 Violation(
-                    "run-integrity",
+                    RUN_INTEGRITY,
                     f"counterexample {spec.counterexample} did not run cleanly "
                     f"on the baseline tree ({', '.join(got) or '; '.join(problems) or 'missing'})",
                     req.config.properties.list,

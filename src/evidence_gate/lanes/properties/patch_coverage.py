@@ -22,8 +22,9 @@ from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import Violation
 from evidence_gate.receipt.types import CoveredFileJson
+from evidence_gate.row_ids import PATCH_NOT_COVERED
 
-ROW = "patch-not-covered"
+ROW = PATCH_NOT_COVERED
 REGULAR = ("100644", "100755")
 MAX_FILE_BYTES = 2 * 1024 * 1024  # a bigger "source" file is not compiled (nor counted)
 MAX_RANGES_SHOWN = 8

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evidence_gate.model import Violation
+from evidence_gate.row_ids import PROPERTY_STEERED
 
-ROW = "property-steered"
+ROW = PROPERTY_STEERED
 # A rise in discards counts as steering when it is at least this many examples ...
 MIN_RISE = 5
 # ... and more than this share of the examples the head kept on that seed.
