@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from test_action_metadata import _check_jsonschema, _zizmor
 
+from evidence_gate.report import attestation
 from support import doc_pages
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _snippets(heading: str) -> list[str]:
@@ -73,3 +77,24 @@ def test_the_publisher_workflow_without_its_ignore_comment_is_flagged(tmp_path: 
     workflow.write_text(bare, encoding="utf-8")
     _, findings = _zizmor(workflow)
     assert "dangerous-triggers" in {f.get("ident") for f in findings}
+
+
+def test_readme_upload_and_attest_workflows_are_valid(tmp_path: Path) -> None:
+    """The docs' code-scanning and attestation workflows pass the workflow schema and zizmor (only the gate's
+    `@v1` tag is reported), pin both actions by full commit sha, and feed them the outputs the action sets."""
+    (upload,) = _snippets("Upload to code scanning")
+    job = _checked(tmp_path, "evidence-gate.yml", upload)["jobs"]["gate"]
+    assert job["permissions"]["security-events"] == "write"
+    step = job["steps"][-1]
+    assert re.fullmatch(r"github/codeql-action/upload-sarif@[0-9a-f]{40}", step["uses"])
+    assert step["with"]["sarif_file"] == "${{ steps.gate.outputs.sarif-path }}" and "always()" in step["if"]
+    (attest,) = _snippets("Attestation of the receipt")
+    job = _checked(tmp_path, "evidence-gate-publish.yml", attest)["jobs"]["publish"]
+    assert job["permissions"]["id-token"] == job["permissions"]["attestations"] == "write"
+    gate_step, attest_step = job["steps"][-2:]
+    assert gate_step["with"] == {"mode": "publish"}
+    assert re.fullmatch(r"actions/attest@[0-9a-f]{40}", attest_step["uses"])
+    declared = set(yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["outputs"])
+    for name, value in attest_step["with"].items():
+        assert value == f"${{{{ steps.gate.outputs.attestation-{name} }}}}" and f"attestation-{name}" in declared
+    assert attestation.PREDICATE_TYPE in doc_pages.holding("Attestation of the receipt")
