@@ -44,7 +44,7 @@ def without_replays() -> Iterator[None]:
         return [j for j in jobs(*args) if j.name != lane_plan.SHIFTED_JOB]
 
     lane_plan._jobs = no_shifted  # type: ignore[assignment]
-    property_lane.replay_stage = lambda _req, _ws, plan, launched: (plan, launched)  # type: ignore[assignment]
+    property_lane.replay_stage = lambda _ws, plan, launched: (plan, launched)  # type: ignore[assignment]
     try:
         yield
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gate.lanes.properties.launch import first_confined, worker_problems
-from evidence_gate.lanes.properties.plan import DynamicRequest, Trees
+from evidence_gate.lanes.properties.plan import Plan
 from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.sealed import tree as sealed_tree
@@ -65,8 +65,9 @@ def hooks_found(workers: list[WorkerResult]) -> list[Violation]:
     ]
 
 
-def changed_locked(req: DynamicRequest, trees: Trees) -> list[Violation]:
+def changed_locked(plan: Plan) -> list[Violation]:
     """Every locked file the workers could read is re-hashed, not only fixtures: a property may read any of them."""
+    req, trees = plan.request, plan.trees
     fixture_dir = req.config.fixtures.dir.strip("/") + "/"
     found: list[Violation] = []
     for path in sealed_tree.changed_files(req.repo, req.baseline, sorted(trees.locked), trees.head):
@@ -142,11 +143,10 @@ def _shown(path: str, tree: Path) -> str:
     return os.path.relpath(path, tree) if inside else path
 
 
-def digest_checks(
-    records: list[dict[str, Any]], worker: WorkerResult | None, req: DynamicRequest
-) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
+def digest_checks(plan: Plan, worker: WorkerResult | None) -> tuple[list[dict[str, Any]] | None, list[Violation]]:
     """The fixtures section's digest checks (None when there are no records), a row for each mismatch, and one
     `run-integrity` row for the records the worker never produced: nothing was compared, so nothing mismatched."""
+    req, records = plan.request, plan.records
     if not records:
         return None, []
     path = req.config.fixtures.digests

@@ -23,20 +23,17 @@ from evidence_gate.lanes.properties.integrity import (
     isolation,
 )
 from evidence_gate.lanes.properties.launch import Launched, launch, unloadable, worker_problems
-from evidence_gate.lanes.properties.ledgers import HeadRuns, collect_ledgers
+from evidence_gate.lanes.properties.ledgers import collect_ledgers
 from evidence_gate.lanes.properties.plan import (
     HEAD_PREFIX,
     DynamicRequest,
     Plan,
-    Trees,
-    locked_modules,
+    head_trees,
     make_plan,
     other_trees,
-    sealed_locked_set,
 )
 from evidence_gate.lanes.properties.replays import excuse_stage, freeze_replays, replay_stage, tautology_rows
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import WorkerResult, Workspace, runtime_missing
 from evidence_gate.sealed.runner_env import RunnerError
 from evidence_gate.sealed.worker import confinement
@@ -119,27 +116,22 @@ def _not_run(
 
 def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     """Plan the sealed run, launch its workers, collect their evidence, and write the receipt's sections."""
-    locked = sealed_locked_set(req)
-    test_files = locked_modules(req, locked)
-    head_tree = ws.root / "head"
-    neutralised = sealed_tree.build(req.repo, req.head, req.baseline, locked, head_tree, test_files, ws.runner.owner)
-    unloadable_code = unloadable(req.config, head_tree, ws.runner)
+    head = head_trees(req, ws)
+    unloadable_code = unloadable(req.config, head.head, ws.runner)
     if unloadable_code:
         return _not_run(
             req,
             unloadable_code,
-            {"sealed": {"runner": ws.runner.to_json(), "neutralised": [n.to_json() for n in neutralised]}},
+            {"sealed": {"runner": ws.runner.to_json(), "neutralised": [n.to_json() for n in head.neutralised]}},
         )
-    # The head tree alone so far: the baseline and replay trees are built once the head's code is known to load.
-    trees = other_trees(req, ws, Trees(head_tree, None, head_tree, locked, locked, tuple(neutralised)))
-    plan = make_plan(req, trees)
-    launched = launch(req, ws, plan)
+    plan = make_plan(req, other_trees(req, ws, head))
+    launched = launch(ws, plan)
     if launched.failed:
         return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
-    plan, launched = excuse_stage(req, ws, plan, launched)
-    plan, launched = replay_stage(req, ws, plan, launched)
-    collected = _collect(req, plan, launched)
-    return LaneResult(tuple(collected.violations), _receipt(req, ws, plan, launched, collected))
+    plan, launched = excuse_stage(ws, plan, launched)
+    plan, launched = replay_stage(ws, plan, launched)
+    collected = _collect(plan, launched)
+    return LaneResult(tuple(collected.violations), _receipt(ws, plan, launched, collected))
 
 
 @dataclass(frozen=True)
@@ -154,27 +146,25 @@ class Collected:
     patch_coverage: dict[str, Any] | None = None
 
 
-def _collect(req: DynamicRequest, plan: Plan, launched: Launched) -> Collected:
+def _collect(plan: Plan, launched: Launched) -> Collected:
     """Each check over the workers' events returns its rows; together they are this lane's violations."""
-    jobs = plan.jobs
-    by_job = dict(zip([j.name for j in jobs], launched.workers, strict=True))
-    changed = changed_locked(req, plan.trees)
+    req = plan.request
+    by_job = launched.by_job(plan)
+    changed = changed_locked(plan)
     origins, misloaded = code_provenance(launched.every, plan.trees.head)
-    head_jobs = [j for j in jobs if j.name.startswith(HEAD_PREFIX)]
-    runs = HeadRuns(plan.seeds, plan.fresh, head_jobs, by_job, launched.order, plan.fixture_hash, jobs)
-    ledgers, unclosed = collect_ledgers(req, runs)
-    replays, unreplayed = freeze_replays(req, jobs, by_job) if plan.first_shard else ([], [])
-    tautologies = tautology_rows(req, jobs, by_job)
-    digests, mismatched = digest_checks(plan.records, launched.digests, req)
+    ledgers, unclosed = collect_ledgers(plan, launched)
+    replays, unreplayed = freeze_replays(plan, by_job) if plan.first_shard else ([], [])
+    tautologies = tautology_rows(plan, by_job)
+    digests, mismatched = digest_checks(plan, launched.digests)
     hooked = hooks_found(launched.every)
-    coverage = _patch_coverage(req, plan, [by_job[j.name] for j in head_jobs])
+    coverage = _patch_coverage(plan, [by_job[j.name] for j in plan.jobs if j.name.startswith(HEAD_PREFIX)])
     # A shard records its lines; the merge of every shard's lines decides `patch-not-covered` (shard_merge).
     uncovered = patch_coverage.violations(coverage) if req.shard is None else []
     violations = [*changed, *misloaded, *hooked, *unclosed, *unreplayed, *tautologies, *mismatched, *uncovered]
     return Collected(violations, origins, ledgers, replays, digests, coverage)
 
 
-def _patch_coverage(req: DynamicRequest, plan: Plan, head_workers: list[WorkerResult]) -> dict[str, Any]:
+def _patch_coverage(plan: Plan, head_workers: list[WorkerResult]) -> dict[str, Any]:
     """Which changed lines of code under test the head's property workers reported running (`lines` events)."""
     if not head_workers:
         return patch_coverage.not_measured("no property worker ran on the head in this run")
@@ -185,17 +175,16 @@ def _patch_coverage(req: DynamicRequest, plan: Plan, head_workers: list[WorkerRe
             path, line = event.get("path"), event.get("line")
             if event.get(EV) == Event.LINES and isinstance(path, str) and line in wanted.get(path, ()):
                 executed.setdefault(path, set()).add(int(str(line)))
-    return patch_coverage.section(list(plan.changed_code), executed, req.config.properties.min_patch_coverage)
+    return patch_coverage.section(list(plan.changed_code), executed, plan.request.config.properties.min_patch_coverage)
 
 
 def _sandbox(ws: Workspace, plan: Plan) -> dict[str, Any]:
     return {"user": ws.sandbox.user, "note": ws.sandbox.note, "limits": plan.limit}
 
 
-def _receipt(
-    req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched, collected: Collected
-) -> dict[str, Any]:
+def _receipt(ws: Workspace, plan: Plan, launched: Launched, collected: Collected) -> dict[str, Any]:
     """The receipt's `properties` and `sealed` sections, and `freeze` and `fixtures` where this run re-checked them."""
+    req = plan.request
     props = req.config.properties
     receipt: dict[str, Any] = {
         "properties": {

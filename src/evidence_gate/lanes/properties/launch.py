@@ -17,7 +17,7 @@ from typing import Any
 from evidence_gate import visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.lanes.properties import patch_coverage
-from evidence_gate.lanes.properties.plan import HEAD_PREFIX, STEER_PREFIX, DynamicRequest, Job, Plan
+from evidence_gate.lanes.properties.plan import HEAD_PREFIX, STEER_PREFIX, Job, Plan
 from evidence_gate.model import Violation
 from evidence_gate.sealed.run import WorkerResult, Workspace, count_files, run_install, run_worker
 from evidence_gate.sealed.runner_env import Runner
@@ -98,10 +98,10 @@ def _printable_tail(text: str, limit: int = 600) -> str:
 
 
 def _install(
-    req: DynamicRequest, ws: Workspace, label: str, tree: Path, limit: protocol.Limits, runs: list[dict[str, Any]]
+    config: Config, ws: Workspace, label: str, tree: Path, limit: protocol.Limits, runs: list[dict[str, Any]]
 ) -> tuple[Path, Violation | None]:
     """Run `properties.install` for one sealed tree into a fresh site folder; a violation when it did not succeed."""
-    props = req.config.properties
+    props = config.properties
     site = ws.site(f"site-{label}")
     result = run_install(ws, f"install-{label}", props.install, tree, site, limit, props.timeout_s)
     runs.append(
@@ -183,12 +183,16 @@ class Launched:
         """The job workers and the digest worker."""
         return [*self.workers, *([self.digests] if self.digests else [])]
 
+    def by_job(self, plan: Plan) -> dict[str, WorkerResult]:
+        """Each job worker by its job's name (`plan` is the plan these workers ran, replays included)."""
+        return dict(zip([j.name for j in plan.jobs], self.workers, strict=True))
+
 
 class _Launcher:
     """Starts the workers of one plan, each with its tree's import paths (and install site, once installed)."""
 
-    def __init__(self, req: DynamicRequest, ws: Workspace, plan: Plan) -> None:
-        self.req, self.ws, self.plan = req, ws, plan
+    def __init__(self, ws: Workspace, plan: Plan) -> None:
+        self.config, self.ws, self.plan = plan.request.config, ws, plan
         self.order = Order()
         self.sites: dict[str, Path] = {}
         self.install_runs: list[dict[str, Any]] = []
@@ -197,7 +201,7 @@ class _Launcher:
         """Run one planned job."""
         tree = Path(job.tree)
         body = pytest_job(
-            self.req.config,
+            self.config,
             tree,
             job.runs,
             self.plan.limit,
@@ -208,7 +212,7 @@ class _Launcher:
         if job.name.startswith(HEAD_PREFIX) and self.plan.changed_code:
             # Only the head's property workers record which changed lines run (the gate's own trace function).
             body["record_lines"] = patch_coverage.job_field(list(self.plan.changed_code), job.tree)
-        return run_worker(self.ws, job.name, body, self.req.config.properties.timeout_s, self.order)
+        return run_worker(self.ws, job.name, body, self.config.properties.timeout_s, self.order)
 
     def digests(self) -> WorkerResult:
         """Re-produce the digest records on the head tree."""
@@ -216,24 +220,24 @@ class _Launcher:
         body: protocol.Job = {
             "mode": Mode.DIGEST,
             "tree": str(head),
-            "paths": _paths(head, self.req.config, self.sites.get(str(head))),
+            "paths": _paths(head, self.config, self.sites.get(str(head))),
             "limits": self.plan.limit,
-            "code_under_test": code_under_test(self.req.config, head),
-            "producer": self.req.config.fixtures.producer,
+            "code_under_test": code_under_test(self.config, head),
+            "producer": self.config.fixtures.producer,
             "records": [{"id": r["id"], "input": r["input"]} for r in self.plan.records],
         }
-        return run_worker(self.ws, "digests", body, self.req.config.properties.timeout_s, self.order)
+        return run_worker(self.ws, "digests", body, self.config.properties.timeout_s, self.order)
 
     def install(self, label: str, tree: Path) -> Violation | None:
         """`properties.install` into a fresh site for `tree`, which that tree's workers then import from."""
-        self.sites[str(tree)], failed = _install(self.req, self.ws, label, tree, self.plan.limit, self.install_runs)
+        self.sites[str(tree)], failed = _install(self.config, self.ws, label, tree, self.plan.limit, self.install_runs)
         return failed
 
 
-def launch(req: DynamicRequest, ws: Workspace, plan: Plan) -> Launched:
+def launch(ws: Workspace, plan: Plan) -> Launched:
     """The baseline's install and replays first and alone, then the head's install, then every other worker."""
-    props = req.config.properties
-    launcher = _Launcher(req, ws, plan)
+    props = plan.request.config.properties
+    launcher = _Launcher(ws, plan)
     trees, jobs = plan.trees, plan.jobs
     # Once the patch's code has run, it may have rewritten any tree the sealed user can write to (the gate's own user
     # when it cannot drop root), the baseline tree included. So each tree gets its own install (the head's installs

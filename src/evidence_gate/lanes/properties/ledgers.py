@@ -8,8 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gate.lanes.properties import seed_ledger, steering
-from evidence_gate.lanes.properties.launch import Order, result_events, worker_problems
-from evidence_gate.lanes.properties.plan import EXCUSE_JOB, REPLAY_JOB, SHIFTED_JOB, STEER_PREFIX, DynamicRequest, Job
+from evidence_gate.lanes.properties.launch import Launched, Order, result_events, worker_problems
+from evidence_gate.lanes.properties.plan import (
+    EXCUSE_JOB,
+    HEAD_PREFIX,
+    REPLAY_JOB,
+    SHIFTED_JOB,
+    STEER_PREFIX,
+    DynamicRequest,
+    Job,
+    Plan,
+)
 from evidence_gate.lanes.score_properties import PropertySpec
 from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
@@ -87,15 +96,19 @@ def static_tests(source: bytes, file: str, spec: str) -> list[str]:
     return [n for n in found if n == spec or matches_spec(n, spec) or "::" not in spec]
 
 
-def collect_ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str, Any]], list[Violation]]:
+def collect_ledgers(plan: Plan, launched: Launched) -> tuple[list[dict[str, Any]], list[Violation]]:
     """One seed ledger per collected node of each property, and the rows for what the head's workers did not show."""
+    req = plan.request
     props = req.config.properties
+    head_jobs = [j for j in plan.jobs if j.name.startswith(HEAD_PREFIX)]
+    runs = HeadRuns(
+        plan.seeds, plan.fresh, head_jobs, launched.by_job(plan), launched.order, plan.fixture_hash, plan.jobs
+    )
     if req.shard is not None and not runs.jobs:
         return [], []  # a shard that owns no seed (see `_jobs`): nothing to collect, nothing to close
     workers = [runs.by_job[j.name] for j in runs.jobs]
     collected = _collected(workers)
     per_worker = [_collected([w]) for w in workers]
-    sources = req.repo.read_blobs(f"{req.baseline}:{s.file}" for s in req.specs)
     ledgers: list[dict[str, Any]] = []
     found: list[Violation] = []
     for spec in req.specs:
@@ -109,7 +122,7 @@ def collect_ledgers(req: DynamicRequest, runs: HeadRuns) -> tuple[list[dict[str,
                 )
             )
             nodes = [spec.node]
-        source = sources[f"{req.baseline}:{spec.file}"] or b""
+        source = plan.sources[spec.file] or b""
         for expected in static_tests(source, spec.file, spec.node):
             if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
                 found.append(

@@ -1,8 +1,11 @@
 """The property lane's plan: what one sealed run will do, fixed before any worker starts.
 
-`make_plan` turns the request into a frozen `Plan`: the seeds this run owns and its fresh draw, the sealed trees
-(built from git objects, with the locked sets they were built with), every worker's `Job`, and the digest records
-to re-produce, all read from git once.
+`head_trees`, `other_trees` and `make_plan` turn the request into a frozen `Plan`: the seeds this run owns and its
+fresh draw, the sealed trees (built from git objects, with the locked sets they were built with), every worker's
+`Job`, the digest records to re-produce and the baseline's copy of each property's file, all read from git before
+any worker starts. Every later stage takes the plan (and the request through `Plan.request`). What can only be read
+once the head ran stays with the stage that needs it: the excuse replay's fresh baseline tree, the re-hash of the
+locked files, the changed lines under a failure's frames.
 """
 
 from __future__ import annotations
@@ -142,6 +145,8 @@ class Trees:
 class Plan:
     """What one run will do: its seeds, trees and workers' jobs, and the digest records to re-produce."""
 
+    # The request it was made from: every later stage reads the request through its plan.
+    request: DynamicRequest
     first_shard: bool
     seeds: list[int]
     fresh: list[int]
@@ -151,6 +156,8 @@ class Plan:
     fixture_hash: str | None
     limit: protocol.Limits
     parallel: int
+    # The baseline's copy of each property's file, by path (None when the baseline has none), for `static_tests`.
+    sources: dict[str, bytes | None]
     # The patch's changed lines of code under test, which the head's property workers record.
     changed_code: tuple[patch_coverage.ChangedFile, ...] = ()
 
@@ -171,6 +178,16 @@ def locked_modules(req: DynamicRequest, locked: frozenset[str]) -> list[str]:
 def _first_shard(req: DynamicRequest) -> bool:
     """Counterexamples, freeze replays and digests run once, in the first shard (or the only run)."""
     return req.shard is None or req.shard[0] == 1
+
+
+def head_trees(req: DynamicRequest, ws: Workspace) -> Trees:
+    """The head tree alone: the baseline and replay trees are built (`other_trees`) once its code is known to load."""
+    locked = sealed_locked_set(req)
+    head = ws.root / "head"
+    neutralised = sealed_tree.build(
+        req.repo, req.head, req.baseline, locked, head, locked_modules(req, locked), ws.runner.owner
+    )
+    return Trees(head, None, head, locked, locked, tuple(neutralised))
 
 
 def other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
@@ -206,7 +223,10 @@ def make_plan(req: DynamicRequest, trees: Trees) -> Plan:
     limit = limits(props.memory_mb, props.timeout_s)
     fixture_hash = fixtures.fixture_hash(fixture_lane.receipt)
     changed = patch_coverage.changed_code(req.repo, req.baseline, req.head, req.config, trees.locked)
-    return Plan(_first_shard(req), seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel, tuple(changed))
+    got = req.repo.read_blobs(f"{req.baseline}:{s.file}" for s in req.specs)
+    sources = {s.file: got[f"{req.baseline}:{s.file}"] for s in req.specs}
+    first = _first_shard(req)
+    return Plan(req, first, seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel, sources, tuple(changed))
 
 
 def _owns_no_seed(req: DynamicRequest, seed_runs: list[tuple[int, Kind]]) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from evidence_gate.lanes.properties.launch import Launched, pytest_job, result_events, worker_problems
-from evidence_gate.lanes.properties.plan import EXCUSE_JOB, REPLAY_JOB, DynamicRequest, Job, Plan, locked_modules
+from evidence_gate.lanes.properties.plan import EXCUSE_JOB, REPLAY_JOB, Job, Plan, locked_modules
 from evidence_gate.model import Violation
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import WorkerResult, Workspace, run_worker
@@ -17,9 +17,10 @@ from evidence_gate.sealed.worker.plugin import matches_spec
 from evidence_gate.sealed.worker.protocol import PLAN_KINDS, Kind
 
 
-def excuse_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+def excuse_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
     """After the head ran: each failure an active freeze entry's hash would excuse is replayed on the baseline (its
     minimal example, through Hypothesis' blob); only a failure the baseline shares is excused (`_failure_fields`)."""
+    req = plan.request
     if plan.trees.base is None or not req.active:
         return plan, launched
     # A tree of its own, written from git after the head's code ran: nothing that code did reaches the replay's tree.
@@ -54,11 +55,12 @@ def excuse_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launc
     return replace(plan, jobs=[*plan.jobs, job]), replace(launched, workers=[*launched.workers, worker])
 
 
-def replay_stage(req: DynamicRequest, ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+def replay_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
     """After the head ran: per property, the failing seed its ledger reports (the first in plan order) and its first
     failing fresh seed run once more in fresh workers on the head's tree (no shrink re-runs; the other failing seeds
     already re-ran twice in their worker); `_replays_of` compares each with its first run. Bounded: at most two
     replays per property, spread over `properties.jobs` workers."""
+    req = plan.request
     heads = [w for j, w in zip(plan.jobs, launched.workers, strict=True) if j.name.startswith("head-")]
     chosen: dict[tuple[str, str], int] = {}
     for result in sorted(result_events(heads), key=lambda e: _plan_order(plan.seeds, e)):
@@ -108,10 +110,9 @@ def _outcomes_for(
     return expected, got, problems
 
 
-def freeze_replays(
-    req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult]
-) -> tuple[list[dict[str, Any]], list[Violation]]:
+def freeze_replays(plan: Plan, by_job: dict[str, WorkerResult]) -> tuple[list[dict[str, Any]], list[Violation]]:
     """The freeze section's replays of removed and expired entries, and a row for each that did not pass."""
+    req, jobs = plan.request, plan.jobs
     replays: list[dict[str, Any]] = []
     violations: list[Violation] = []
     freeze_file = req.config.freeze.file
@@ -163,8 +164,9 @@ def freeze_replays(
     return replays, violations
 
 
-def tautology_rows(req: DynamicRequest, jobs: list[Job], by_job: dict[str, WorkerResult]) -> list[Violation]:
+def tautology_rows(plan: Plan, by_job: dict[str, WorkerResult]) -> list[Violation]:
     """A row for each documented counterexample that the baseline accepted, or that did not run cleanly."""
+    req, jobs = plan.request, plan.jobs
     violations: list[Violation] = []
     for spec in req.specs:
         if not spec.counterexample or not any(j.name == "base" for j in jobs):
