@@ -1,7 +1,8 @@
 """Launching a plan's sealed workers: each tree's `properties.install`, then the pytest and digest workers.
 
 Also what the launch itself needs to know about a worker's report (`first_confined`, `worker_problems`,
-`result_events`), and the job body every sealed pytest worker gets (`pytest_job`, shared with `freeze hash`).
+`result_events`), the job body every sealed pytest worker gets (`pytest_job`, shared with `freeze hash`), and
+`unloadable`: the code under test the sealed interpreter could not load from its tree, checked before any launch.
 """
 
 from __future__ import annotations
