@@ -30,6 +30,7 @@ from bench_property_lane import build  # noqa: E402
 
 from evidence_gate import gate  # noqa: E402
 from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
+from evidence_gate.lanes.properties import plan as lane_plan  # noqa: E402
 
 RED_ALLOC = "def allocate(total, weights):\n    return [total] + [0] * (len(weights) - 1) if total > 50 else [0] * len(weights)\n"
 
@@ -37,17 +38,17 @@ RED_ALLOC = "def allocate(total, weights):\n    return [total] + [0] * (len(weig
 @contextlib.contextmanager
 def without_replays() -> Iterator[None]:
     """The lane as it was before replays: no shifted worker, no replay stage."""
-    jobs, stage = property_lane._jobs, property_lane._replay_stage
+    jobs, stage = lane_plan._jobs, property_lane.replay_stage
 
-    def no_shifted(*args: Any) -> list[property_lane.Job]:
-        return [j for j in jobs(*args) if j.name != property_lane.SHIFTED_JOB]
+    def no_shifted(*args: Any) -> list[lane_plan.Job]:
+        return [j for j in jobs(*args) if j.name != lane_plan.SHIFTED_JOB]
 
-    property_lane._jobs = no_shifted  # type: ignore[assignment]
-    property_lane._replay_stage = lambda _req, _ws, plan, launched: (plan, launched)  # type: ignore[assignment]
+    lane_plan._jobs = no_shifted  # type: ignore[assignment]
+    property_lane.replay_stage = lambda _ws, plan, launched: (plan, launched)  # type: ignore[assignment]
     try:
         yield
     finally:
-        property_lane._jobs, property_lane._replay_stage = jobs, stage  # type: ignore[assignment]
+        lane_plan._jobs, property_lane.replay_stage = jobs, stage  # type: ignore[assignment]
 
 
 def run_once(repo_path: Path, out: Path) -> tuple[float, float, str]:

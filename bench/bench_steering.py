@@ -6,7 +6,7 @@ The steering comparison (row 18, `property-steered`) runs every planned seed of 
 too, so the gate can compare discard rates and strategy descriptions. This bench measures that cost on the pinned
 attrs sdist (tests/support/real_project.py, gated on its own tests/test_funcs.py and tests/test_dunders.py) with an
 honest pull request merged like refs/pull/N/merge: `gate.evaluate` as shipped, against the same call with
-`property_lane._steer_jobs` returning no jobs (the census left out, nothing else changed), interleaved in one run,
+`lane_plan._steer_jobs` returning no jobs (the census left out, nothing else changed), interleaved in one run,
 median of --repeat. CPU is user+sys of the gate process and every worker it waited for (getrusage), the figure that
 moves least with the machine's load; wall is printed beside it. A bench, not a test: it asserts nothing about time.
 """
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 
 from evidence_gate import gate  # noqa: E402
-from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
+from evidence_gate.lanes.properties import plan as lane_plan  # noqa: E402
 from support import real_project  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    shipped: Callable[..., Any] = property_lane._steer_jobs
+    shipped: Callable[..., Any] = lane_plan._steer_jobs
     with tempfile.TemporaryDirectory(prefix="evidence-gate-bench-steering-") as tmp:
         project = real_project.build(
             Path(tmp) / "attrs", seeds=list(range(1, args.seeds + 1)), trials=args.trials, fresh_seeds=0
@@ -60,13 +60,13 @@ def main() -> int:
         figures: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
         for i in range(args.repeat):
             for variant in ("with", "without"):
-                property_lane._steer_jobs = shipped if variant == "with" else (lambda *_a, **_k: [])  # type: ignore[assignment]
+                lane_plan._steer_jobs = shipped if variant == "with" else (lambda *_a, **_k: [])  # type: ignore[assignment]
                 cpu, wall, row = _once(project.repo.path, head, Path(tmp) / f"r-{variant}-{i}.json")
                 if row != "pass":
                     print(f"bench_steering: the honest pull request landed on {row}, not pass", file=sys.stderr)
                     return 1
                 figures[variant].append((cpu, wall))
-        property_lane._steer_jobs = shipped  # type: ignore[assignment]
+        lane_plan._steer_jobs = shipped  # type: ignore[assignment]
     cpu = {k: statistics.median(c for c, _ in v) for k, v in figures.items()}
     wall = {k: statistics.median(w for _, w in v) for k, v in figures.items()}
     print(f"attrs {real_project.ATTRS.version}, {args.seeds} seeds x {args.trials} examples, median of {args.repeat}")

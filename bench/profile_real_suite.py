@@ -32,6 +32,7 @@ from evidence_gate import cli, gate  # noqa: E402
 from evidence_gate.lanes import fixtures, harness_probes, locked_evidence  # noqa: E402
 from evidence_gate.lanes.freeze import ledger as freeze_ledger  # noqa: E402
 from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
+from evidence_gate.lanes.properties import launch, replays  # noqa: E402
 from evidence_gate.sealed import hypothesis_tables, runner_env  # noqa: E402
 from evidence_gate.sealed import run as sealed_run  # noqa: E402
 from evidence_gate.sealed import tree as sealed_tree  # noqa: E402
@@ -87,7 +88,8 @@ def stamp_workers() -> None:
 
     sealed_run._accept = stamped
     sealed_run.run_worker = worker
-    property_lane.run_worker = worker  # imported by name there
+    launch.run_worker = worker  # imported by name there
+    replays.run_worker = worker  # and there
 
 
 WORKER_BOOTSTRAP = (

@@ -386,11 +386,12 @@ def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Stat
     import tempfile  # noqa: PLC0415 - only the property run needs a scratch folder
 
     from evidence_gate.lanes.properties import lane as property_lane  # noqa: PLC0415 - the runner loads only when tests run
+    from evidence_gate.lanes.properties.plan import DynamicRequest  # noqa: PLC0415 - as the lane
 
     locked, ledger = static.locked, static.ledger
     with tempfile.TemporaryDirectory(prefix="evidence-gate-") as scratch:
         return property_lane.run(
-            property_lane.DynamicRequest(
+            DynamicRequest(
                 repo=repo,
                 baseline=trusted.commits.baseline,
                 head=trusted.commits.head,

@@ -16,6 +16,7 @@ from evidence_gate.action import inputs as action_inputs
 from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
 from evidence_gate.lanes.properties import lane as property_lane
+from evidence_gate.lanes.properties.plan import DynamicRequest
 from support.action_env import FIXTURES, PullRequest, outputs, pull_request, runner_env
 from support.fake_github import FakeGitHub, Scripted, row_of
 
@@ -233,7 +234,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     calls: list[object] = []
     real = property_lane.run
 
-    def spy(request: property_lane.DynamicRequest) -> Any:
+    def spy(request: DynamicRequest) -> Any:
         calls.append(request)
         return real(request)
 

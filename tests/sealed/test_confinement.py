@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate.lanes.properties import lane as property_lane
+from evidence_gate.lanes.properties.launch import worker_problems
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.run import WorkerResult
 from evidence_gate.sealed.worker import confinement, seccomp
@@ -186,9 +186,9 @@ FULL = {
 )
 def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:
     """The gate checks each worker's first report: anything short of every bound is a run-integrity problem."""
-    problems = property_lane._worker_problems(_worker(event), 60)
+    problems = worker_problems(_worker(event), 60)
     assert any(missing in p for p in problems), problems
-    assert property_lane._worker_problems(_worker(FULL), 60) == []
+    assert worker_problems(_worker(FULL), 60) == []
 
 
 def test_a_kernel_without_seccomp_runs_nothing(

@@ -10,6 +10,7 @@ from typing import Any
 from evidence_gate import gate
 from evidence_gate.git import Repo
 from evidence_gate.lanes.properties import lane as property_lane
+from evidence_gate.lanes.properties.plan import DynamicRequest
 from evidence_gate.model import LaneResult
 from support.repo_builder import GitRepo
 
@@ -95,7 +96,7 @@ def sealed_only(repo: GitRepo, tmp: Path, locked: frozenset[str] = frozenset()) 
     assert baseline is not None and head is not None
     config, _blob, specs, _list = gate.read_trusted(git, baseline)
     return property_lane.run(
-        property_lane.DynamicRequest(
+        DynamicRequest(
             repo=git,
             baseline=baseline,
             head=head,

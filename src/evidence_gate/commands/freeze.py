@@ -17,7 +17,7 @@ from typing import Any
 from evidence_gate.config import CONFIG_PATH, parse_config
 from evidence_gate.errors import EXIT_FAIL, GateError, InputInvalid
 from evidence_gate.git import Repo
-from evidence_gate.lanes.properties.lane import pytest_job, unloadable
+from evidence_gate.lanes.properties.launch import pytest_job, unloadable
 from evidence_gate.row_ids import CONFIG_INVALID, RUN_INTEGRITY
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
