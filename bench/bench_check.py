@@ -199,7 +199,7 @@ def gate_command(repo: Path, pr: int) -> list[str]:
 
 def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], bytes | None]], str]:
     """Every git call one in-process gate run makes (arguments and stdin), and the row it decided."""
-    from evidence_gate import gate  # noqa: PLC0415 - only the recording needs the package in-process
+    from evidence_gate import contexts, gate  # noqa: PLC0415 - only the recording needs the package in-process
     from evidence_gate.git import Repo, _BatchSession  # noqa: PLC0415
 
     calls: list[tuple[tuple[str, ...], bytes | None]] = []
@@ -222,7 +222,8 @@ def record_git_calls(repo: Path, pr: int) -> tuple[list[tuple[tuple[str, ...], b
         opts = gate.CheckOptions(
             repo=repo, head=f"refs/pull/{pr}/merge", author="agent-bench", today=date.fromisoformat(TODAY), run=False
         )
-        receipt, _ = gate.evaluate(opts, OUT / "receipt-recorded.json")
+        # The CLI's path (the contexts plan, then the judgement), so the floor replays the calls `check` makes.
+        receipt = contexts.evaluate(opts, OUT / "receipt-recorded.json", shards=True).receipt
     finally:
         Repo.run = original  # type: ignore[method-assign]
         _BatchSession.ask = original_ask  # type: ignore[method-assign]

@@ -15,7 +15,8 @@ measured in the same run.
    "import yaml"` and `python -c pass`.
 
 `--other-src DIR` also runs part 2's gate from another copy of its `src/` folder (`git archive REV src | tar -x -C
-DIR`), interleaved in the same run, for before/after figures under the same load.
+DIR`), interleaved in the same run, for before/after figures under the same load. `--parts check,import` runs only
+those parts (the `check --no-run` ratio against the article's script takes about a minute alone).
 
 CPU time (user + system, from os.times / wait4) is the steady figure on a shared machine; each is the median of N
 runs, interleaved with its comparison. Bytecode is compiled first (the image ships it; an editable install under
@@ -210,6 +211,8 @@ def bench_check(repeat: int, other_src: Path | None) -> list[dict[str, Any]]:
             "article_libyaml_cpu_s": lambda r=repo, b=base, h=head: cpu_of(
                 [sys.executable, str(ARTICLE), str(r), b, h, "--libyaml"]
             ),
+            # The gate's start-up alone, in the same rounds: what of the ratio is imports, what is the run.
+            "gate_import_cpu_s": lambda: cpu_of([sys.executable, "-c", "import evidence_gate.cli"]),
         }
         if other_env:
             runs["other_cpu_s"] = lambda r=repo, b=base, h=head: cpu_of(gate_cmd(r, b, h), env=other_env)
@@ -223,6 +226,7 @@ def bench_check(repeat: int, other_src: Path | None) -> list[dict[str, Any]]:
                 **row,
                 "ratio": round(row["gate_cpu_s"] / row["article_cpu_s"], 2),
                 "ratio_libyaml": round(row["gate_cpu_s"] / row["article_libyaml_cpu_s"], 2),
+                "import_ratio": round(row["gate_import_cpu_s"] / row["article_cpu_s"], 2),
             }
         )
         if other_env:
@@ -252,6 +256,7 @@ def bench_import(repeat: int) -> dict[str, float]:
         "import_yaml": "import yaml",
         # The standard library the gate cannot start without (the CLI's parser, paths, value classes, git calls).
         "import_stdlib": "import yaml, json, subprocess, argparse, pathlib, dataclasses, typing, hashlib",
+        "import_article": "import yaml, json, subprocess",  # what bench/article_freeze_budget.py imports
         "import_cli": "import evidence_gate.cli",
     }
     row = interleaved(repeat, {k: lambda c=c: cpu_of([sys.executable, "-c", c]) for k, c in code.items()})
@@ -260,34 +265,51 @@ def bench_import(repeat: int) -> dict[str, float]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """The tables the README's Speed section quotes."""
-    out = [
-        "| ledger (in-process `freeze_ledger.check`, both sides) | bytes | violations | CPU |",
-        "|---|---:|---:|---:|",
-    ]
-    out += [f"| {r['case']} | {r['bytes']:,} | {r['violations']} | {r['cpu_s']:.3f} s |" for r in results["ledgers"]]
-    out += ["", "| `check --no-run`, 10-file PR | row | gate CPU | article CPU | ratio | article on libyaml | ratio |",
-            "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    out += [
-        f"| {r['entries']:,}-entry ledger | `{r['row']}` | {r['gate_cpu_s']:.3f} s | {r['article_cpu_s']:.3f} s | "
-        f"{r['ratio']}× | {r['article_libyaml_cpu_s']:.3f} s | {r['ratio_libyaml']}× |"
-        for r in results["check"]
-    ]
-    out += [
-        f"- {r['entries']:,}-entry ledger, the gate from --other-src: {r['other_cpu_s']:.3f} s, {r['other_ratio']}× "
-        f"the article's script; this checkout costs {r['over_other']} of it."
-        for r in results["check"]
-        if "other_cpu_s" in r
-    ]
-    h, i = results["history"], results["import"]
-    out += [
-        "",
-        f"`history`, {h['commits']:,} commits, {h['distinct_ledgers']} distinct ledgers: {h['history_cpu_s']:.3f} s "
-        f"of CPU (of which start-up {h['import_cpu_s']:.3f} s).",
-        f"Start-up: `import evidence_gate.cli` {i['import_cli']:.3f} s, the standard library it needs (with yaml) "
-        f"{i['import_stdlib']:.3f} s, `import yaml` {i['import_yaml']:.3f} s, `pass` {i['pass']:.3f} s of CPU.",
-    ]
-    return "\n".join(out)
+    """The tables the README's Speed section quotes (of the parts that ran)."""
+    out: list[str] = []
+    if "ledgers" in results:
+        out += [
+            "| ledger (in-process `freeze_ledger.check`, both sides) | bytes | violations | CPU |",
+            "|---|---:|---:|---:|",
+        ]
+        out += [
+            f"| {r['case']} | {r['bytes']:,} | {r['violations']} | {r['cpu_s']:.3f} s |" for r in results["ledgers"]
+        ]
+        out.append("")
+    if "check" in results:
+        out += ["| `check --no-run`, 10-file PR | row | gate CPU | article CPU | ratio | article on libyaml | ratio | "
+                "gate start-up | its ratio |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        out += [
+            f"| {r['entries']:,}-entry ledger | `{r['row']}` | {r['gate_cpu_s']:.3f} s | {r['article_cpu_s']:.3f} s | "
+            f"{r['ratio']}× | {r['article_libyaml_cpu_s']:.3f} s | {r['ratio_libyaml']}× | "
+            f"{r['gate_import_cpu_s']:.3f} s | {r['import_ratio']}× |"
+            for r in results["check"]
+        ]
+        out += [
+            f"- {r['entries']:,}-entry ledger, the gate from --other-src: {r['other_cpu_s']:.3f} s, {r['other_ratio']}× "
+            f"the article's script; this checkout costs {r['over_other']} of it."
+            for r in results["check"]
+            if "other_cpu_s" in r
+        ]
+        out.append("")
+    if "history" in results:
+        h = results["history"]
+        out.append(
+            f"`history`, {h['commits']:,} commits, {h['distinct_ledgers']} distinct ledgers: {h['history_cpu_s']:.3f} s "
+            f"of CPU (of which start-up {h['import_cpu_s']:.3f} s)."
+        )
+    if "import" in results:
+        i = results["import"]
+        out.append(
+            f"Start-up: `import evidence_gate.cli` {i['import_cli']:.3f} s, the standard library it needs (with yaml) "
+            f"{i['import_stdlib']:.3f} s, the article script's imports (yaml, json, subprocess) "
+            f"{i['import_article']:.3f} s, `import yaml` {i['import_yaml']:.3f} s, `pass` {i['pass']:.3f} s of CPU "
+            f"(`import evidence_gate.cli` is {i['import_cli'] / i['import_article']:.2f}× the article's imports)."
+        )
+    return "\n".join(out).strip()
+
+
+PARTS = ("ledgers", "check", "history", "import")
 
 
 def main() -> int:
@@ -296,21 +318,28 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="fewer ledger sizes (a smoke run)")
     parser.add_argument("--other-src", type=Path, help="also time part 2's gate from this copy of src/")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"a comma-separated subset of {','.join(PARTS)}")
     args = parser.parse_args()
+    parts = args.parts.split(",")
+    if not set(parts) <= set(PARTS):
+        parser.error(f"--parts: choose from {','.join(PARTS)}")
     OUT.mkdir(parents=True, exist_ok=True)
     for src in [ROOT / "src", *([args.other_src] if args.other_src else [])]:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(src) / "evidence_gate")], check=True)
     started = time.perf_counter()
-    results = {
-        "ledgers": bench_ledgers(args.repeat, args.quick),
-        "check": bench_check(args.repeat, args.other_src.resolve() if args.other_src else None),
-        "history": bench_history(args.repeat),
-        "import": bench_import(args.repeat),
+    other = args.other_src.resolve() if args.other_src else None
+    run: dict[str, Callable[[], Any]] = {
+        "ledgers": lambda: bench_ledgers(args.repeat, args.quick),
+        "check": lambda: bench_check(args.repeat, other),
+        "history": lambda: bench_history(args.repeat),
+        "import": lambda: bench_import(args.repeat),
     }
+    results: dict[str, Any] = {part: run[part]() for part in PARTS if part in parts}
     load = os.getloadavg()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     results["machine"], results["load"] = machine, [round(x, 1) for x in load]
-    (OUT / "speed.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    name = "speed.json" if len(parts) == len(PARTS) else f"speed-{'-'.join(p for p in PARTS if p in parts)}.json"
+    (OUT / name).write_text(json.dumps(results, indent=2) + "\n", "utf-8")
     print(f"bench_speed: median of {args.repeat}; {machine}; load average at the end {load[0]:.1f}; "
           f"{time.perf_counter() - started:.0f} s\n")  # fmt: skip
     print(markdown(results))

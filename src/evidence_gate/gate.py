@@ -296,9 +296,10 @@ class Static:
         return [self.locked, self.probes, self.ledger.lane, self.fixture]
 
 
-def check(opts: CheckOptions, receipt: dict[str, Any]) -> decision.Decision:
-    """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned)."""
-    repo = Repo(opts.repo)
+def check(opts: CheckOptions, receipt: dict[str, Any], repo: Repo | None = None) -> decision.Decision:
+    """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned); `repo`, when
+    given, is `opts.repo` already opened (`contexts.evaluate` passes the one its plan asked)."""
+    repo = repo or Repo(opts.repo)
     repo.toplevel()
     with repo.batch_session():  # the static lanes' object reads, through one git process
         trusted = _trusted(repo, opts, receipt)
@@ -492,7 +493,7 @@ def first_write(receipt_path: Path) -> None:
         ) from exc
 
 
-def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], int]:
+def evaluate(opts: CheckOptions, receipt_path: Path, repo: Repo | None = None) -> tuple[dict[str, Any], int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
     This is the one code path behind `check` and `action`. A GateError goes through `record_error`; any other
@@ -502,7 +503,7 @@ def evaluate(opts: CheckOptions, receipt_path: Path) -> tuple[dict[str, Any], in
     code = EXIT_INTERNAL
     first_write(receipt_path)
     try:
-        code = check(opts, out).row.exit_code
+        code = check(opts, out, repo).row.exit_code
     except GateError as exc:
         code = record_error(out, exc)
     except Exception as exc:  # noqa: BLE001 - the one handler for the gate's own failures: record, never lose

@@ -116,11 +116,17 @@ class DiffEntry:
 
 
 class Repo:
-    """A git repository the gate reads by object id, never through its working tree."""
+    """A git repository the gate reads by object id, never through its working tree.
 
-    def __init__(self, path: Path | str) -> None:
+    With `pin_revisions`, the work tree root, what each revision name resolves to, and the parents, merge-bases and
+    presence of commits are asked of git once and remembered: one judgement (`contexts.evaluate`'s plan, then each
+    receipt) sees one commit per name even if a ref moves meanwhile, and does not start those git processes again.
+    """
+
+    def __init__(self, path: Path | str, *, pin_revisions: bool = False) -> None:
         self.path = Path(path)
         self._env: dict[str, str] | None = None
+        self._pinned: dict[tuple[str, ...], subprocess.CompletedProcess[bytes]] | None = {} if pin_revisions else None
         # What a commit named by its full id holds never changes: its listings and object ids are asked once.
         self._listings: dict[tuple[str, tuple[str, ...], bool], tuple[TreeEntry, ...]] = {}
         self._ids: dict[str, str | None] = {}
@@ -143,6 +149,17 @@ class Repo:
             raise GateError("git is not installed or not on PATH", fix="install git 2.30 or newer") from exc
         except PermissionError as exc:  # the working folder itself cannot be entered
             raise unreadable_checkout(self.path, exc.strerror or "permission denied") from exc
+        if check and proc.returncode != 0:
+            raise self._failure(args, proc.stderr)
+        return proc
+
+    def _ask(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """`run` for the questions a pinned repository answers once (see the class); the same as `run` otherwise."""
+        if self._pinned is None:
+            return self.run(*args, check=check)
+        proc = self._pinned.get(args)
+        if proc is None:
+            proc = self._pinned[args] = self.run(*args, check=False)
         if check and proc.returncode != 0:
             raise self._failure(args, proc.stderr)
         return proc
@@ -202,7 +219,7 @@ class Repo:
 
     def toplevel(self) -> Path:
         """The work tree root; raises when `path` is not in a repository."""
-        proc = self.run("rev-parse", "--show-toplevel", check=False)
+        proc = self._ask("rev-parse", "--show-toplevel", check=False)
         if proc.returncode != 0:
             # git says "not a git repository" also when it may not read the `.git` that is there.
             for folder in (self.path, *self.path.absolute().parents):
@@ -219,7 +236,7 @@ class Repo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
-        proc = self.run(
+        proc = self._ask(
             "-c",
             "core.warnAmbiguousRefs=true",
             "rev-parse",
@@ -239,7 +256,7 @@ class Repo:
 
     def has_object(self, oid: str) -> bool:
         """Whether the object is present and its header readable (`-e` would accept a damaged loose file)."""
-        return self.run("cat-file", "-t", oid, check=False).returncode == 0
+        return self._ask("cat-file", "-t", oid, check=False).returncode == 0
 
     def is_shallow(self) -> bool:
         """Whether this clone has cut-off history."""
@@ -251,12 +268,12 @@ class Repo:
         Read from the object itself: `rev-list` hides the parents of a shallow clone's boundary commit, which
         would make a merge commit look like a plain one.
         """
-        header = self.run("cat-file", "commit", commit).stdout.split(b"\n\n", 1)[0]
+        header = self._ask("cat-file", "commit", commit).stdout.split(b"\n\n", 1)[0]
         return [line[7:].decode() for line in header.split(b"\n") if line.startswith(b"parent ")]
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor, or None when history does not connect them here."""
-        proc = self.run("merge-base", a, b, check=False)
+        proc = self._ask("merge-base", a, b, check=False)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def tree_oid(self, commit: str, path: str = "") -> str | None:

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from evidence_gate import cli
+from evidence_gate.git import Repo
 from support import scenario_repo
+from support.repo_builder import GitRepo
 
 # Run the real CLI in a fresh interpreter and report, after it returns, every module it had loaded.
 PROBE = """
@@ -71,8 +74,19 @@ STATIC_RUN = frozenset(
     }
 )
 # Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
-# tempfile and difflib serve the property run and a changed attributes file.
-NOT_ON_A_CLEAN_RUN = ("jsonschema", "referencing", "rpds", "attrs", "tempfile", "difflib", "zipfile")
+# tempfile and difflib serve the property run and a changed attributes file, traceback records a crash (and brings
+# textwrap, which the text report then loads itself), shlex quotes a failing seed's command.
+NOT_ON_A_CLEAN_RUN = (
+    "jsonschema",
+    "referencing",
+    "rpds",
+    "attrs",
+    "tempfile",
+    "difflib",
+    "zipfile",
+    "traceback",
+    "shlex",
+)
 
 
 def _check(tmp_path: Path, recipe: dict[str, Any], *args: str) -> tuple[int, str, set[str], dict[str, Any]]:
@@ -135,3 +149,51 @@ def test_the_lazy_path_still_validates(tmp_path: Path, recipe: dict[str, Any], r
         "jsonschema",
         *sorted(m for m in modules if m.startswith("jsonschema.")),
     ]
+
+
+def test_a_pinned_repository_asks_each_revision_once_and_keeps_its_answer(tmp_path: Path) -> None:
+    """`contexts.evaluate`'s one repository for the plan and the judgement: a revision name, the root, a commit's
+    parents, merge-base and presence are asked of git once (a ref that moves meanwhile keeps its first answer);
+    an unpinned repository asks every time, as before."""
+    repo = GitRepo(tmp_path / "repo")
+    first = repo.commit("one", {"a.txt": "1\n"})
+    pinned, plain = Repo(repo.path, pin_revisions=True), Repo(repo.path)
+    asked: list[tuple[str, ...]] = []
+    original = Repo.run
+
+    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
+        asked.append(args)
+        return original(self, *args, stdin=stdin, check=check)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Repo, "run", counting)
+        for r in (pinned, plain):
+            assert (r.resolve("main"), r.parents(first), r.has_object(first)) == (first, [], True)
+        second = repo.commit("two", {"a.txt": "2\n"})
+        assert (pinned.resolve("main"), plain.resolve("main")) == (first, second)
+        assert pinned.merge_base(first, first) == pinned.merge_base(first, first) == first
+        assert pinned.toplevel() == pinned.toplevel() == plain.toplevel()
+    # pinned: resolve, cat-file commit, cat-file -t, merge-base, toplevel once each; plain: resolve twice, ...
+    assert len(asked) == 5 + 5
+    assert not pinned.has_object("0" * 40) and not pinned.has_object("0" * 40)
+
+
+def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` plans contexts and then judges on one pinned repository: the root, each revision and the commits'
+    parents and merge-base are asked once for the whole run, not once by the plan and again by the judgement."""
+    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+    asked: list[tuple[str, ...]] = []
+    original = Repo.run
+
+    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
+        asked.append(args)
+        return original(self, *args, stdin=stdin, check=check)
+
+    monkeypatch.setattr(Repo, "run", counting)
+    receipt = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
+    assert cli.main([*argv, "--format", "json"]) == 0
+    assert json.loads(receipt.read_text("utf-8"))["decision"]["row"] == "pass"
+    once = [a for a in asked if a[0] in ("rev-parse", "merge-base") or "--verify" in a or a[:2] == ("cat-file", "-t")]
+    assert once, asked
+    assert len(once) == len(set(once)), asked

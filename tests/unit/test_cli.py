@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gate import cli, gate
+from evidence_gate import cli, contexts, gate
 from evidence_gate.model import Violation
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.report.registry import render_text
@@ -176,6 +176,23 @@ def test_crash_is_aborted_exit_1(
     assert receipt["git"]["head"]  # what was learned before the crash is kept
     assert any("lane exploded" in e for e in receipt["errors"])
     assert "bug in evidence-gate" in capsys.readouterr().err
+
+
+def test_crash_while_planning_contexts_records_its_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contexts planner's own failure is recorded like a lane's: an aborted receipt with the traceback (whose
+    module that path imports only then), exit 1."""
+    repo = _repo(tmp_path)
+
+    def boom(*_args: object) -> None:
+        raise RuntimeError("planner exploded")
+
+    monkeypatch.setattr(contexts, "_plan", boom)
+    receipt_path = tmp_path / "receipt.json"
+    code = cli.main(["check", "--repo", str(repo), "--receipt", str(receipt_path), "--no-run", "--today", "2026-09-20"])
+    assert code == 1
+    receipt = json.loads(receipt_path.read_text("utf-8"))
+    assert (receipt["state"], receipt["ok"]) == ("aborted", False)
+    assert any("Traceback (most recent call last)" in e and "planner exploded" in e for e in receipt["errors"])
 
 
 def test_missing_tree_object_is_never_a_pass(tmp_path: Path) -> None:

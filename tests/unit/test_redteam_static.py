@@ -179,7 +179,7 @@ def test_a_committed_receipt_is_replaced_before_the_gate_runs(tmp_path: Path, mo
     receipt_path.write_text('{"ok": true, "state": "final"}', encoding="utf-8")
     seen: list[dict] = []
 
-    def killed(opts: gate.CheckOptions, out: dict) -> None:
+    def killed(opts: gate.CheckOptions, out: dict, repo: object = None) -> None:
         seen.append(json.loads(receipt_path.read_text("utf-8")))
         raise KeyboardInterrupt  # what a SIGINT would do mid-run
 

@@ -10,7 +10,6 @@ sealed run. `properties.pythonpath` goes into `PYTHONPATH`, as the sealed run pu
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +35,8 @@ def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: 
 
     For a Hypothesis test it is `python -c` with a four-line script that registers the profile: six lines, each
     within 80 columns but the node id's."""
+    import shlex  # noqa: PLC0415 - only a failing seed is reproduced
+
     env = []
     paths = [p for p in pythonpath if p and p != "."]
     if paths:
