@@ -22,7 +22,7 @@ from evidence_gate.lanes import fixtures, harness_probes, locked_evidence
 from evidence_gate.lanes.freeze import ledger as freeze_ledger
 from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt.write import empty_receipt, scrub, write_receipt
+from evidence_gate.receipt.write import empty_receipt, finalise, scrub, write_receipt
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
@@ -318,13 +318,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any], repo: Repo | None = None)
         facts |= dynamic.facts
         if static.ledger.removed and not any(v.row.startswith("freeze-") for lane in lanes for v in lane.violations):
             facts.add(decision.FACT_FREEZE_SHRANK)
-    violations = [v for lane in lanes for v in lane.violations]
-    result = decision.decide(violations, frozenset(facts))
-    receipt["violations"] = [v.to_json() for v in violations]
-    receipt["decision"] = result.to_json()
-    receipt["state"] = "final"
-    receipt["ok"] = result.ok
-    return result
+    return finalise(receipt, [v for lane in lanes for v in lane.violations], frozenset(facts))
 
 
 def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted:
@@ -426,13 +420,8 @@ def _record_dynamic(receipt: dict[str, Any], dynamic: LaneResult) -> None:
 def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision:
     """Fill the receipt for a GateError on a row (the gate could not evaluate, or refused to)."""
     assert error.row is not None
-    violation = Violation(error.row, error.describe())
-    result = decision.decide([violation])
-    receipt["violations"] = [violation.to_json()]
-    receipt["decision"] = result.to_json()
+    result = finalise(receipt, [Violation(error.row, error.describe())])  # a precondition row: never ok
     receipt["errors"].append(str(error))
-    receipt["state"] = "final"
-    receipt["ok"] = False
     return result
 
 

@@ -15,17 +15,17 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from evidence_gate import contexts, gate, visible
+from evidence_gate.action import check_post
 from evidence_gate.action import files as action_files
 from evidence_gate.action.event import EventContext, load_event
 from evidence_gate.action.inputs import (
@@ -51,7 +51,6 @@ from evidence_gate.row_ids import HISTORY_MISSING
 # The `row` output (and receipt `decision.row`) of a run that never decided: a crash, or a usage error.
 ABORTED_ROW = "aborted"
 FETCH_LINE = "with: {fetch-depth: 0}   # on the actions/checkout step"
-FALLBACK = "annotations are printed as workflow commands and the verdict is this step's exit code"
 TEMP_MOUNT = Path("/github/runner_temp")  # where the runner mounts $RUNNER_TEMP into a container action
 # Deepening steps for a merge_group head whose base is further down than the shallow clone reaches.
 _MERGE_GROUP_DEPTHS = (2, 16, 128)
@@ -159,7 +158,7 @@ class _Run:
         self.sleep = sleep
         self.now = now
         self.notes: list[str] = []
-        self.started: _Started | None = None  # the check run, so that even the last resort can complete it
+        self.started: check_post.Started | None = None  # the check run, so that even the last resort can complete it
 
     def say(self, line: str) -> None:
         self.stdout.write(line + "\n")
@@ -178,20 +177,6 @@ class _Target:
 
     file: Path
     shown: str
-
-
-@dataclass
-class _Started:
-    """The check run created beside the gate (None when the token may not, or there is no event)."""
-
-    checks: Any = None
-    run_id: int | None = None
-    thread: threading.Thread | None = field(default=None, repr=False)
-
-    def join(self) -> _Started:
-        if self.thread is not None:
-            self.thread.join()
-        return self
 
 
 def main(
@@ -246,9 +231,9 @@ def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
     # The check run is created beside the gate, not before it: loading PyGithub and the API round trips overlap
     # with git's work instead of delaying the receipt. It is joined before anything is completed.
     if inputs.shard is None:
-        started = run.started = _start_async(run, inputs, event)
+        started = run.started = check_post.start_beside(run, inputs, event)
     else:  # a shard's verdict is partial: only the merge job posts the check run
-        started = _Started()
+        started = check_post.Started()
         run.notes.append(f"shard {inputs.shard[0]}/{inputs.shard[1]}: no check run; the `mode: merge` job posts it")
     outcome = _judge(run, inputs, event, workspace, target.file)
     if contexts.is_index(outcome.receipt):
@@ -257,7 +242,7 @@ def gate_mode(run: _Run, inputs: Inputs, event: EventContext) -> int:
 
 
 def _finish_contexts(
-    run: _Run, inputs: Inputs, started: _Started, outcome: contexts.Outcome, target: _Target, head: str
+    run: _Run, inputs: Inputs, started: check_post.Started, outcome: contexts.Outcome, target: _Target, head: str
 ) -> int:
     """With `contexts:`: a check run per context (see action_contexts), and the step's own one for the index."""
     from evidence_gate.action import contexts as action_contexts  # noqa: PLC0415 - only repositories with contexts need it
@@ -281,7 +266,9 @@ def _finish_contexts(
     outputs, summary = action_contexts.finish(run, where, outcome, run.now)
     run_id = started.run_id
     if started.checks is not None and run_id is not None:
-        run_id = _complete_check(run, started.checks, run_id, action_contexts.index_report(outcome.receipt, summary))
+        run_id = check_post.complete(
+            run, started.checks, run_id, action_contexts.index_report(outcome.receipt, summary)
+        )
     action_contexts.write_outputs(run.env, outputs, run_id)
     return step_exit(outcome.code, inputs.fail_on)
 
@@ -295,7 +282,7 @@ def _cannot_start(run: _Run, exc: GateError, event: EventContext | None) -> int:
         receipt["decision"]["title"] = "The action could not start (usage error)"
     target = _receipt_target(run, inputs, Path(run.env.get("GITHUB_WORKSPACE") or "."))
     _write(run, receipt, target.file)
-    started = _start_async(run, inputs, event).join() if event is not None else _Started()
+    started = check_post.start_beside(run, inputs, event).join() if event is not None else check_post.Started()
     return _finish(run, inputs, started, receipt, code, target, event.check_sha if event else None)
 
 
@@ -404,22 +391,10 @@ def _write(run: _Run, receipt: dict[str, Any], file: Path) -> None:
         run.warn_once(f"the receipt could not be written to {file} ({exc.strerror}); the artifact carries it")
 
 
-def _start_async(run: _Run, inputs: Inputs, event: EventContext) -> _Started:
-    started = _Started()
-    repository = run.env.get("GITHUB_REPOSITORY") or event.repository or ""
-
-    def go() -> None:
-        started.checks, started.run_id = _start_check(run, inputs, event, repository)
-
-    started.thread = threading.Thread(target=go, name="check-run-start", daemon=True)
-    started.thread.start()
-    return started
-
-
 def _finish(
     run: _Run,
     inputs: Inputs,
-    started: _Started,
+    started: check_post.Started,
     receipt: dict[str, Any],
     code: int,
     target: _Target,
@@ -458,7 +433,7 @@ def _finish(
         report = check_report.build(
             receipt, digest, notes=tuple(run.notes), links=links, max_annotations=inputs.max_annotations, delta=delta
         )
-        run_id = _complete_check(run, started.checks, run_id, report)
+        run_id = check_post.complete(run, started.checks, run_id, report)
     if run_id is None and inputs.shard is None:  # a shard's findings reach the PR through the merge job
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
         for a in found[: inputs.max_annotations]:
@@ -527,7 +502,7 @@ def _last_resort(run: _Run, exc: Exception) -> int:
     receipt = empty_receipt()
     receipt["errors"].append(message)
     summary = f"## evidence-gate: the action failed\n\n{job_summary.fenced(message)}\n"
-    started = run.started.join() if run.started is not None else _Started()
+    started = run.started.join() if run.started is not None else check_post.Started()
     try:
         if started.checks is not None and started.run_id is not None:  # never leave it in_progress
             started.checks.complete(started.run_id, "failure", check_title(receipt), summary, [], run.now())
@@ -542,55 +517,6 @@ def _write_summary(run: _Run, markdown: str) -> None:
     problem = markdown_limits.append(run.env, markdown)
     if problem:
         run.warn_once(problem)
-
-
-def _start_check(run: _Run, inputs: Inputs, event: EventContext, repository: str) -> tuple[Any, int | None]:
-    """Create (or reset) the check run; when it cannot be, say once why and that annotations fall back."""
-    if not inputs.token:
-        run.warn_once(
-            f"no check run: the github-token input is empty; {FALLBACK}; fix: keep its default "
-            "(`${{ github.token }}`) and give the job `permissions: {checks: write}`"
-        )
-        return None, None
-    if not repository:
-        run.warn_once(f"no check run: GITHUB_REPOSITORY is not set and the event names no repository; {FALLBACK}")
-        return None, None
-    details = None
-    if run.env.get("GITHUB_SERVER_URL") and run.env.get("GITHUB_RUN_ID"):
-        details = f"{run.env['GITHUB_SERVER_URL']}/{repository}/actions/runs/{run.env['GITHUB_RUN_ID']}"
-    try:
-        from evidence_gate.github import checks_api  # noqa: PLC0415 - PyGithub loads only when the API is used
-
-        client = checks_api.ChecksClient(
-            inputs.token, run.env.get("GITHUB_API_URL") or "https://api.github.com", repository, sleep=run.sleep
-        )
-        ext = checks_api.external_id(repository, event.check_sha, inputs.check_name)
-        return client, client.start(inputs.check_name, event.check_sha, ext, run.now(), details)
-    except Exception as exc:  # noqa: BLE001 - 403, API failures or a client bug: the exit code carries the verdict
-        forbidden = type(exc).__name__ == "ChecksForbidden"
-        what = str(exc) if type(exc).__name__.startswith("Checks") else f"{type(exc).__name__}: {exc}"
-        if forbidden:
-            run.warn_once(
-                f"cannot create a check run ({what}); {FALLBACK} (a fork pull request, or a token without "
-                "`checks: write`: add `permissions: {checks: write}` to the job)"
-            )
-        else:
-            run.warn_once(f"could not create a check run ({what}); {FALLBACK}")
-    return None, None
-
-
-def _complete_check(run: _Run, checks: Any, run_id: int, report: check_report.CheckReport) -> int | None:
-    from evidence_gate.github import checks_api  # noqa: PLC0415
-
-    try:
-        checks.complete(
-            run_id, report.conclusion, report.title, report.summary, report.annotations, run.now(), text=report.text
-        )
-    except Exception as exc:  # noqa: BLE001 - ChecksError or a client bug: fall back, the exit code carries the verdict
-        what = str(exc) if isinstance(exc, checks_api.ChecksError) else f"{type(exc).__name__}: {exc}"
-        run.warn_once(f"the check run {run_id} could not be completed ({what}); {FALLBACK}")
-        return None
-    return run_id
 
 
 def _previous_delta(run: _Run, inputs: Inputs, receipt: dict[str, Any]) -> receipt_delta.Delta | None:

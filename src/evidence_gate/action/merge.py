@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_gate import contexts, decision
+from evidence_gate import contexts
 from evidence_gate.action import verdict as action_verdict
 from evidence_gate.action.event import EventContext
 from evidence_gate.errors import GateError
@@ -24,7 +24,7 @@ from evidence_gate.github import artifact_download
 from evidence_gate.github.artifact_download import Listed, ReceiptUnusable, index_from_zip, receipt_from_zip
 from evidence_gate.model import Violation
 from evidence_gate.receipt import shard_merge
-from evidence_gate.receipt.write import empty_receipt, sha256_of, write_receipt
+from evidence_gate.receipt.write import empty_receipt, finalise, sha256_of, write_receipt
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import EVENT_MISMATCH, RUN_INTEGRITY, SEED_LEDGER_OPEN
 
@@ -174,7 +174,6 @@ def _failing(collected: Collected, expected: tuple[str, str | None], extra: list
             if (v.row, v.message) not in seen and v.row != SEED_LEDGER_OPEN:
                 seen.add((v.row, v.message))
                 violations.append(v)
-    result = decision.decide(violations)
     out["mode"] = {**out.get("mode", {}), "shard": None}
     # Shard 1's ledgers alone would read as a complete run; a failed merge shows none.
     out["properties"] = {
@@ -188,9 +187,7 @@ def _failing(collected: Collected, expected: tuple[str, str | None], extra: list
         {"receipt": name, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
         for _, (name, r) in sorted(collected.receipts.items())
     ]
-    out["violations"] = [v.to_json() for v in violations]
-    out["decision"] = result.to_json()
-    out["state"], out["ok"] = "final", result.ok
+    finalise(out, violations)
     return out
 
 

@@ -39,7 +39,7 @@ from evidence_gate.github.run_artifacts import Rest, RestError
 from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.receipt import types as receipt_types
-from evidence_gate.receipt.write import empty_receipt, sha256_of
+from evidence_gate.receipt.write import empty_receipt, finalise, sha256_of
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import (
     EVENT_MISMATCH,
@@ -286,10 +286,7 @@ def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Vio
         out["properties"] = copy.deepcopy(theirs["properties"])
         out["fixtures"]["digests"] = copy.deepcopy(theirs.get("fixtures", {}).get("digests", []))
         out["mode"]["run"] = theirs.get("mode", {}).get("run")
-    result = decision.decide(violations, frozenset(facts))
-    out["violations"] = [v.to_json() for v in violations]
-    out["decision"] = result.to_json()
-    out["state"], out["ok"] = "final", result.ok
+    finalise(out, violations, frozenset(facts))
     return out
 
 
@@ -297,10 +294,7 @@ def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> d
     """A final, failing receipt for a run whose verdict could not be re-derived."""
     out = empty_receipt()
     out["git"] = {"baseline": baseline if _hex40(baseline) else None, "head": None, "merge_base": None}
-    result = decision.decide(violations)
-    out["violations"] = [v.to_json() for v in violations]
-    out["decision"] = result.to_json()
-    out["state"], out["ok"] = "final", result.ok
+    finalise(out, violations)
     out["published_from"] = {"run_id": t.run_id, "head_sha": t.head_sha, "accepted": False}
     return out
 

@@ -17,7 +17,7 @@ from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson
-from evidence_gate.receipt.write import MAX_RECEIPT, sha256_of, validate
+from evidence_gate.receipt.write import MAX_RECEIPT, finalise, sha256_of, validate
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import SEED_LEDGER_OPEN
 from evidence_gate.strict_parse import load_json
@@ -174,7 +174,6 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     first = ordered[0]
     if first.get("freeze", {}).get("removed") and not any(v.row.startswith("freeze-") for v in violations):
         facts.add(decision.FACT_FREEZE_SHRANK)
-    result = decision.decide(violations, frozenset(facts))
     out["properties"]["ledgers"] = ledgers
     out["properties"]["counts"] = seed_ledger.counts(ledgers)
     out["properties"]["shard"] = None
@@ -184,7 +183,5 @@ def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         {"receipt": n, "shard": r["mode"]["shard"], "sha256": sha256_of(r)}
         for n, r in zip(names, receipts, strict=True)
     ]
-    out["violations"] = [v.to_json() for v in violations]
-    out["decision"] = result.to_json()
-    out["ok"] = result.ok
+    finalise(out, violations, frozenset(facts))  # every shard receipt is final: `state` stays
     return out

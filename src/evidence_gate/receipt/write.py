@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evidence_gate import __version__
+from evidence_gate import __version__, decision
 from evidence_gate.config import schema_errors
 from evidence_gate.digest import sha256_digest
+from evidence_gate.model import Violation
 from evidence_gate.visible import encodable
 
 SCHEMA_ID = "evidence-gate/receipt/v1"
@@ -37,6 +38,20 @@ def empty_receipt() -> dict[str, Any]:
         },
         "errors": [],
     }
+
+
+def finalise(
+    receipt: dict[str, Any], violations: list[Violation], facts: frozenset[str] = frozenset()
+) -> decision.Decision:
+    """Decide `violations` (with `facts`) and make `receipt` final on that decision: its violations, decision, state
+    and ok. Every receipt that carries a verdict gets it here (the gate, a precondition, a merge of shards, the
+    publisher); returns the decision."""
+    result = decision.decide(violations, facts)
+    receipt["violations"] = [v.to_json() for v in violations]
+    receipt["decision"] = result.to_json()
+    receipt["state"] = "final"
+    receipt["ok"] = result.ok
+    return result
 
 
 def scrub(value: Any) -> Any:

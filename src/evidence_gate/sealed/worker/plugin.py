@@ -13,24 +13,19 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import linecache
 import os
 import re
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-from . import harness_guard, steering_stats
+from . import failures, harness_guard, steering_stats
 from .assertion_hash import bound_failures, exception_hash
 from .effects import Effects
 from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
 
-MAX_TEXT = 2000
-MAX_STATEMENT = 200
-MAX_FRAMES = 20  # traceback frames a failure record carries
-MAX_EXCEPTION = 500
 # Per-example digests a result carries, so that two runs of one seed can name the first example that differs.
 MAX_CASE_DIGESTS = 64
 # How Hypothesis prefixes the minimal example in its exception notes (older and newer releases).
@@ -46,40 +41,11 @@ def snapshot() -> harness_guard.Snapshot:
     return harness_guard.take()
 
 
-def _text(value: object, limit: int = MAX_TEXT) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def matches_spec(nodeid: str, spec: str) -> bool:
     """Whether a collected node id belongs to a SCORE_PROPERTIES entry (file, node, or parametrized node)."""
     if "::" not in spec:
         return nodeid.startswith(spec + "::")
     return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
-
-
-def describe(exc: BaseException) -> str:
-    """`Type: first line of the message` (an exception group: its first leaf)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """What a collection or conftest error wraps: pytest's CollectError/ConftestImportFailure carry the real one."""
-    for _ in range(5):
-        inner = getattr(exc, "cause", None) or exc.__cause__
-        if not isinstance(inner, BaseException):
-            break
-        exc = inner
-    return exc
 
 
 def _test_function(item: pytest.Item) -> Any:
@@ -143,6 +109,7 @@ class SealedPlugin:
 
         self.trusted_settings = settings.get_profile("default")
         self.origins = harness_guard.Origins(self.trusted_files)
+        self.where = failures.Where(self.tree, self.origins, self.trusted_files)
         self.stop_reasons = StopReasons()
         # Statistics count only when Hypothesis' own engine delivered them (see _note_statistics).
         self.statistics_code = (note_statistics.__code__, StateForActualGivenExecution.run_engine.__code__)
@@ -252,7 +219,7 @@ class SealedPlugin:
             for part, ident in harness_guard.function_parts(key, value):
                 self.excused[part] = ident if how == "setattr" else None
         else:
-            self.culprits.append(f"{self._rel(culprit)} monkeypatched {key.replace(':', '.', 1)}")
+            self.culprits.append(f"{self.where.rel(culprit)} monkeypatched {key.replace(':', '.', 1)}")
 
     def _note_case(self, data: Any) -> None:
         """One example Hypothesis ran: its choice sequence and status into the run's example digest."""
@@ -273,10 +240,7 @@ class SealedPlugin:
         frames = harness_guard.traceback_frames(handled) if isinstance(handled, assumption) else []
         culprit = self.origins.culprit([*frames, *harness_guard.stack(frame)])
         if culprit is not None:
-            self.culprits.append(f"{self._rel(culprit)} discarded an example")
-
-    def _rel(self, path: str) -> str:
-        return path[len(self.tree) + 1 :] if self.tree and path.startswith(self.tree + os.sep) else path
+            self.culprits.append(f"{self.where.rel(culprit)} discarded an example")
 
     def _tampered(self) -> list[str]:
         self.identity.extend()
@@ -304,25 +268,15 @@ class SealedPlugin:
             self._collect_error(str(getattr(node, "nodeid", "") or getattr(node, "path", "")), call.excinfo.value)
 
     def _collect_error(self, where: str, exc: BaseException) -> None:
-        cause = _root_cause(exc)
-        what = describe(cause)
+        cause = failures.root_cause(exc)
+        what = failures.describe(cause)
         if isinstance(cause, ImportError) and cause.name:
             what = f"module {cause.name!r} could not be imported ({what})"
-        frame = self._innermost(cause)
+        frame = self.where.innermost(cause)
         at = f" at {frame[0]}:{frame[1]}" if frame else ""
-        self.emit({EV: Event.COLLECT_ERROR, "node": self._rel(where), "message": _text(f"{what}{at}", 600)})
-
-    def _innermost(self, exc: BaseException, files: Iterable[str] | None = None) -> tuple[str, int] | None:
-        """(repo-relative file, line) of the innermost frame in `files` (default: any frame outside the harness
-        and the standard library), or None."""
-        found = None
-        tb = exc.__traceback__
-        while tb is not None:
-            name = tb.tb_frame.f_code.co_filename
-            if (name in files) if files is not None else not self.origins.transparent(name):
-                found = (self._rel(name), tb.tb_lineno)
-            tb = tb.tb_next
-        return found
+        self.emit(
+            {EV: Event.COLLECT_ERROR, "node": self.where.rel(where), "message": failures.text(f"{what}{at}", 600)}
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
@@ -357,7 +311,7 @@ class SealedPlugin:
                         and not self.origins.transparent(filename)
                         and filename not in self.trusted_files
                     ):
-                        found.append(f"{caller.name} in {self._rel(filename)}")
+                        found.append(f"{caller.name} in {self.where.rel(filename)}")
         if found:
             self.emit({EV: Event.FOREIGN_HOOKS, "hooks": sorted(set(found))[:20]})
 
@@ -415,12 +369,12 @@ class SealedPlugin:
             reports = runtestprotocol(item, log=False, nextitem=nextitem)
         except BaseException as exc:  # noqa: BLE001 - pytest.exit or similar from the code under test: record it
             reports = []
-            interrupted = f"the run was interrupted: {describe(exc)}"
+            interrupted = f"the run was interrupted: {failures.describe(exc)}"
         finally:
             self.running = False
             unsteer()
             restore()
-        outcome, message = self._outcome(reports, interrupted)
+        outcome, message = failures.outcome(reports, interrupted)
         stats = self.stats[-1] if self.stats else {}
         self.effects.check(f"while {item.nodeid} ran on seed {seed}")
         if self.effects.count > hooked:
@@ -469,36 +423,6 @@ class SealedPlugin:
             "census_failures": self.census.failures,
             "blob": self.last_failure.get("blob"),
         }
-
-    def _outcome(self, reports: list[pytest.TestReport], interrupted: str) -> tuple[str, str]:
-        """The run's outcome and the message of its first report that was not a plain pass."""
-        if interrupted:
-            return "error", interrupted
-        outcome, message = "passed", ""
-        for report in reports:
-            if report.passed and not hasattr(report, "wasxfail"):
-                continue
-            if hasattr(report, "wasxfail"):
-                outcome = "xfailed" if report.skipped else "xpassed"
-            elif report.skipped:
-                outcome = "skipped"
-            elif report.when == "call":
-                outcome = "failed" if outcome == "passed" else outcome
-            else:
-                outcome = "error"
-            message = message or self._report_message(report)
-            if outcome != "failed":
-                break
-        return outcome, message
-
-    def _report_message(self, report: pytest.TestReport) -> str:
-        noted = getattr(report, "_gate_message", None)
-        if noted:
-            return str(noted)
-        if report.skipped and isinstance(report.longrepr, tuple):
-            return _text(report.longrepr[2])
-        text = report.longreprtext.strip().splitlines()
-        return _text(text[-1] if text else "")
 
     def _foreign_test(self, item: pytest.Item) -> str | None:
         """Where the test body comes from when that is not a locked file (it was swapped after the import), or None."""
@@ -590,7 +514,7 @@ class SealedPlugin:
         note, run_engine = self.statistics_code
         if caller.f_code is not note or engine is None or engine.f_code is not run_engine:
             culprit = self.origins.culprit(harness_guard.stack(caller)) or caller.f_code.co_filename
-            self.culprits.append(f"{self._rel(culprit)} reported Hypothesis statistics itself")
+            self.culprits.append(f"{self.where.rel(culprit)} reported Hypothesis statistics itself")
             return
         cases = [
             case
@@ -618,66 +542,25 @@ class SealedPlugin:
         if call.when == "call":
             # Hypothesis notes the example on the exception, or on each leaf of the group of distinct failures.
             notes = [
-                str(n) for e in (exc, _leaf(exc)) for n in getattr(e, "__notes__", ()) if str(n).startswith(FALSIFYING)
+                str(n)
+                for e in (exc, failures.leaf(exc))
+                for n in getattr(e, "__notes__", ())
+                if str(n).startswith(FALSIFYING)
             ][:1]
             own = str(getattr(item, "path", "")) or None
-            failure = self._failure_record(exc)
+            failure = self.where.failure_record(exc)
             self.last_failure = {
                 "hash": exception_hash(exc, own_file=own),
                 "failure": failure,
-                "example": _text("\n".join(notes)) if notes else None,
+                "example": failures.text("\n".join(notes)) if notes else None,
                 "bound": bound_failures(exc, own_file=own)[:20],
                 "blob": steering_stats.blob(exc),
             }
-            where = (failure["path"], failure["line"]) if failure else self._innermost(_leaf(exc))
-            report._gate_message = describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
+            where = (failure["path"], failure["line"]) if failure else self.where.innermost(failures.leaf(exc))
+            report._gate_message = failures.describe(exc) + (f" ({where[0]}:{where[1]})" if where else "")
         else:
-            report._gate_message = self._fixture_message(call.when, exc)
+            report._gate_message = self.where.fixture_message(call.when, exc)
         return report
-
-    def _failure_record(self, exc: BaseException) -> dict[str, Any] | None:
-        """{path, line, statement, exception} of the innermost frame in a locked file, or None."""
-        leaf = _leaf(exc)
-        where = self._innermost(leaf, self.trusted_files)
-        if where is None:
-            return None
-        absolute = os.path.join(self.tree, where[0])  # noqa: PTH118 - an absolute where[0] stays as it is
-        statement = linecache.getline(absolute, where[1]).strip()
-        return {
-            "path": where[0],
-            "line": where[1],
-            "statement": _text(statement, MAX_STATEMENT),
-            "exception": _text(f"{type(leaf).__name__}: {leaf}".rstrip(": "), MAX_EXCEPTION),
-            "frames": self._tree_frames(leaf),
-        }
-
-    def _tree_frames(self, exc: BaseException) -> list[list[Any]]:
-        """[repo-relative file, line] of each traceback frame in the sealed tree outside the harness, outermost
-        first (at most 20): where the failing example ran, for the report to find the patch's lines in it."""
-        out: list[list[Any]] = []
-        tb = exc.__traceback__
-        while tb is not None and len(out) < MAX_FRAMES:
-            name = tb.tb_frame.f_code.co_filename
-            if not self.origins.transparent(name) and self._rel(name) != name:
-                out.append([self._rel(name), tb.tb_lineno])
-            tb = tb.tb_next
-        return out
-
-    def _fixture_message(self, when: str, exc: BaseException) -> str:
-        """Setup or teardown failed: which fixture, where, and why."""
-        argname = getattr(exc, "argname", None)
-        if argname and type(exc).__name__ == "FixtureLookupError":
-            return f"{when} failed: fixture {argname!r} was not found"
-        outer = None
-        tb = exc.__traceback__
-        while tb is not None:
-            if outer is None and not self.origins.transparent(tb.tb_frame.f_code.co_filename):
-                outer = tb.tb_frame.f_code.co_name
-            tb = tb.tb_next
-        where = self._innermost(exc)
-        at = f" ({where[0]}:{where[1]})" if where else ""
-        fixture = f" in fixture {outer!r}" if outer else ""
-        return _text(f"{when} failed{fixture}{at}: {describe(exc)}", 600)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
