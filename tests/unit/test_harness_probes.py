@@ -337,6 +337,24 @@ def test_editing_an_import_list_leaves_its_probes_old() -> None:
     assert new_references({"src/m.py": (base, head)}) == []
 
 
+# Honest edits from real histories that the scan once misread (bench/probe_history.py on attrs and cattrs): each
+# base → head must add no probe.
+HONEST_EDITS = {
+    # attrs 3040bdabbc, 9de675f4b4: reading a closure through getattr is `f.__closure__`, a read; only writes rebind.
+    "getattr-reads-a-write-only-attribute": (
+        "def cells(item):\n    return None\n",
+        'def cells(item):\n    return getattr(item.fget, "__closure__", None)\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HONEST_EDITS))
+def test_an_honest_edit_from_a_real_history_adds_no_probe(case: str) -> None:
+    """The shapes of honest commits the scan flagged on attrs' and cattrs' histories, minimal: none is a new probe."""
+    base, head = HONEST_EDITS[case]
+    assert new_references({"src/m.py": (base.encode(), head.encode())}) == []
+
+
 def test_a_move_counts_only_out_of_code_under_test() -> None:
     """A statement removed from a file that was not code under test on the baseline does not make its copy old."""
     line = b"import sys\nF = sys._getframe\n"

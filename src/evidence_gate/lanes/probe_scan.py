@@ -302,6 +302,10 @@ class _Scanner(ast.NodeVisitor):
                 for arg in [*node.args[1:], *node.keywords]:
                     self.visit(arg)
                 return
+            if name in {"getattr", "hasattr"} and attr in WRITE_ATTRS and attr not in REACH_ATTRS:
+                # `getattr(f, "__closure__", None)` reads, as `f.__closure__` does: only writing one rebinds
+                self._children(node, skip=node.args[1])
+                return
             if name == "setattr" and (attr in WRITE_ATTRS or attr in ANNOTATIONS):
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
             elif (
@@ -360,7 +364,13 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        self._children(node)
+
+    def _children(self, node: ast.AST, skip: ast.AST | None = None) -> None:
+        """Visit every child but `skip`; a child that folds to a string is judged as that string."""
         for child in ast.iter_child_nodes(node):
+            if child is skip:
+                continue
             if isinstance(child, ast.expr) and not isinstance(child, ast.Name | ast.Attribute):
                 text = fold(child)
                 if text is not None:
