@@ -313,6 +313,16 @@ CHANGED_USE = {
         "import sys\n\n\ndef g():\n    x = sys.modules\n    return x['a']\n",
         "x (bound to a probe)",
     ),
+    "bound-to-compiled-literal-code": (
+        'import gc\ncode = compile("gc.get_objects()", "<x>", "eval")\n',
+        'import gc\ncode = compile("gc.get_objects()", "<x>", "eval")\nrun(code)\n',
+        "code (bound to a probe)",
+    ),
+    "bound-to-a-compile-that-probes": (
+        'import sys\ncode = compile(sys.modules["m"].SRC, "<x>", "exec")\n',
+        'import sys\ncode = compile(sys.modules["m"].SRC, "<x>", "exec")\nrun(code)\n',
+        "code (bound to a probe)",
+    ),
     "import-alias-added": ("from sys import modules\n", "from sys import modules as m\n", "sys.modules"),
     "string-annotation-edited": (
         "def f(x: 'int') -> None:\n    pass\n",
@@ -344,6 +354,11 @@ HONEST_EDITS = {
     "getattr-reads-a-write-only-attribute": (
         "def cells(item):\n    return None\n",
         'def cells(item):\n    return getattr(item.fget, "__closure__", None)\n',
+    ),
+    # attrs fb724af0f9, cfa6d2e99f: a name bound to a code object from an old `compile(...)`, used in an edited call.
+    "code-object-used-in-an-edited-statement": (
+        'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1})\n',
+        'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1, "b": 2})\n',
     ),
 }
 

@@ -413,7 +413,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         before = len(self.found)
         self.generic_visit(node)
-        if len(self.found) > before and self.returned is None:
+        if len(self.found) > before and self.returned is None and not _code_object(node.value, self.found[before:]):
             self.returned = self.found[before].name.split(" (bound to ", 1)[0]
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -435,7 +435,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         before = len(self.found)
         self.visit(node.value)
-        self._hold([node.target], before)
+        self._hold([node.target], before, node.value)
 
     def visit_arg(self, node: ast.arg) -> None:
         if node.annotation is not None:
@@ -471,11 +471,11 @@ class _Scanner(ast.NodeVisitor):
         then `m[...]` in a statement the patch wrote is the probe used there)."""
         before = len(self.found)
         self.generic_visit(node)
-        self._hold(targets, before)
+        self._hold(targets, before, node.value)
 
-    def _hold(self, targets: list[ast.expr], before: int) -> None:
-        """Bind the plain names among `targets` to the first probe found since `before` (if any)."""
-        if len(self.found) > before:
+    def _hold(self, targets: list[ast.expr], before: int, value: ast.expr | None = None) -> None:
+        """Bind the plain names among `targets` to the first probe found since `before` (if any) in `value`."""
+        if len(self.found) > before and not _code_object(value, self.found[before:]):
             probe = self.found[before].name.split(" (bound to ", 1)[0]
             names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
             names += [e for t in targets if isinstance(t, ast.Tuple | ast.List) for e in t.elts]
@@ -527,6 +527,17 @@ def _shape(node: ast.AST) -> str:
         items = value if isinstance(value, list) else [value]
         parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
     return f"{type(node).__name__}({'; '.join(parts)})"
+
+
+def _code_object(value: ast.expr | None, found: list[Reference]) -> bool:
+    """Whether `value` is a `compile(...)` call with no probe but the call's own: a code object reaches nothing. The
+    call is the probe, judged in its own statement; the object runs only what that call compiled."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "compile"
+        and all(r.name.startswith("compile(") for r in found)
+    )
 
 
 def _evaluates(node: ast.Call) -> bool:
