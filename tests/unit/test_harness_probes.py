@@ -177,6 +177,8 @@ EVASIONS = {
     "vars-dotted-module": ("import logging.config\nf = vars(logging.config)[name]\n", "vars(logging.config)"),
     "vars-aliased-stdlib": ("import pickle as p\nf = vars(p)[name]\n", "vars(pickle)"),
     "getattr-resolver-computed": ("import pydoc\nf = getattr(pydoc, name)\n", "getattr(pydoc, non-literal)"),
+    "membership-names-a-resolver": ('import builtins\nx = "__import__" in dir(builtins)\n', "builtins.__import__"),
+    "membership-computed-name": ("x = name in __builtins__\n", "__builtins__"),
     "pickle-through-attr": ("import copyreg\nx = copyreg.pickle.loads(d)\n", "pickle.loads"),
 }
 
@@ -359,6 +361,11 @@ HONEST_EDITS = {
     "code-object-used-in-an-edited-statement": (
         'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1})\n',
         'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1, "b": 2})\n',
+    ),
+    # cattrs 59edafdac3, 4f0840c8e4: testing one literal name against builtins' namespace is `hasattr(builtins, ...)`.
+    "literal-name-in-builtins": (
+        "import builtins\n",
+        'import builtins\nOLD = "ExceptionGroup" not in __builtins__\nNEW = "ExceptionGroup" in dir(builtins)\n',
     ),
 }
 

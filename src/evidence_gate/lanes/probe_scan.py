@@ -235,6 +235,39 @@ class _Scanner(ast.NodeVisitor):
             )
         self.generic_visit(node)
 
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """`"name" in __builtins__` and `"name" in dir(module)` test one literal name: judged as `hasattr` is."""
+        single = len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
+        namespace = node.comparators[0] if single else None
+        module = self._namespace_of(namespace) if namespace is not None else None
+        text = fold(node.left)
+        if namespace is None or module is None or text is None:
+            self.generic_visit(node)
+            return
+        self.attribute(node, module, text, store=False)
+        self._children(node, skip=namespace)
+        if isinstance(namespace, ast.Call) and not isinstance(namespace.args[0], ast.Name):
+            self._visit_base(namespace.args[0])
+
+    def _namespace_of(self, node: ast.expr) -> str | None:
+        """The module whose names `node` lists (`__builtins__`, `dir(m)`, `vars(m)`), else None."""
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
+            return "builtins"
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"dir", "vars"}
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            return None
+        arg = node.args[0]
+        if isinstance(arg, ast.Name) and arg.id == "__builtins__":
+            return "builtins"
+        if isinstance(arg, ast.Name) and arg.id in self.stdlib and arg.id not in self.aliases:
+            return self.stdlib[arg.id]
+        return self.module_of(arg)
+
     def _visit_base(self, node: ast.AST) -> None:
         """Visit the inside of a module expression (`os.sys` → `os`) without reporting the module itself twice."""
         if isinstance(node, ast.Attribute):
