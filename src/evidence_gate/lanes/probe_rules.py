@@ -245,6 +245,14 @@ def string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
     return None
 
 
+def evaluates_annotations(node: ast.Call) -> bool:
+    """`get_annotations(obj, eval_str=...)` with anything but a literal false: it evaluates string annotations."""
+    for keyword in node.keywords:
+        if keyword.arg == "eval_str":
+            return not (isinstance(keyword.value, ast.Constant) and not keyword.value.value)
+    return len(node.args) >= 4
+
+
 def module_aliases(tree: ast.AST) -> dict[str, str]:
     """Local names bound to watched modules anywhere in the file (`import sys as s`, `from os import sys`)."""
     out: dict[str, str] = {}

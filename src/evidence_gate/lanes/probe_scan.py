@@ -40,6 +40,7 @@ from evidence_gate.lanes.probe_rules import (
     WHOLE,
     WHY,
     WRITE_ATTRS,
+    evaluates_annotations,
     module_aliases,
     stdlib_aliases,
     string_probe,
@@ -310,7 +311,7 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, f"{name}({self.stdlib[node.args[0].id]})", WHY["lookup"])
         elif name == "vars" and node.args and (reached := self.module_of(node.args[0])) is not None:
             self.add(node, f"vars({reached})", WHY["lookup"])  # `vars(logging.config)`
-        if isinstance(func, ast.Attribute) and func.attr == "get_annotations" and _evaluates(node):
+        if isinstance(func, ast.Attribute) and func.attr == "get_annotations" and evaluates_annotations(node):
             self.add(node, "get_annotations(eval_str)", WHY["resolver"])
         if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
             module = self.module_of(node.args[0])
@@ -571,14 +572,6 @@ def _code_object(value: ast.expr | None, found: list[Reference]) -> bool:
         and value.func.id == "compile"
         and all(r.name.startswith("compile(") for r in found)
     )
-
-
-def _evaluates(node: ast.Call) -> bool:
-    """`get_annotations(obj, eval_str=...)` with anything but a literal false: it evaluates string annotations."""
-    for keyword in node.keywords:
-        if keyword.arg == "eval_str":
-            return not (isinstance(keyword.value, ast.Constant) and not keyword.value.value)
-    return len(node.args) >= 4
 
 
 def references(source: bytes) -> Iterator[Reference]:
