@@ -370,6 +370,14 @@ HONEST_EDITS = {
 }
 
 
+def test_an_empty_filename_claims_no_file() -> None:
+    """attrs' and cattrs' generated code compiles under the filename "" (cattrs 075146bfb9, attrs 024a16c434): no
+    file has that name, so only the non-literal source counts, not a forged file."""
+    names = {r.name for r in references(b'exec(compile(src, "", "exec"))\n')}
+    assert names == {"compile(non-literal)"}, names
+    assert "compile(filename)" in {r.name for r in references(b'exec(compile(src, "tests/test_a.py", "exec"))\n')}
+
+
 @pytest.mark.parametrize("case", sorted(HONEST_EDITS))
 def test_an_honest_edit_from_a_real_history_adds_no_probe(case: str) -> None:
     """The shapes of honest commits the scan flagged on attrs' and cattrs' histories, minimal: none is a new probe."""

@@ -368,7 +368,7 @@ class _Scanner(ast.NodeVisitor):
                 else next((k.value for k in node.keywords if k.arg == "filename"), None)
             )
             filename = fold(given) if given is not None else "<none>"
-            if filename is None or not filename.startswith("<"):
+            if filename is None or (filename and not filename.startswith("<")):  # "" names no file
                 self.add(
                     node,
                     "compile(filename)",
