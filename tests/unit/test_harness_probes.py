@@ -177,6 +177,8 @@ EVASIONS = {
     "vars-dotted-module": ("import logging.config\nf = vars(logging.config)[name]\n", "vars(logging.config)"),
     "vars-aliased-stdlib": ("import pickle as p\nf = vars(p)[name]\n", "vars(pickle)"),
     "getattr-resolver-computed": ("import pydoc\nf = getattr(pydoc, name)\n", "getattr(pydoc, non-literal)"),
+    "membership-names-a-resolver": ('import builtins\nx = "__import__" in dir(builtins)\n', "builtins.__import__"),
+    "membership-computed-name": ("x = name in __builtins__\n", "__builtins__"),
     "pickle-through-attr": ("import copyreg\nx = copyreg.pickle.loads(d)\n", "pickle.loads"),
 }
 
@@ -313,6 +315,16 @@ CHANGED_USE = {
         "import sys\n\n\ndef g():\n    x = sys.modules\n    return x['a']\n",
         "x (bound to a probe)",
     ),
+    "bound-to-compiled-literal-code": (
+        'import gc\ncode = compile("gc.get_objects()", "<x>", "eval")\n',
+        'import gc\ncode = compile("gc.get_objects()", "<x>", "eval")\nrun(code)\n',
+        "code (bound to a probe)",
+    ),
+    "bound-to-a-compile-that-probes": (
+        'import sys\ncode = compile(sys.modules["m"].SRC, "<x>", "exec")\n',
+        'import sys\ncode = compile(sys.modules["m"].SRC, "<x>", "exec")\nrun(code)\n',
+        "code (bound to a probe)",
+    ),
     "import-alias-added": ("from sys import modules\n", "from sys import modules as m\n", "sys.modules"),
     "string-annotation-edited": (
         "def f(x: 'int') -> None:\n    pass\n",
@@ -335,6 +347,42 @@ def test_editing_an_import_list_leaves_its_probes_old() -> None:
     base = b"import sys, os\nfrom typing import Any, get_type_hints\nfrom hypothesis import given\n"
     head = b"import json, sys\nfrom typing import get_type_hints, List\nfrom hypothesis import given, note\n"
     assert new_references({"src/m.py": (base, head)}) == []
+
+
+# Honest edits from real histories that the scan once misread (bench/probe_history.py on attrs and cattrs): each
+# base → head must add no probe.
+HONEST_EDITS = {
+    # attrs 3040bdabbc, 9de675f4b4: reading a closure through getattr is `f.__closure__`, a read; only writes rebind.
+    "getattr-reads-a-write-only-attribute": (
+        "def cells(item):\n    return None\n",
+        'def cells(item):\n    return getattr(item.fget, "__closure__", None)\n',
+    ),
+    # attrs fb724af0f9, cfa6d2e99f: a name bound to a code object from an old `compile(...)`, used in an edited call.
+    "code-object-used-in-an-edited-statement": (
+        'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1})\n',
+        'def make(script, name):\n    code = compile(script, name, "exec")\n    run(code, {"a": 1, "b": 2})\n',
+    ),
+    # cattrs 59edafdac3, 4f0840c8e4: testing one literal name against builtins' namespace is `hasattr(builtins, ...)`.
+    "literal-name-in-builtins": (
+        "import builtins\n",
+        'import builtins\nOLD = "ExceptionGroup" not in __builtins__\nNEW = "ExceptionGroup" in dir(builtins)\n',
+    ),
+}
+
+
+def test_an_empty_filename_claims_no_file() -> None:
+    """attrs' and cattrs' generated code compiles under the filename "" (cattrs 075146bfb9, attrs 024a16c434): no
+    file has that name, so only the non-literal source counts, not a forged file."""
+    names = {r.name for r in references(b'exec(compile(src, "", "exec"))\n')}
+    assert names == {"compile(non-literal)"}, names
+    assert "compile(filename)" in {r.name for r in references(b'exec(compile(src, "tests/test_a.py", "exec"))\n')}
+
+
+@pytest.mark.parametrize("case", sorted(HONEST_EDITS))
+def test_an_honest_edit_from_a_real_history_adds_no_probe(case: str) -> None:
+    """The shapes of honest commits the scan flagged on attrs' and cattrs' histories, minimal: none is a new probe."""
+    base, head = HONEST_EDITS[case]
+    assert new_references({"src/m.py": (base.encode(), head.encode())}) == []
 
 
 def test_a_move_counts_only_out_of_code_under_test() -> None:

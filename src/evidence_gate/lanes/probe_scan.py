@@ -9,200 +9,43 @@ always does. Computed-name resolvers (`pydoc.locate`, `pickle.loads`, `typing.ge
 evasions live: a module used as a value (`m = sys`, `vars(sys)`, `getattr(sys, name)`), a frame attribute on any
 object, strings built from literals (`"_get" + "frame"`, `"".join(...)`, slices), and literal code given to
 `exec`/`eval`/`compile` (scanned as code); a non-literal argument to those is a probe in itself.
+
+What counts is data in `probe_rules.py` (the watched modules and attributes, and why each counts); strings built
+from literals are read by `literal_fold.py`. This module walks the tree.
 """
 
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-HARNESS = frozenset(
-    {
-        "pytest",
-        "_pytest",
-        "hypothesis",
-        "_hypothesis_pytestplugin",
-        "_hypothesis_globals",
-        "pluggy",
-        "evidence_gate",
-        "__main__",
-    }
+from evidence_gate.lanes.literal_fold import fold
+from evidence_gate.lanes.probe_rules import (
+    ALLOW_ONLY,
+    ANNOTATIONS,
+    BUILTIN_RESOLVERS,
+    CODE_FIELDS,
+    CONSTANT_COMPARE,
+    DENY,
+    DYNAMIC,
+    IMPORTLIB_HARMLESS,
+    MOCK,
+    PREFIXES,
+    REACH_ATTRS,
+    STDLIB,
+    SUBMODULES,
+    VALUE_ALIAS,
+    VALUE_REACH,
+    WHOLE,
+    WHY,
+    WRITE_ATTRS,
+    evaluates_annotations,
+    module_aliases,
+    stdlib_aliases,
+    string_probe,
 )
-ENV_PREFIXES = ("PYTEST_", "HYPOTHESIS_", "EVIDENCE_GATE_")
-# Per module: (attributes that reach, or None for "every attribute but the harmless ones", the harmless ones).
-_SYS = frozenset(
-    {
-        "_getframe",
-        "_getframemodulename",
-        "_current_frames",
-        "_current_exceptions",
-        "settrace",
-        "setprofile",
-        "gettrace",
-        "getprofile",
-        "monitoring",
-        "addaudithook",
-        "modules",
-        "meta_path",
-        "path_hooks",
-        "path_importer_cache",
-        "path",
-        "__dict__",
-        "_clear_type_cache",
-        "argv",
-        "orig_argv",
-        "exc_info",
-        "last_traceback",
-        "last_exc",
-        "breakpointhook",
-        "__breakpointhook__",
-    }
-)
-_GC_HARMLESS = frozenset(
-    {
-        "collect",
-        "enable",
-        "disable",
-        "isenabled",
-        "get_count",
-        "get_threshold",
-        "set_threshold",
-        "get_stats",
-        "is_tracked",
-        "is_finalized",
-        "freeze",
-        "unfreeze",
-        "get_freeze_count",
-        "DEBUG_STATS",
-        "DEBUG_COLLECTABLE",
-        "DEBUG_UNCOLLECTABLE",
-        "DEBUG_SAVEALL",
-        "DEBUG_LEAK",
-    }
-)
-_INSPECT = frozenset(
-    {
-        "currentframe",
-        "stack",
-        "trace",
-        "getouterframes",
-        "getinnerframes",
-        "getframeinfo",
-        "getgeneratorlocals",
-        "getcoroutinelocals",
-        "getasyncgenlocals",
-        "getclosurevars",
-        "__dict__",
-    }
-)
-_TRACEBACK = frozenset({"walk_stack", "walk_tb", "extract_stack", "format_stack", "print_stack"})
-_THREADING = frozenset({"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"})
-_PKGUTIL = frozenset({"walk_packages", "get_loader", "find_loader", "iter_importers", "resolve_name"})
-# Computed-name resolvers: each turns a string made at run time into a module, an object or executed code, so the
-# scan cannot see what they reach (`pydoc.locate(name)` is `import_module` by another name).
-_UNPICKLE = frozenset({"loads", "load", "Unpickler", "_loads", "_load", "_Unpickler"})
-_TYPE_EVAL = frozenset({"get_type_hints", "ForwardRef", "_eval_type", "evaluate_forward_ref", "_type_check"})
-_ENTRY_POINTS = frozenset({"EntryPoint", "entry_points"})
-RESOLVERS: dict[str, frozenset[str]] = {
-    "pickle": _UNPICKLE,
-    "_pickle": _UNPICKLE,
-    "dill": _UNPICKLE,
-    "cloudpickle": _UNPICKLE,
-    "shelve": frozenset({"open", "Shelf", "DbfilenameShelf", "BsdDbShelf"}),
-    "typing": _TYPE_EVAL,
-    "typing_extensions": _TYPE_EVAL,
-    "importlib.metadata": _ENTRY_POINTS,
-    "importlib_metadata": _ENTRY_POINTS,
-}
-# Resolver modules with no harmless attribute in code under test (any use counts, the import itself does not).
-RESOLVE_ANY = frozenset({"pydoc", "logging.config", "code", "codeop", "timeit"})
-# Debuggers, tracers, profilers and doctest: importing them is the probe (they install hooks or exec docstrings).
-RESOLVE_WHOLE = frozenset({"doctest", "bdb", "pdb", "trace", "profile", "cProfile", "_lsprof"})
-# Builtins that resolve a computed name or run a computed string (read through `builtins`).
-_BUILTIN_RESOLVERS = frozenset({"__import__", "exec", "eval", "compile", "breakpoint", "__build_class__"})
-_IMPORTLIB_HARMLESS = frozenset({"metadata", "resources"})  # package data and versions: no code is imported
-DENY: dict[str, frozenset[str]] = {
-    "sys": _SYS,
-    "inspect": _INSPECT,
-    "traceback": _TRACEBACK,
-    "threading": _THREADING,
-    "pkgutil": _PKGUTIL,
-    **RESOLVERS,
-}
-ALLOW_ONLY: dict[str, frozenset[str]] = {
-    "gc": _GC_HARMLESS,
-    "importlib": _IMPORTLIB_HARMLESS,
-    "ctypes": frozenset(),
-    "_ctypes": frozenset(),
-    "cffi": frozenset(),
-    "runpy": frozenset(),
-    "imp": frozenset(),
-    "zipimport": frozenset(),
-    "_imp": frozenset(),
-    "marshal": frozenset(),
-    **{module: frozenset() for module in RESOLVE_ANY},
-}
-# Importing these at all is the probe (no harmless use in code under test).
-WHOLE = (
-    frozenset({"ctypes", "_ctypes", "cffi", "runpy", "imp", "_imp", "zipimport", "marshal"}) | HARNESS | RESOLVE_WHOLE
-)
-# Used as a value (aliased, passed to vars/getattr/dir) these hand over everything they hold.
-VALUE_REACH = frozenset({"sys", "gc", "inspect", "builtins", "importlib"}) | (WHOLE - RESOLVE_WHOLE)
-# An alias of these used as a value hands the resolvers over too (names too common to judge as attributes).
-VALUE_ALIAS = VALUE_REACH | RESOLVE_WHOLE | RESOLVE_ANY | frozenset(RESOLVERS) | {"pkgutil", "logging", "typing"}
-# Attribute names that reach other frames, objects or the import system whichever object they are read from.
-REACH_ATTRS = frozenset(
-    {
-        "f_back",
-        "f_locals",
-        "f_globals",
-        "f_builtins",
-        "f_trace",
-        "f_trace_lines",
-        "f_trace_opcodes",
-        "tb_frame",
-        "gi_frame",
-        "cr_frame",
-        "ag_frame",
-        "_getframe",
-        "_current_frames",
-        "settrace",
-        "setprofile",
-        "addaudithook",
-        "get_objects",
-        "get_referrers",
-        "get_referents",
-        "currentframe",
-        "getouterframes",
-        "getinnerframes",
-        "meta_path",
-        "path_hooks",
-        "path_importer_cache",
-        "__subclasses__",
-        "walk_stack",
-        "__builtins__",
-    }
-)
-# Attributes that rebind what a function runs or sees, when written.
-WRITE_ATTRS = frozenset(
-    {
-        "__code__",
-        "__globals__",
-        "__closure__",
-        "__defaults__",
-        "__kwdefaults__",
-        "cell_contents",
-        "__builtins__",
-        "f_lineno",
-    }
-)
-DYNAMIC = frozenset({"exec", "eval", "compile"})
-# Rebuilding a code object runs bytecode (or claims a file) the scan never sees.
-CODE_FIELDS = frozenset({"co_code", "co_names", "co_consts", "co_filename", "co_varnames"})
-# `unittest.mock.ANY` (and friends) compare equal to everything: returned from code under test they fool `==`.
-MOCK = ("unittest.mock", "mock")
+
 _MAX_DEPTH = 3
 
 
@@ -218,76 +61,6 @@ class Reference:
     context: str = field(default="", compare=False)
     # For a name bound to a probe (`m = sys.modules`, then `m`): that probe, so an allow entry for it covers the name.
     bound_to: str = field(default="", compare=False)
-
-
-def fold(node: ast.AST) -> str | None:
-    """The string an expression built only from literals evaluates to (`"g" + "c"`, f-strings, join, slices)."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = fold(node.left), fold(node.right)
-        return None if left is None or right is None else left + right
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        text, count = fold(node.left), node.right
-        if text is not None and isinstance(count, ast.Constant) and type(count.value) is int:
-            return text * min(count.value, 64)
-        return None
-    if isinstance(node, ast.JoinedStr):
-        parts = [fold(v.value) if isinstance(v, ast.FormattedValue) else fold(v) for v in node.values]
-        return None if any(p is None for p in parts) else "".join(p for p in parts if p is not None)
-    if isinstance(node, ast.Subscript):
-        return _fold_subscript(node)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
-        sep = fold(node.func.value)
-        if sep is not None and node.func.attr == "join" and isinstance(node.args[0], ast.List | ast.Tuple):
-            parts = [fold(e) for e in node.args[0].elts]
-            return None if any(p is None for p in parts) else sep.join(p for p in parts if p is not None)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
-        return fold(node.args[0])
-    return None
-
-
-def _int(node: ast.AST | None) -> tuple[bool, int | None]:
-    """(is it a literal int or absent, its value): slice bounds and indexes of a folded string."""
-    if node is None:
-        return True, None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        ok, inner = _int(node.operand)
-        return (True, -inner) if ok and inner is not None else (False, None)
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return True, node.value
-    return False, None
-
-
-def _fold_subscript(node: ast.Subscript) -> str | None:
-    text = fold(node.value)
-    if text is None:
-        return None
-    index = node.slice
-    if isinstance(index, ast.Slice):
-        bounds = [_int(index.lower), _int(index.upper), _int(index.step)]
-        if not all(ok for ok, _ in bounds) or bounds[2][1] == 0:
-            return None
-        return text[slice(*(value for _, value in bounds))]
-    ok, position = _int(index)
-    if ok and position is not None and -len(text) <= position < len(text):
-        return text[position]
-    return None
-
-
-def _string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
-    """(name, why) for a string that names the harness, its environment or a reaching attribute; with `lookup`
-    (an index or a call argument: `vars(os)["sys"]`) also one that names a reaching module."""
-    top = text.split(".", 1)[0]
-    if top in HARNESS and top != "__main__":
-        return top, "names the test harness or the gate"
-    if text.startswith(ENV_PREFIXES):
-        return text[:40], "reads the test harness's environment"
-    if text in REACH_ATTRS or text in WRITE_ATTRS:
-        return text, "names an attribute that reaches other frames or objects"
-    if lookup and text in VALUE_REACH:
-        return text, "names a module that reaches other frames or objects (looked up by name)"
-    return None
 
 
 class _Scanner(ast.NodeVisitor):
@@ -334,7 +107,7 @@ class _Scanner(ast.NodeVisitor):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
             parent = self.module_of(node.value)
-            if parent is not None and f"{parent}.{node.attr}" in _PREFIXES:
+            if parent is not None and f"{parent}.{node.attr}" in PREFIXES:
                 return f"{parent}.{node.attr}"  # `logging.config`, `importlib.util`
             if node.attr in VALUE_REACH or node.attr in DENY:
                 return node.attr  # `os.sys`, `logging.sys`: a module reached through another one
@@ -345,7 +118,7 @@ class _Scanner(ast.NodeVisitor):
             if node.func.id == "getattr" and len(node.args) >= 2:
                 text = fold(node.args[1])  # `getattr(os, "sys")`, `getattr(logging, "config")`
                 parent = self.module_of(node.args[0])
-                if parent is not None and text and f"{parent}.{text}" in _PREFIXES:
+                if parent is not None and text and f"{parent}.{text}" in PREFIXES:
                     return f"{parent}.{text}"
                 return text if text in VALUE_REACH else None
         return None
@@ -356,23 +129,23 @@ class _Scanner(ast.NodeVisitor):
         top = module.split(".", 1)[0]
         if top in WHOLE:
             self.add(node, top, "uses the test harness, the gate or a module with no harmless use here")
-        elif module in _SUBMODULES:
-            self.add(node, full, _WHY.get(top, "introspection that reaches other frames or objects"))
+        elif module in SUBMODULES:
+            self.add(node, full, WHY.get(top, "introspection that reaches other frames or objects"))
         elif module == "builtins":
             if store:
                 self.add(node, f"builtins.{attr} (write)", "rebinds a builtin for every module, the harness included")
             elif attr == "__dict__":
                 self.add(node, "builtins.__dict__", "reaches every builtin")
-            elif attr in _BUILTIN_RESOLVERS:
-                self.add(node, f"builtins.{attr}", _WHY["resolver"])
+            elif attr in BUILTIN_RESOLVERS:
+                self.add(node, f"builtins.{attr}", WHY["resolver"])
         elif module in DENY and attr in DENY[module]:
-            self.add(node, full, _WHY.get(module, _WHY["resolver"]))
+            self.add(node, full, WHY.get(module, WHY["resolver"]))
         elif module in ALLOW_ONLY and attr not in ALLOW_ONLY[module]:
-            self.add(node, full, _WHY.get(module, _WHY.get(top, _WHY["resolver"])))
-        elif store and top in _STDLIB:
-            self.add(node, f"{full} (write)", _WHY["patch"])
-        elif attr == "__dict__" and top in _STDLIB:
-            self.add(node, f"{full}", _WHY["lookup"])
+            self.add(node, full, WHY.get(module, WHY.get(top, WHY["resolver"])))
+        elif store and top in STDLIB:
+            self.add(node, f"{full} (write)", WHY["patch"])
+        elif attr == "__dict__" and top in STDLIB:
+            self.add(node, f"{full}", WHY["lookup"])
         elif attr in REACH_ATTRS:  # `x.traceback.tb_frame`: an attribute named like a module does not hide it
             self.add(node, attr, "reaches other frames, objects or the import system")
 
@@ -384,13 +157,13 @@ class _Scanner(ast.NodeVisitor):
             self.context = f"Import({alias.name} as {alias.asname})"
             top = alias.name.split(".", 1)[0]
             if alias.name.startswith(MOCK) and alias.name.split(".")[-1] == "mock":
-                self.add(node, "unittest.mock", _WHY["mock"])
+                self.add(node, "unittest.mock", WHY["mock"])
             if top in WHOLE:
                 self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
             elif (
-                top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in _IMPORTLIB_HARMLESS
+                top == "importlib" and alias.name != "importlib" and alias.name.split(".")[1] not in IMPORTLIB_HARMLESS
             ):
-                self.add(node, alias.name, _WHY["importlib"])
+                self.add(node, alias.name, WHY["importlib"])
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -399,12 +172,12 @@ class _Scanner(ast.NodeVisitor):
             return
         self.context = f"ImportFrom({module})"  # editing the list of names imported leaves the module's reference
         if module in MOCK or (module == "unittest" and any(a.name == "mock" for a in node.names)):
-            self.add(node, "unittest.mock", _WHY["mock"])
+            self.add(node, "unittest.mock", WHY["mock"])
             return
         if top in WHOLE:
             self.add(node, top, "imports the test harness, the gate or a module with no harmless use here")
             return
-        if module in DENY or module in ALLOW_ONLY or module in _SUBMODULES or module == "builtins":
+        if module in DENY or module in ALLOW_ONLY or module in SUBMODULES or module == "builtins":
             # `from importlib.metadata import EntryPoint`, `from builtins import __import__`
             for alias in node.names:
                 self.context = f"ImportFrom({module}: {alias.name} as {alias.asname})"
@@ -412,8 +185,8 @@ class _Scanner(ast.NodeVisitor):
                     self.add(node, f"{module}.*", "imports every name of a module that reaches other frames")
                 else:
                     self.attribute(node, module, alias.name, store=False)
-        elif top == "importlib" and module.split(".")[1] not in _IMPORTLIB_HARMLESS:
-            self.add(node, module, _WHY["importlib"])
+        elif top == "importlib" and module.split(".")[1] not in IMPORTLIB_HARMLESS:
+            self.add(node, module, WHY["importlib"])
 
     # ---- names, attributes, calls -----------------------------------------------------------------------------
 
@@ -433,7 +206,7 @@ class _Scanner(ast.NodeVisitor):
         elif node.id in DYNAMIC or node.id == "__import__":
             self.add(node, f"{node.id} (as a value)", "runs code or imports modules the scan cannot see")
         elif node.id == "breakpoint" and node.id not in self.aliases:
-            self.add(node, "breakpoint", _WHY["resolver"])
+            self.add(node, "breakpoint", WHY["resolver"])
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         store = isinstance(node.ctx, ast.Store | ast.Del)
@@ -445,15 +218,15 @@ class _Scanner(ast.NodeVisitor):
             return
         base = node.value.id if isinstance(node.value, ast.Name) else None
         if store and base in self.stdlib:
-            self.add(node, f"{self.stdlib[base]}.{node.attr} (write)", _WHY["patch"])
+            self.add(node, f"{self.stdlib[base]}.{node.attr} (write)", WHY["patch"])
         elif base in self.stdlib and node.attr == "__dict__":
-            self.add(node, f"{self.stdlib[base]}.__dict__", _WHY["lookup"])
+            self.add(node, f"{self.stdlib[base]}.__dict__", WHY["lookup"])
         elif node.attr in REACH_ATTRS:
             self.add(node, node.attr, "reaches other frames, objects or the import system")
         elif node.attr == "__traceback__" and not store:
             # A traceback leads to frames (`tb_frame.f_back`: the harness's), also through computed names.
             self.add(node, "__traceback__", "hands over a traceback, whose frames reach the harness's")
-        elif store and (node.attr in WRITE_ATTRS or node.attr in _ANNOTATIONS):
+        elif store and (node.attr in WRITE_ATTRS or node.attr in ANNOTATIONS):
             self.add(node, f"{node.attr} (write)", "rebinds what a function runs or sees")
         elif node.attr in VALUE_REACH and node.attr != "__main__":
             self.add(
@@ -462,6 +235,39 @@ class _Scanner(ast.NodeVisitor):
                 "reaches the test harness or a module that reaches other frames, through another object",
             )
         self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """`"name" in __builtins__` and `"name" in dir(module)` test one literal name: judged as `hasattr` is."""
+        single = len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
+        namespace = node.comparators[0] if single else None
+        module = self._namespace_of(namespace) if namespace is not None else None
+        text = fold(node.left)
+        if namespace is None or module is None or text is None:
+            self.generic_visit(node)
+            return
+        self.attribute(node, module, text, store=False)
+        self._children(node, skip=namespace)
+        if isinstance(namespace, ast.Call) and not isinstance(namespace.args[0], ast.Name):
+            self._visit_base(namespace.args[0])
+
+    def _namespace_of(self, node: ast.expr) -> str | None:
+        """The module whose names `node` lists (`__builtins__`, `dir(m)`, `vars(m)`), else None."""
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
+            return "builtins"
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"dir", "vars"}
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            return None
+        arg = node.args[0]
+        if isinstance(arg, ast.Name) and arg.id == "__builtins__":
+            return "builtins"
+        if isinstance(arg, ast.Name) and arg.id in self.stdlib and arg.id not in self.aliases:
+            return self.stdlib[arg.id]
+        return self.module_of(arg)
 
     def _visit_base(self, node: ast.AST) -> None:
         """Visit the inside of a module expression (`os.sys` → `os`) without reporting the module itself twice."""
@@ -474,7 +280,7 @@ class _Scanner(ast.NodeVisitor):
         func = node.func
         name = func.id if isinstance(func, ast.Name) else None
         if name == "__import__":
-            self.add(node, "__import__", _WHY["importlib"])
+            self.add(node, "__import__", WHY["importlib"])
             for arg in [*node.args, *node.keywords]:
                 self.visit(arg)
             return
@@ -502,11 +308,11 @@ class _Scanner(ast.NodeVisitor):
             and isinstance(node.args[0], ast.Name)
             and node.args[0].id in self.stdlib
         ):
-            self.add(node, f"{name}({self.stdlib[node.args[0].id]})", _WHY["lookup"])
+            self.add(node, f"{name}({self.stdlib[node.args[0].id]})", WHY["lookup"])
         elif name == "vars" and node.args and (reached := self.module_of(node.args[0])) is not None:
-            self.add(node, f"vars({reached})", _WHY["lookup"])  # `vars(logging.config)`
-        if isinstance(func, ast.Attribute) and func.attr == "get_annotations" and _evaluates(node):
-            self.add(node, "get_annotations(eval_str)", _WHY["resolver"])
+            self.add(node, f"vars({reached})", WHY["lookup"])  # `vars(logging.config)`
+        if isinstance(func, ast.Attribute) and func.attr == "get_annotations" and evaluates_annotations(node):
+            self.add(node, "get_annotations(eval_str)", WHY["resolver"])
         if name in {"getattr", "setattr", "delattr", "hasattr"} and len(node.args) >= 2:
             module = self.module_of(node.args[0])
             attr = fold(node.args[1])
@@ -516,7 +322,7 @@ class _Scanner(ast.NodeVisitor):
                 and isinstance(node.args[0], ast.Name)
                 and node.args[0].id in self.stdlib
             ):
-                self.add(node, f"{name}({self.stdlib[node.args[0].id]}, non-literal)", _WHY["lookup"])
+                self.add(node, f"{name}({self.stdlib[node.args[0].id]}, non-literal)", WHY["lookup"])
             if module is not None:
                 if attr is None:
                     self.add(
@@ -530,12 +336,16 @@ class _Scanner(ast.NodeVisitor):
                 for arg in [*node.args[1:], *node.keywords]:
                     self.visit(arg)
                 return
-            if name == "setattr" and (attr in WRITE_ATTRS or attr in _ANNOTATIONS):
+            if name in {"getattr", "hasattr"} and attr in WRITE_ATTRS and attr not in REACH_ATTRS:
+                # `getattr(f, "__closure__", None)` reads, as `f.__closure__` does: only writing one rebinds
+                self._children(node, skip=node.args[1])
+                return
+            if name == "setattr" and (attr in WRITE_ATTRS or attr in ANNOTATIONS):
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
             elif (
                 name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and node.args[0].id in self.stdlib
             ):
-                self.add(node, f"{self.stdlib[node.args[0].id]}.{attr or '(non-literal)'} (write)", _WHY["patch"])
+                self.add(node, f"{self.stdlib[node.args[0].id]}.{attr or '(non-literal)'} (write)", WHY["patch"])
         self.generic_visit(node)
 
     def _dynamic(self, node: ast.Call, name: str) -> None:
@@ -558,7 +368,7 @@ class _Scanner(ast.NodeVisitor):
                 else next((k.value for k in node.keywords if k.arg == "filename"), None)
             )
             filename = fold(given) if given is not None else "<none>"
-            if filename is None or not filename.startswith("<"):
+            if filename is None or (filename and not filename.startswith("<")):  # "" names no file
                 self.add(
                     node,
                     "compile(filename)",
@@ -588,14 +398,20 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        self._children(node)
+
+    def _children(self, node: ast.AST, skip: ast.AST | None = None) -> None:
+        """Visit every child but `skip`; a child that folds to a string is judged as that string."""
         for child in ast.iter_child_nodes(node):
+            if child is skip:
+                continue
             if isinstance(child, ast.expr) and not isinstance(child, ast.Name | ast.Attribute):
                 text = fold(child)
                 if text is not None:
                     lookup = (isinstance(node, ast.Subscript) and child is node.slice) or (
                         isinstance(node, ast.Call) and child in node.args
                     )
-                    hit = _string_probe(text, lookup)
+                    hit = string_probe(text, lookup)
                     if hit is not None:
                         self.add(child, *hit)
                     continue
@@ -631,7 +447,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         before = len(self.found)
         self.generic_visit(node)
-        if len(self.found) > before and self.returned is None:
+        if len(self.found) > before and self.returned is None and not _code_object(node.value, self.found[before:]):
             self.returned = self.found[before].name.split(" (bound to ", 1)[0]
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -653,7 +469,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         before = len(self.found)
         self.visit(node.value)
-        self._hold([node.target], before)
+        self._hold([node.target], before, node.value)
 
     def visit_arg(self, node: ast.arg) -> None:
         if node.annotation is not None:
@@ -678,7 +494,9 @@ class _Scanner(ast.NodeVisitor):
     def _inner(self, tree: ast.AST, at: ast.AST) -> None:
         """Scan literal code found at `at` (given to exec, or a string annotation), reporting on `at`'s line."""
         line = getattr(at, "lineno", 1)
-        inner = _Scanner(self.aliases | _aliases(tree), line - 1 + self.offset, self.depth + 1, None, self.context)
+        inner = _Scanner(
+            self.aliases | module_aliases(tree), line - 1 + self.offset, self.depth + 1, None, self.context
+        )
         inner.scan(tree)
         self.found += [Reference(r.name, line + self.offset, r.why, self.context) for r in inner.found]
 
@@ -687,11 +505,11 @@ class _Scanner(ast.NodeVisitor):
         then `m[...]` in a statement the patch wrote is the probe used there)."""
         before = len(self.found)
         self.generic_visit(node)
-        self._hold(targets, before)
+        self._hold(targets, before, node.value)
 
-    def _hold(self, targets: list[ast.expr], before: int) -> None:
-        """Bind the plain names among `targets` to the first probe found since `before` (if any)."""
-        if len(self.found) > before:
+    def _hold(self, targets: list[ast.expr], before: int, value: ast.expr | None = None) -> None:
+        """Bind the plain names among `targets` to the first probe found since `before` (if any) in `value`."""
+        if len(self.found) > before and not _code_object(value, self.found[before:]):
             probe = self.found[before].name.split(" (bound to ", 1)[0]
             names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
             names += [e for t in targets if isinstance(t, ast.Tuple | ast.List) for e in t.elts]
@@ -701,14 +519,14 @@ class _Scanner(ast.NodeVisitor):
 
     def _weak_equality(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        if node.name in _CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
+        if node.name in CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
             value = body[0].value
             if (
                 isinstance(value, ast.Constant)
-                and bool(value.value) is _CONSTANT_COMPARE[node.name]
+                and bool(value.value) is CONSTANT_COMPARE[node.name]
                 and value.value is not NotImplemented
             ):
-                self.add(node, f"{node.name} returns {_CONSTANT_COMPARE[node.name]}", _WHY["weak"])
+                self.add(node, f"{node.name} returns {CONSTANT_COMPARE[node.name]}", WHY["weak"])
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -716,29 +534,20 @@ class _Scanner(ast.NodeVisitor):
         for target in node.targets:
             name = target.id if isinstance(target, ast.Name) else None
             if (
-                name in _CONSTANT_COMPARE
+                name in CONSTANT_COMPARE
                 and isinstance(value, ast.Lambda)
                 and isinstance(value.body, ast.Constant)
-                and bool(value.body.value) is _CONSTANT_COMPARE[name]
+                and bool(value.body.value) is CONSTANT_COMPARE[name]
             ):
-                self.add(node, f"{name} returns {_CONSTANT_COMPARE[name]}", _WHY["weak"])
+                self.add(node, f"{name} returns {CONSTANT_COMPARE[name]}", WHY["weak"])
         self._bind(node.targets, node)
 
     def scan(self, tree: ast.AST) -> None:
         """Visit the whole tree."""
-        self.stdlib = _stdlib_aliases(tree)
+        self.stdlib = stdlib_aliases(tree)
         self.visit(tree)
 
 
-_STDLIB = frozenset(sys.stdlib_module_names)
-_SUBMODULES = frozenset(
-    {"importlib.util", "importlib.machinery", "importlib.abc", "importlib._bootstrap", "importlib._bootstrap_external"}
-)
-# Written, these hold strings that `get_type_hints` evaluates (code the scan cannot read).
-_ANNOTATIONS = frozenset({"__annotations__", "__annotate__"})
-# Dotted modules with rules of their own, and the packages that lead to them (`logging` → `logging.config`).
-_DOTTED = _SUBMODULES | frozenset(m for m in [*DENY, *ALLOW_ONLY] if "." in m)
-_PREFIXES = _DOTTED | frozenset(m.rsplit(".", 1)[0] for m in _DOTTED)
 # Compound statements: their bodies are statements of their own, so only the header is a reference's context.
 _BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
@@ -754,71 +563,15 @@ def _shape(node: ast.AST) -> str:
     return f"{type(node).__name__}({'; '.join(parts)})"
 
 
-def _evaluates(node: ast.Call) -> bool:
-    """`get_annotations(obj, eval_str=...)` with anything but a literal false: it evaluates string annotations."""
-    for keyword in node.keywords:
-        if keyword.arg == "eval_str":
-            return not (isinstance(keyword.value, ast.Constant) and not keyword.value.value)
-    return len(node.args) >= 4
-
-
-_CONSTANT_COMPARE: dict[str, bool] = {"__eq__": True, "__ne__": False}
-_WHY = {
-    "sys": "introspection that reaches other frames, modules or the import system",
-    "gc": "walks the interpreter's objects (the harness's included)",
-    "inspect": "reads other frames or closures",
-    "traceback": "walks the call stack (the harness's frames included)",
-    "threading": "installs a tracing or profiling hook",
-    "pkgutil": "imports modules by computed name",
-    "importlib": "import machinery: loads or replaces modules by computed name",
-    "lookup": "looks up a computed name on a standard-library module (which may hand over `sys`)",
-    "mock": "a mock object compares equal to anything (a weak-property trick)",
-    "resolver": "resolves a computed name into a module, an object or executed code (import machinery by another name)",
-    "doctest": "runs the examples in docstrings as code (an exec the scan cannot read)",
-    "bdb": "a debugger: installs a trace function that can rewrite the tests' frames",
-    "pdb": "a debugger: installs a trace function that can rewrite the tests' frames",
-    "trace": "installs a trace function that can rewrite the tests' frames",
-    "profile": "installs a profiling hook that sees every frame",
-    "cProfile": "installs a profiling hook that sees every frame",
-    "pickle": "unpickling calls any importable object named in the data (a computed import)",
-    "patch": "rebinds a standard-library name for every module, the harness's included",
-    "weak": "an equality that always holds makes every `==` in a property true (a weak-property trick)",
-}
-
-
-def _aliases(tree: ast.AST) -> dict[str, str]:
-    """Local names bound to watched modules anywhere in the file (`import sys as s`, `from os import sys`)."""
-    out: dict[str, str] = {}
-    watched = VALUE_ALIAS | frozenset(DENY) | frozenset(ALLOW_ONLY) | _PREFIXES
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".", 1)[0]
-                if alias.asname and alias.name in watched:
-                    out[alias.asname] = alias.name
-                elif not alias.asname and top in watched:
-                    out[top] = top
-        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in _STDLIB:
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                if full in _PREFIXES:
-                    out[alias.asname or alias.name] = full  # `from logging import config`
-                elif alias.name in watched:
-                    out[alias.asname or alias.name] = alias.name
-    return out
-
-
-def _stdlib_aliases(tree: ast.AST) -> dict[str, str]:
-    """Local names bound to standard-library modules by `import X [as Y]` (a write through one is a monkeypatch)."""
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".", 1)[0] in _STDLIB:
-                    out[alias.asname or alias.name.split(".", 1)[0]] = (
-                        alias.name if alias.asname else alias.name.split(".", 1)[0]
-                    )
-    return out
+def _code_object(value: ast.expr | None, found: list[Reference]) -> bool:
+    """Whether `value` is a `compile(...)` call with no probe but the call's own: a code object reaches nothing. The
+    call is the probe, judged in its own statement; the object runs only what that call compiled."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "compile"
+        and all(r.name.startswith("compile(") for r in found)
+    )
 
 
 def references(source: bytes) -> Iterator[Reference]:
@@ -828,7 +581,7 @@ def references(source: bytes) -> Iterator[Reference]:
     except (SyntaxError, ValueError):
         yield Reference("unparsable source", 1, "the scan cannot read it, so it cannot vouch for it")
         return
-    aliases = _aliases(tree)
+    aliases = module_aliases(tree)
     first = _Scanner(aliases, 0, 0)
     first.scan(tree)
     if not first.binds:
