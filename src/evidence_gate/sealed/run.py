@@ -25,12 +25,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evidence_gate import redact
 from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
-from evidence_gate.sealed.worker.protocol import EV, HASH_SEED, TOKEN, Event, Job, Limits, Mode
+from evidence_gate.sealed.worker.protocol import (
+    EV,
+    HASH_SEED,
+    TOKEN,
+    Event,
+    Job,
+    Limits,
+    Mode,
+    ResultEvent,
+    result_problem,
+)
 from evidence_gate.strict_parse import load_json
 
 MAX_LINE = 64 * 1024
@@ -269,6 +279,10 @@ class WorkerResult:
     # test, do not scan every event each time; events are only ever appended.
     finished_at: int | None = field(default=None, repr=False, compare=False)
 
+    def results(self) -> list[ResultEvent]:
+        """The worker's result events, in order; `_accept` took each only once it had every field, of its type."""
+        return [cast("ResultEvent", e) for e in self.events if e.get(EV) == Event.RESULT]
+
     @property
     def finished(self) -> dict[str, Any] | None:
         """The session-finished marker, if the session got that far."""
@@ -321,6 +335,9 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
     if event[EV] not in EVENTS:
         # Both sides take the names from protocol.Event: an unknown one is a worker of another version, or drift.
         result.problems.append(f"a result line names an event the gate does not know: {str(event[EV])[:80]!r}")
+        return
+    if event[EV] == Event.RESULT and (problem := result_problem(event)) is not None:
+        result.problems.append(problem[:300])
         return
     event = redact.value(event)  # the one place worker text enters the gate: bounded, secrets masked
     result.events.append(event)

@@ -24,7 +24,7 @@ from evidence_gate.row_ids import RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult, Workspace, count_files, run_install, run_worker
 from evidence_gate.sealed.runner_env import Runner
 from evidence_gate.sealed.worker import confinement, protocol, provenance
-from evidence_gate.sealed.worker.protocol import EV, Event, Mode
+from evidence_gate.sealed.worker.protocol import EV, Event, Mode, ResultEvent
 
 
 class Order:
@@ -90,8 +90,8 @@ def worker_problems(result: WorkerResult, timeout_s: int) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-def result_events(workers: list[WorkerResult]) -> list[dict[str, Any]]:
-    return [e for w in workers for e in w.events if e.get(EV) == Event.RESULT]
+def result_events(workers: list[WorkerResult]) -> list[ResultEvent]:
+    return [e for w in workers for e in w.results()]
 
 
 def _printable_tail(text: str, limit: int = 600) -> str:

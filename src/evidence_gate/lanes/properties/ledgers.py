@@ -26,7 +26,7 @@ from evidence_gate.row_ids import RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult
 from evidence_gate.sealed.worker.assertion_hash import matches
 from evidence_gate.sealed.worker.plugin import matches_spec
-from evidence_gate.sealed.worker.protocol import EV, PLAN_KINDS, Event, Kind, is_shrink
+from evidence_gate.sealed.worker.protocol import EV, PLAN_KINDS, Event, Kind, ResultEvent, is_shrink
 
 
 def _collected(workers: list[WorkerResult]) -> list[str]:
@@ -39,7 +39,7 @@ def _collected(workers: list[WorkerResult]) -> list[str]:
 
 
 def _replays_of(
-    req: DynamicRequest, node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]
+    req: DynamicRequest, node: str, runs: HeadRuns, plan_results: list[ResultEvent]
 ) -> list[dict[str, Any]]:
     """The ledger's replays: its failing seeds' runs in a fresh worker, and the shifted sample seed's run."""
     records = []
@@ -172,7 +172,7 @@ def _ledger(
     return ledger, rows + run_facts.ledger_rows(ledger, req.config.properties.trials)
 
 
-def _steering(node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _steering(node: str, runs: HeadRuns, plan_results: list[ResultEvent]) -> dict[str, Any] | None:
     """The recorded steering comparison of one node: its planned head runs against the baseline's census."""
     steer = [w for name, w in runs.by_job.items() if name.startswith(STEER_PREFIX)]
     if not steer:
@@ -183,7 +183,7 @@ def _steering(node: str, runs: HeadRuns, plan_results: list[dict[str, Any]]) -> 
 
 
 def _excuse(
-    req: DynamicRequest, spec: PropertySpec, node: str, failing: list[dict[str, Any]], runs: HeadRuns
+    req: DynamicRequest, spec: PropertySpec, node: str, failing: list[ResultEvent], runs: HeadRuns
 ) -> dict[str, Any] | None:
     """Whether the freeze entry whose hash every failure carries may excuse them: only when the baseline, replaying
     each failing seed's minimal example, fails the same way. None when no active entry's hash matches."""
@@ -245,7 +245,7 @@ def _excuse(
 
 
 def _lost_runs(
-    req: DynamicRequest, spec: PropertySpec, ledger: dict[str, Any], runs: HeadRuns, plan_results: list[dict[str, Any]]
+    req: DynamicRequest, spec: PropertySpec, ledger: dict[str, Any], runs: HeadRuns, plan_results: list[ResultEvent]
 ) -> list[str]:
     """Per head worker: the planned runs it reported no result for (the ledger then stopped early), or its problems."""
     issues: list[str] = []
@@ -262,7 +262,7 @@ def _lost_runs(
     return issues
 
 
-def _counted(req: DynamicRequest, ledger: dict[str, Any], plan_results: list[dict[str, Any]]) -> list[str]:
+def _counted(req: DynamicRequest, ledger: dict[str, Any], plan_results: list[ResultEvent]) -> list[str]:
     """Hypothesis' counts per seed into the ledger; the seeds whose run does not count as clean."""
     issues: list[str] = []
     for event in plan_results:
@@ -284,8 +284,8 @@ def _failure_fields(
     spec: PropertySpec,
     node: str,
     ledger: dict[str, Any],
-    results: list[dict[str, Any]],
-    failing: list[dict[str, Any]],
+    results: list[ResultEvent],
+    failing: list[ResultEvent],
 ) -> str | None:
     """The first failure into the ledger (seed, hash, example, whether two shrink re-runs agree); the id of the
     active freeze entry that excuses every failure, if one does."""
@@ -338,5 +338,5 @@ def _in_patch(req: DynamicRequest, failure: dict[str, Any] | None, record: Any) 
     return {**failure, "in_patch": [h for i, h in enumerate(hits) if h not in hits[:i]]}
 
 
-def _minimal(event: dict[str, Any]) -> Any:
+def _minimal(event: ResultEvent) -> Any:
     return event.get("falsifying") or event.get("assertion_hash")

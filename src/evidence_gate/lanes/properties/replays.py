@@ -15,7 +15,7 @@ from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import WorkerResult, Workspace, run_worker
 from evidence_gate.sealed.worker.assertion_hash import matches
 from evidence_gate.sealed.worker.plugin import matches_spec
-from evidence_gate.sealed.worker.protocol import PLAN_KINDS, Kind
+from evidence_gate.sealed.worker.protocol import PLAN_KINDS, Kind, ResultEvent
 
 
 def excuse_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
@@ -85,7 +85,7 @@ def replay_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, L
     return replace(plan, jobs=[*plan.jobs, *jobs]), replace(launched, workers=[*launched.workers, *workers])
 
 
-def _plan_order(seeds: list[int], event: dict[str, Any]) -> tuple[bool, int]:
+def _plan_order(seeds: list[int], event: ResultEvent) -> tuple[bool, int]:
     """Planned seeds first, in the plan's order; then fresh ones."""
     seed = event.get("seed")
     return (event.get("kind") != Kind.PLAN, seeds.index(seed) if seed in seeds else len(seeds))

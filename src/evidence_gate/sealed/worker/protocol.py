@@ -8,6 +8,7 @@ JSON lines the worker writes to the result pipe, each an object whose `EV` names
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import Any, Required, TypedDict
 
 EV = "ev"  # every event's kind
@@ -118,3 +119,73 @@ class Job(TypedDict, total=False):
     # Mode.INSTALL
     command: str
     env: dict[str, str]
+
+
+class ResultEvent(TypedDict):
+    """How one (node, seed, kind) run ended (`Event.RESULT`): the plugin writes it, and the gate reads it only after
+    `result_problem` found every field of the type `RESULT_FIELDS` names, so a reader indexes instead of guessing."""
+
+    ev: str
+    node: str
+    spec: str  # the SCORE_PROPERTIES line the node was planned for
+    seed: int
+    kind: str  # a Kind, or a shrink re-run's
+    outcome: str  # passed | failed | error | skipped | xfailed | xpassed
+    message: str
+    hypothesis: bool  # the seed went to Hypothesis (else through PROPERTY_SEED)
+    examples: int | None  # valid and interesting examples Hypothesis ran, from its statistics
+    stopped_because: str | None  # Hypothesis' own words
+    stop: str | None  # the ExitReason member they name
+    assertion_hash: str | None
+    falsifying: str | None  # Hypothesis' "Falsifying example" note
+    failure: dict[str, Any] | None  # {path, line, statement, exception, frames} in a locked file
+    assertion_bound: list[str] | None
+    tampered: list[str]  # harness objects found changed by the end of the run
+    examples_digest: str | None  # sha256 over the examples run, in order
+    cases: int
+    case_digests: list[str]
+    strategies: dict[str, str] | None  # argument -> the strategy's repr after resolution
+    discards: int | None
+    census_failures: int
+    blob: str | None  # the minimal example's `version|blob`
+
+
+_NONE = type(None)
+# The wire type of each ResultEvent field (tests/sealed/test_sealed_protocol.py keeps the two in step).
+RESULT_FIELDS: dict[str, tuple[type, ...]] = {
+    "node": (str,),
+    "spec": (str,),
+    "seed": (int,),
+    "kind": (str,),
+    "outcome": (str,),
+    "message": (str,),
+    "hypothesis": (bool,),
+    "examples": (int, _NONE),
+    "stopped_because": (str, _NONE),
+    "stop": (str, _NONE),
+    "assertion_hash": (str, _NONE),
+    "falsifying": (str, _NONE),
+    "failure": (dict, _NONE),
+    "assertion_bound": (list, _NONE),
+    "tampered": (list,),
+    "examples_digest": (str, _NONE),
+    "cases": (int,),
+    "case_digests": (list,),
+    "strategies": (dict, _NONE),
+    "discards": (int, _NONE),
+    "census_failures": (int,),
+    "blob": (str, _NONE),
+}
+
+
+def result_problem(event: Mapping[str, Any]) -> str | None:
+    """Why `event` is not a well-formed ResultEvent (a missing field, or one of another type), or None."""
+    for key, types in RESULT_FIELDS.items():
+        if key not in event:
+            return f"a result event has no {key!r}"
+        value = event[key]
+        # bool is an int to isinstance: a seed or a count of True is refused, a bool field takes only a bool.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            wanted = " or ".join("null" if t is _NONE else t.__name__ for t in types)
+            return f"a result event's {key!r} is {type(value).__name__}, not {wanted}"
+    return None
