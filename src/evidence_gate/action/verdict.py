@@ -17,6 +17,7 @@ from evidence_gate.action import files as action_files
 from evidence_gate.action.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import scrub, write_receipt
 from evidence_gate.report import check_run as check_report
 from evidence_gate.report import job_summary, markdown_limits
@@ -93,7 +94,7 @@ def _check_run(
     return run_id
 
 
-def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[], datetime]) -> int:
+def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], datetime]) -> int:
     """Write, log, upload and post `receipt`; returns the exit code its decision carries."""
     receipt = scrub(receipt)
     write_receipt(target.receipt_path, receipt)
