@@ -161,7 +161,7 @@ def _post_skipped(run: Run, where: Where, repository: str, row: dict[str, Any], 
 
 
 def index_summary(
-    index: Mapping[str, Any], check_name: str, run_ids: dict[str, int | None], repository: str, env: Any
+    index: Mapping[str, Any], check_name: str, run_ids: dict[str, int | None], repository: str, env: Mapping[str, str]
 ) -> str:
     """A Markdown table of every context: judged or not, its row, and a link to its check run."""
     server = str(env.get("GITHUB_SERVER_URL") or "https://github.com")
@@ -202,7 +202,7 @@ def _outputs(
     }
 
 
-def write_outputs(env: Any, outputs: dict[str, str], run_id: int | None) -> None:
+def write_outputs(env: Mapping[str, str], outputs: dict[str, str], run_id: int | None) -> None:
     """The step outputs, with the step's own check run (the index's) once it is completed."""
     repository = str(env.get("GITHUB_REPOSITORY") or "")
     if run_id is not None:

@@ -159,7 +159,7 @@ def find_pull(rest: Rest, t: Trigger) -> Pull:
     )
 
 
-def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) -> None:
+def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Mapping[str, str], token: str) -> None:
     """Fetch the base branch and the PR's refs (as data, into a ref namespace of the gate's) and `extra` commits."""
     config = []
     server = str(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")

@@ -6,11 +6,11 @@ check run is found again by its external id, so a re-run of the job updates the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from evidence_gate import visible
 from evidence_gate.action import files as action_files
@@ -27,7 +27,7 @@ from evidence_gate.report.registry import render_text
 class Reporter(Protocol):
     """What the action run offers: its environment, where it prints, how it sleeps, its notes."""
 
-    env: Any
+    env: Mapping[str, str]
     notes: list[str]
     sleep: Callable[[float], None]
 

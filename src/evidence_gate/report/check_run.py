@@ -203,7 +203,7 @@ def cap_note(found: int, max_annotations: int | None) -> str:
 
 
 def links_from(
-    env: dict[str, str] | Any,
+    env: Mapping[str, str],
     repository: str,
     receipt: Mapping[str, Any],
     artifact_id: str = "",
