@@ -169,8 +169,9 @@ def run_check(args: argparse.Namespace) -> int:
 
             event = load_event(args.event, args.event_name)
     except GateError as exc:  # the receipt is written in every case, also for an unusable event
-        out, code = gate.error_receipt(exc)
-        write_receipt(args.receipt, out)
+        failed, code = gate.error_receipt(exc)
+        write_receipt(args.receipt, failed)
+        out: Mapping[str, Any] = failed
     else:
         opts = gate.CheckOptions(
             repo=args.repo,
@@ -198,7 +199,7 @@ def run_check(args: argparse.Namespace) -> int:
     return code
 
 
-def _say_errors(out: dict[str, Any], code: int) -> None:
+def _say_errors(out: Mapping[str, Any], code: int) -> None:
     if out["state"] != "final":
         for error in out["errors"]:
             print(f"evidence-gate: error: {visible.lines(error)}", file=sys.stderr)
@@ -241,7 +242,7 @@ def _terminal_columns() -> int:
     return shutil.get_terminal_size((80, 24)).columns
 
 
-def _source_lines(repo: Path, receipt: dict[str, Any]) -> SourceLine | None:
+def _source_lines(repo: Path, receipt: Mapping[str, Any]) -> SourceLine | None:
     """A finding's source line, read from the head commit's blob (never the working tree, which may differ)."""
     head = str((receipt.get("git") or {}).get("head") or "")
     if not head:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidence_gate import package_data
 from evidence_gate.errors import InputInvalid
+from evidence_gate.receipt.types import ContextJson
 from evidence_gate.schema_check import Check, compile_schema
 from evidence_gate.strict_parse import load_yaml
 
@@ -126,7 +127,7 @@ class BoundedContext:
         folders = (self.root, *self.config.properties.pythonpath)
         return any(path.startswith(f + "/") for f in folders) or any(glob_matches(g, path) for g in self.paths)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ContextJson:
         """Name, root and owned globs, for the receipt and the index."""
         return {"name": self.name, "root": self.root, "paths": list(self.paths)}
 

@@ -10,6 +10,7 @@ context is listed in the index as not judged, with why, and runs nothing. Withou
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.lanes import locked_evidence
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.row_ids import PASS
 from evidence_gate.strict_parse import load_json
@@ -35,7 +37,7 @@ class Judged:
 
     name: str
     path: Path
-    receipt: dict[str, Any]
+    receipt: ReceiptJson
     code: int
 
 
@@ -43,7 +45,7 @@ class Judged:
 class Outcome:
     """What `evaluate` wrote: `receipt.json` (the index with contexts, else the one receipt) and each context's."""
 
-    receipt: dict[str, Any]
+    receipt: Mapping[str, Any]  # as written: the index (`is_index`) with contexts, else the one receipt
     code: int
     judged: list[Judged] = field(default_factory=list)
 
@@ -226,7 +228,7 @@ def sarif_log(judged: list[Judged], docs: str | None = None) -> str:
     return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
 
 
-def worst_row(index: dict[str, Any]) -> str:
+def worst_row(index: Mapping[str, Any]) -> str:
     """The index's row: the worst judged context's (the first of equals), `pass` when every judged one passed."""
     judged = [r for r in index.get("contexts", []) if r.get("judged")]
     failing = [r for r in judged if r.get("ok") is not True]
@@ -235,7 +237,7 @@ def worst_row(index: dict[str, Any]) -> str:
     return str(max(failing, key=lambda r: _SEVERITY.get(r.get("exit_code") or 1, 4))["row"])
 
 
-def title(index: dict[str, Any]) -> str:
+def title(index: Mapping[str, Any]) -> str:
     """One line for the index: how many contexts fail, pass and were not judged (at most 255 characters)."""
     rows = index.get("contexts", [])
     failing = [f"{r['context']} ({r['row']})" for r in rows if r.get("judged") and r.get("ok") is not True]
@@ -312,7 +314,8 @@ def merge_indexes(paths: list[Path], indexes: list[dict[str, Any]], out: Path) -
                     usage=True,
                 )
             receipt = shard_merge.load(file)
-            if (receipt.get("context") or {}).get("name") != name:
+            judges = receipt.get("context")
+            if (judges["name"] if judges else None) != name:
                 raise GateError(f"{file} judges another context than {name}", fix="re-run the matrix", usage=True)
             parts.append(receipt)
             names.append(str(file))

@@ -22,6 +22,7 @@ from evidence_gate.lanes import fixtures, harness_probes, locked_evidence
 from evidence_gate.lanes.freeze import ledger as freeze_ledger
 from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.receipt.types import ContextJson, ReceiptJson
 from evidence_gate.receipt.write import empty_receipt, finalise, scrub, write_receipt
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
@@ -252,7 +253,7 @@ def read_trusted(
     return config, config_blob, specs, list_bytes
 
 
-def config_context(repo: Repo, baseline: str, name: str) -> dict[str, Any]:
+def config_context(repo: Repo, baseline: str, name: str) -> ContextJson:
     """The receipt's `context` section: the judged context's name, root and owned globs."""
     return read_config(repo, baseline)[0].context(name).to_json()
 
@@ -296,7 +297,7 @@ class Static:
         return [self.locked, self.probes, self.ledger.lane, self.fixture]
 
 
-def check(opts: CheckOptions, receipt: dict[str, Any], repo: Repo | None = None) -> decision.Decision:
+def check(opts: CheckOptions, receipt: ReceiptJson, repo: Repo | None = None) -> decision.Decision:
     """Run the gate, filling `receipt` as facts become known (so a crash still leaves what was learned); `repo`, when
     given, is `opts.repo` already opened (`contexts.evaluate` passes the one its plan asked)."""
     repo = repo or Repo(opts.repo)
@@ -321,7 +322,7 @@ def check(opts: CheckOptions, receipt: dict[str, Any], repo: Repo | None = None)
     return finalise(receipt, [v for lane in lanes for v in lane.violations], frozenset(facts))
 
 
-def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted:
+def _trusted(repo: Repo, opts: CheckOptions, receipt: ReceiptJson) -> Trusted:
     """The commits, the baseline's configuration and list, and who wrote the patch; recorded as each is known."""
     commits = resolve_commits(repo, opts.head, opts.base, opts.event)
     receipt["git"] = {"baseline": commits.baseline, "head": commits.head, "merge_base": commits.merge_base}
@@ -351,7 +352,7 @@ def _trusted(repo: Repo, opts: CheckOptions, receipt: dict[str, Any]) -> Trusted
     return Trusted(commits, config, specs, human)
 
 
-def _static_lanes(repo: Repo, trusted: Trusted, today: date, receipt: dict[str, Any]) -> Static:
+def _static_lanes(repo: Repo, trusted: Trusted, today: date, receipt: ReceiptJson) -> Static:
     """Locked evidence, harness probes, freeze ledger and fixtures, each section recorded as its lane returns."""
     baseline, head, config = trusted.commits.baseline, trusted.commits.head, trusted.config
     diff = repo.diff_tree(baseline, head)
@@ -408,16 +409,23 @@ def _dynamic_lane(repo: Repo, opts: CheckOptions, trusted: Trusted, static: Stat
         )
 
 
-def _record_dynamic(receipt: dict[str, Any], dynamic: LaneResult) -> None:
-    """The property lane's sections: merged into the static lanes' sections of the same name, else set."""
-    for key, value in dynamic.receipt.items():
-        if isinstance(value, dict) and isinstance(receipt.get(key), dict):
-            receipt[key].update(value)
-        else:
-            receipt[key] = value
+def _record_dynamic(receipt: ReceiptJson, dynamic: LaneResult) -> None:
+    """The property lane's sections: merged into the static lanes' sections of the same name (`properties`,
+    `freeze`, `fixtures`), else set (`sealed`, `patch_coverage`); the lane writes no other."""
+    sections = dynamic.receipt
+    if "properties" in sections:
+        receipt["properties"].update(sections["properties"])
+    if "freeze" in sections:
+        receipt["freeze"].update(sections["freeze"])
+    if "fixtures" in sections:
+        receipt["fixtures"].update(sections["fixtures"])
+    if "sealed" in sections:
+        receipt["sealed"] = sections["sealed"]
+    if "patch_coverage" in sections:
+        receipt["patch_coverage"] = sections["patch_coverage"]
 
 
-def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision:
+def precondition(receipt: ReceiptJson, error: GateError) -> decision.Decision:
     """Fill the receipt for a GateError on a row (the gate could not evaluate, or refused to)."""
     assert error.row is not None
     result = finalise(receipt, [Violation(error.row, error.describe())])  # a precondition row: never ok
@@ -425,7 +433,7 @@ def precondition(receipt: dict[str, Any], error: GateError) -> decision.Decision
     return result
 
 
-def record_error(receipt: dict[str, Any], error: GateError) -> int:
+def record_error(receipt: ReceiptJson, error: GateError) -> int:
     """Record a GateError the one way every entry point does; returns the exit code.
 
     With a row it is a final receipt on that row (a precondition); without one (a usage error) the receipt stays
@@ -438,7 +446,7 @@ def record_error(receipt: dict[str, Any], error: GateError) -> int:
     return error.exit_code
 
 
-def error_receipt(error: GateError) -> tuple[dict[str, Any], int]:
+def error_receipt(error: GateError) -> tuple[ReceiptJson, int]:
     """A new receipt for a GateError raised before the gate started (an unusable event or input), and the exit code."""
     receipt = empty_receipt()
     return receipt, record_error(receipt, error)
@@ -482,7 +490,7 @@ def first_write(receipt_path: Path) -> None:
         ) from exc
 
 
-def evaluate(opts: CheckOptions, receipt_path: Path, repo: Repo | None = None) -> tuple[dict[str, Any], int]:
+def evaluate(opts: CheckOptions, receipt_path: Path, repo: Repo | None = None) -> tuple[ReceiptJson, int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
     This is the one code path behind `check` and `action`. A GateError goes through `record_error`; any other

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ class LaneResult:
     """What one lane found, plus the section it contributes to the receipt."""
 
     violations: tuple[Violation, ...] = ()
-    receipt: dict[str, Any] = field(default_factory=dict)
+    receipt: Mapping[str, Any] = field(default_factory=dict)  # a lane's own section types it (FreezeLane)
     # Facts the decision needs beyond violations (e.g. "freeze-shrank").
     facts: frozenset[str] = frozenset()
 

@@ -47,6 +47,29 @@ def test_typed_dict_keys_are_the_schemas(part: str) -> None:
     assert set(typed.__required_keys__) == set(node.get("required", [])), f"{part}: required keys differ"  # type: ignore[attr-defined]
 
 
+# Parts the writers build with keys beside the schema's (the schema allows more): each TypedDict holds every key the
+# schema lists, required exactly where the schema requires it.
+WRITTEN: dict[str, tuple[type, tuple[str | int, ...]]] = {
+    "receipt": (receipt_types.ReceiptJson, ()),
+    "config": (receipt_types.ConfigJson, ("properties", "config")),
+    "context": (receipt_types.ContextJson, ("properties", "context")),
+    "freeze": (receipt_types.FreezeJson, ("properties", "freeze")),
+    "fixtures": (receipt_types.FixturesJson, ("properties", "fixtures")),
+    "properties": (receipt_types.PropertiesJson, ("properties", "properties")),
+    "patch coverage": (receipt_types.PatchCoverageJson, ("properties", "patch_coverage")),
+}
+
+
+@pytest.mark.parametrize("part", WRITTEN)
+def test_written_parts_hold_the_schemas_keys(part: str) -> None:
+    """A writer's TypedDict has every key of its schema node, required where the schema requires it."""
+    typed, path = WRITTEN[part]
+    node = _node(path)
+    keys = set(typed.__required_keys__) | set(typed.__optional_keys__)  # type: ignore[attr-defined]
+    assert set(node["properties"]) <= keys, f"{part}: the TypedDict lacks {set(node['properties']) - keys}"
+    assert set(typed.__required_keys__) == set(node.get("required", [])), f"{part}: required keys differ"  # type: ignore[attr-defined]
+
+
 def test_producers_write_schema_valid_parts() -> None:
     """A violation and a decision as the gate writes them validate, and the accessors hand them back typed."""
     receipt = empty_receipt()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -48,7 +48,7 @@ class Where:
 class _Posted:
     name: str
     run_id: int | None
-    receipt: dict[str, Any] | None
+    receipt: Mapping[str, Any] | None
 
 
 def shown_beside(index_shown: str, index_file: Path, other: Path) -> str:
@@ -161,7 +161,7 @@ def _post_skipped(run: Run, where: Where, repository: str, row: dict[str, Any], 
 
 
 def index_summary(
-    index: dict[str, Any], check_name: str, run_ids: dict[str, int | None], repository: str, env: Any
+    index: Mapping[str, Any], check_name: str, run_ids: dict[str, int | None], repository: str, env: Mapping[str, str]
 ) -> str:
     """A Markdown table of every context: judged or not, its row, and a link to its check run."""
     server = str(env.get("GITHUB_SERVER_URL") or "https://github.com")
@@ -180,7 +180,7 @@ def index_summary(
 
 
 def _outputs(
-    where: Where, index: dict[str, Any], outcome: contexts.Outcome, artifact_id: str, sarif_shown: str
+    where: Where, index: Mapping[str, Any], outcome: contexts.Outcome, artifact_id: str, sarif_shown: str
 ) -> dict[str, str]:
     counts: Counter[str] = Counter()
     for judged in outcome.judged:
@@ -202,7 +202,7 @@ def _outputs(
     }
 
 
-def write_outputs(env: Any, outputs: dict[str, str], run_id: int | None) -> None:
+def write_outputs(env: Mapping[str, str], outputs: dict[str, str], run_id: int | None) -> None:
     """The step outputs, with the step's own check run (the index's) once it is completed."""
     repository = str(env.get("GITHUB_REPOSITORY") or "")
     if run_id is not None:
@@ -214,7 +214,7 @@ def write_outputs(env: Any, outputs: dict[str, str], run_id: int | None) -> None
         append_outputs(Path(env["GITHUB_OUTPUT"]), outputs)
 
 
-def index_report(index: dict[str, Any], summary: str) -> check_report.CheckReport:
+def index_report(index: Mapping[str, Any], summary: str) -> check_report.CheckReport:
     """The step's own check run over the index: its conclusion, title and table, no annotations."""
     return check_report.CheckReport(
         "success" if index["ok"] is True else "failure", contexts.title(index), summary, "", ()

@@ -3,6 +3,7 @@ outputs that name them, including what `actions/attest` needs in its custom-pred
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ class SideFiles:
 
 
 def write(
-    receipt: dict[str, Any], receipt_file: Path, receipt_shown: str, docs: str | None, commit: str | None
+    receipt: Mapping[str, Any], receipt_file: Path, receipt_shown: str, docs: str | None, commit: str | None
 ) -> SideFiles:
     """Write the SARIF log and the Statement beside the receipt file; the outputs, the problems and the files."""
     out, problems, files = empty(), [], []

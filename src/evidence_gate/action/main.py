@@ -42,6 +42,7 @@ from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.git import Repo
 from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.report import check_run as check_report
 from evidence_gate.report import job_summary, markdown_limits
@@ -140,7 +141,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
     )
 
 
-def check_title(receipt: dict[str, Any]) -> str:
+def check_title(receipt: Mapping[str, Any]) -> str:
     """The check run's title (and the `title` output): the row, its title and the counts, at most 255 characters."""
     if receipt_types.decision(receipt) is None:
         return ABORTED_ROW
@@ -384,7 +385,7 @@ def _temp_folders(env: Mapping[str, str]) -> list[tuple[Path, str]]:
     return out
 
 
-def _write(run: _Run, receipt: dict[str, Any], file: Path) -> None:
+def _write(run: _Run, receipt: ReceiptJson, file: Path) -> None:
     try:
         write_receipt(file, receipt)
     except OSError as exc:
@@ -395,7 +396,7 @@ def _finish(
     run: _Run,
     inputs: Inputs,
     started: check_post.Started,
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     code: int,
     target: _Target,
     head: str | None = None,
@@ -447,7 +448,7 @@ def _finish(
 
 
 def outputs_of(
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     receipt_path: str,
     check_run_url: str = "",
     check_run_id: str = "",
@@ -478,7 +479,7 @@ def outputs_of(
 
 def _write_outputs(
     run: _Run,
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     receipt_path: str,
     run_id: int | None,
     artifact_id: str,
@@ -519,7 +520,7 @@ def _write_summary(run: _Run, markdown: str) -> None:
         run.warn_once(problem)
 
 
-def _previous_delta(run: _Run, inputs: Inputs, receipt: dict[str, Any]) -> receipt_delta.Delta | None:
+def _previous_delta(run: _Run, inputs: Inputs, receipt: Mapping[str, Any]) -> receipt_delta.Delta | None:
     """The change since the base branch's last receipt (see `previous_receipt`); None when there is none to ask
     for or none was found. Like the picture it is extra: a failure is a `no delta (why)`, never a changed verdict."""
     baseline = (receipt.get("git") or {}).get("baseline")
@@ -540,7 +541,7 @@ def _previous_delta(run: _Run, inputs: Inputs, receipt: dict[str, Any]) -> recei
 
 
 def _ledger_picture(
-    run: _Run, inputs: Inputs, receipt: dict[str, Any], target: _Target, pr_head: str | None
+    run: _Run, inputs: Inputs, receipt: Mapping[str, Any], target: _Target, pr_head: str | None
 ) -> tuple[str, str] | None:
     """The base branch's ledger history (SVG, summary note) with the ledger the pull request proposes (at the
     commit the gate judged, dated by the PR's head `pr_head`), written beside the receipt; None when there is none.

@@ -10,7 +10,7 @@ failing row that names it: the merge never decides over fewer seeds than the pla
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +24,7 @@ from evidence_gate.github import artifact_download
 from evidence_gate.github.artifact_download import Listed, ReceiptUnusable, index_from_zip, receipt_from_zip
 from evidence_gate.model import Violation
 from evidence_gate.receipt import shard_merge
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import empty_receipt, finalise, sha256_of, write_receipt
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import EVENT_MISMATCH, RUN_INTEGRITY, SEED_LEDGER_OPEN
@@ -52,11 +53,16 @@ class Collected:
     """The shard receipts that held up, and a row for each that did not."""
 
     total: int | None = None
-    receipts: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    receipts: dict[int, tuple[str, ReceiptJson]] = field(default_factory=dict)  # shard -> (artifact, its receipt)
     problems: list[Violation] = field(default_factory=list)
     notes: dict[int, str] = field(default_factory=dict)  # shard -> a size the service listed that was not downloaded
-    # With contexts: shard -> each judged context's receipt that shard's index records (receipts[k] is the index).
-    contexts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # With contexts: shard -> (artifact, its index), and each judged context's receipt that shard's index records.
+    indexes: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    contexts: dict[int, dict[str, ReceiptJson]] = field(default_factory=dict)
+
+    def uploads(self) -> list[tuple[int, tuple[str, Mapping[str, Any]]]]:
+        """What each shard uploaded that held up, in shard order: its receipt, or its index with contexts."""
+        return sorted([*self.receipts.items(), *self.indexes.items()])
 
 
 def _shards_of(listed: list[Listed], artifact_name: str) -> dict[tuple[int, int], Listed]:
@@ -74,12 +80,15 @@ def _check_one(
     item: Listed, shard: tuple[int, int], data: bytes, expected: tuple[str, str | None], out: Collected
 ) -> None:
     label = f"shard {shard[0]}/{shard[1]} (artifact {item.name})"
+    single: ReceiptJson | None = None
     try:
         found = index_from_zip(data)
-        receipt = found[""][0] if found is not None else receipt_from_zip(data)[0]
+        if found is None:
+            single = receipt_from_zip(data)[0]
     except ReceiptUnusable as exc:
         out.problems.append(Violation(RUN_INTEGRITY, f"{label}: {exc}; {RERUN}"))
         return
+    receipt: Mapping[str, Any] = found[0] if found is not None else single or {}
     claimed = receipt.get("shard") if found is not None else receipt.get("mode", {}).get("shard")
     if claimed != list(shard):
         out.problems.append(
@@ -102,9 +111,11 @@ def _check_one(
             )
         )
         return
-    out.receipts[shard[0]] = (item.name, receipt)
+    if single is not None:
+        out.receipts[shard[0]] = (item.name, single)
     if found is not None:
-        out.contexts[shard[0]] = {name: r for name, (r, _raw) in found.items() if name}
+        out.indexes[shard[0]] = (item.name, found[0])
+        out.contexts[shard[0]] = dict(found[1])
     note = artifact_download.size_note(item, data)
     if note:
         out.notes[shard[0]] = note
@@ -161,10 +172,10 @@ def collect(
     return out
 
 
-def _failing(collected: Collected, expected: tuple[str, str | None], extra: list[Violation]) -> dict[str, Any]:
+def _failing(collected: Collected, expected: tuple[str, str | None], extra: list[Violation]) -> ReceiptJson:
     """A final, failing receipt for a merge that could not be made; the usable shards' findings are kept."""
     usable = [r for _, (_, r) in sorted(collected.receipts.items())]
-    out = dict(usable[0]) if usable else empty_receipt()
+    out = usable[0].copy() if usable else empty_receipt()
     if not usable:
         out["git"] = {"baseline": expected[0], "head": expected[1], "merge_base": None}
     violations = list(collected.problems) + extra
@@ -218,7 +229,7 @@ def _disagreeing(collected: Collected) -> list[Violation]:
     return out
 
 
-def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> dict[str, Any]:
+def merged_receipt(collected: Collected, expected: tuple[str, str | None]) -> ReceiptJson:
     """The merged receipt when every shard held up, else a failing one naming what did not."""
     collected.problems.extend(_disagreeing(collected))
     if collected.problems:
@@ -293,7 +304,7 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
 def merged_contexts(collected: Collected, expected: tuple[str, str | None], index_path: Path) -> contexts.Outcome:
     """With contexts: each judged context's shard receipts merged as one repository's are (a missing or unusable
     shard fails every context), written beside the merged index at `index_path`."""
-    shards = sorted(collected.receipts.items())
+    shards = collected.uploads()
     problems = list(collected.problems)
     indexes = [(k, index) for k, (_name, index) in shards if k in collected.contexts]
     odd = [k for k, _ in shards if k not in collected.contexts]
@@ -316,7 +327,7 @@ def merged_contexts(collected: Collected, expected: tuple[str, str | None], inde
         per = Collected(
             total=collected.total,
             receipts={
-                k: (f"{collected.receipts[k][0]}/{row['receipt']}", collected.contexts[k][name])
+                k: (f"{collected.indexes[k][0]}/{row['receipt']}", collected.contexts[k][name])
                 for k, _ in indexes
                 if name in collected.contexts[k]
             },
@@ -335,7 +346,7 @@ def merged_contexts(collected: Collected, expected: tuple[str, str | None], inde
     return contexts.Outcome(index, index["exit_code"], judged)
 
 
-def _index_identity(index: dict[str, Any]) -> tuple[Any, ...]:
+def _index_identity(index: Mapping[str, Any]) -> tuple[Any, ...]:
     judged = tuple((r["context"], r["root"], r["judged"]) for r in index["contexts"])
     return (index["git"]["baseline"], index["git"]["head"], index["config"]["blob"], judged)
 
@@ -353,7 +364,7 @@ def _post_contexts(
 
     outcome = merged_contexts(collected, expected, index_path)
     reporter.notes.append(
-        f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"
+        f"merged {len(collected.uploads())} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"
         f" for {len(outcome.judged)} contexts"
     )
     where = action_contexts.Where(

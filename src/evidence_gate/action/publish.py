@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import copy
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from evidence_gate.github.run_artifacts import Rest, RestError
 from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import empty_receipt, finalise, sha256_of
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import (
@@ -158,7 +159,7 @@ def find_pull(rest: Rest, t: Trigger) -> Pull:
     )
 
 
-def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Any, token: str) -> None:
+def fetch_commits(repo: Repo, pr: Pull, extra: list[str], env: Mapping[str, str], token: str) -> None:
     """Fetch the base branch and the PR's refs (as data, into a ref namespace of the gate's) and `extra` commits."""
     config = []
     server = str(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
@@ -227,7 +228,7 @@ def verify_commits(repo: Repo, baseline: Any, merge: Any, t: Trigger) -> None:
         )
 
 
-def _commits(repo: Repo, receipt: dict[str, Any] | None) -> tuple[Any, Any]:
+def _commits(repo: Repo, receipt: Mapping[str, Any] | None) -> tuple[Any, Any]:
     """(baseline, merge) to judge: the receipt's when there is one, else GitHub's current merge ref."""
     if receipt is not None:
         git = receipt.get("git", {})
@@ -237,7 +238,7 @@ def _commits(repo: Repo, receipt: dict[str, Any] | None) -> tuple[Any, Any]:
     return (parents[0] if parents else None), merge
 
 
-def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
+def download_receipt(rest: Rest, t: Trigger, name: str) -> ReceiptJson:
     """The fork run's receipt; Refused (run-integrity) when there is none or it does not hold up."""
     try:
         found = rest.run_artifacts(t.repository, t.run_id, name)
@@ -270,7 +271,7 @@ def download_receipt(rest: Rest, t: Trigger, name: str) -> dict[str, Any]:
     return receipt
 
 
-def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Violation]) -> dict[str, Any]:
+def compose(ours: ReceiptJson, theirs: ReceiptJson | None, extra: list[Violation]) -> ReceiptJson:
     """Our static verdict, with the fork's property results where they are accepted, re-decided."""
     out = copy.deepcopy(ours)
     sealed = decision.decided_by(*decision.SEALED_LANES)  # rows only the run decides; the rest is re-derived here
@@ -290,7 +291,7 @@ def compose(ours: dict[str, Any], theirs: dict[str, Any] | None, extra: list[Vio
     return out
 
 
-def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> dict[str, Any]:
+def _refused(t: Trigger, violations: list[Violation], baseline: Any = None) -> ReceiptJson:
     """A final, failing receipt for a run whose verdict could not be re-derived."""
     out = empty_receipt()
     out["git"] = {"baseline": baseline if _hex40(baseline) else None, "head": None, "merge_base": None}
@@ -309,8 +310,8 @@ def _runner_paths(repo: Repo, baseline: str, merge: str, list_path: str) -> list
 
 
 def judge(
-    repo: Repo, t: Trigger, pr: Pull, theirs: dict[str, Any] | None, problem: Refused | None, today: Any
-) -> dict[str, Any]:
+    repo: Repo, t: Trigger, pr: Pull, theirs: ReceiptJson | None, problem: Refused | None, today: Any
+) -> ReceiptJson:
     """Re-derive the static lanes on the verified commits and combine them with the accepted property results."""
     baseline, merge = _commits(repo, theirs)
     verify_commits(repo, baseline, merge, t)
@@ -335,7 +336,7 @@ def judge(
 
 
 def _accept(
-    repo: Repo, ours: dict[str, Any], theirs: dict[str, Any] | None, baseline: str, merge: str, workflow: str
+    repo: Repo, ours: Mapping[str, Any], theirs: Mapping[str, Any] | None, baseline: str, merge: str, workflow: str
 ) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
     rows = {v["row"] for v in receipt_types.violations(ours)} | {receipt_types.decision_row(ours)}
@@ -403,7 +404,7 @@ def _runs_properties(repo: Repo, baseline: str, workflow: str) -> str | None:
     return None
 
 
-def facts_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> list[str]:
+def facts_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any], merge: str) -> list[str]:
     """Where the fork's receipt disagrees with the baseline's plan and list, the static lanes re-derived here, or its
     own facts (run_facts: the rows its ledgers and digest records show, and the decision its rows give)."""
     props = theirs.get("properties", {})
@@ -414,7 +415,7 @@ def facts_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> 
     return found + run_facts.contradictions(theirs)
 
 
-def _plan_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> list[str]:
+def _plan_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any], merge: str) -> list[str]:
     """The fork's seed ledgers against the baseline's plan and list: one per listed property, for the whole plan."""
     props = theirs.get("properties", {})
     effective = ours["config"].get("effective", {}).get("properties", {})
@@ -444,7 +445,7 @@ def _plan_problems(ours: dict[str, Any], theirs: dict[str, Any], merge: str) -> 
     return found
 
 
-def _static_problems(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+def _static_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
     """The fork's digest records, replays and excuses against the static lanes re-derived here from git objects."""
     found = []
     records = [(d.get("id"), d.get("output_sha256")) for d in ours.get("fixtures", {}).get("digests", [])]
@@ -484,7 +485,7 @@ def _static_problems(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     return found
 
 
-def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any) -> dict[str, Any]:
+def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any) -> ReceiptJson:
     """The receipt to post for the triggering run; every doubt is a failing row, never a success."""
     rest = Rest(reporter.env.get("GITHUB_API_URL") or "https://api.github.com", inputs.token, sleep=reporter.sleep)
     try:
@@ -501,7 +502,7 @@ def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo:
                 )
             ],
         )
-    theirs: dict[str, Any] | None = None
+    theirs: ReceiptJson | None = None
     problem: Refused | None = None
     try:
         theirs = download_receipt(rest, t, inputs.artifact_name)

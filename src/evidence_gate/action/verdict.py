@@ -6,17 +6,18 @@ check run is found again by its external id, so a re-run of the job updates the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from evidence_gate import visible
 from evidence_gate.action import files as action_files
 from evidence_gate.action.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 from evidence_gate.digest import sha256_digest
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import scrub, write_receipt
 from evidence_gate.report import check_run as check_report
 from evidence_gate.report import job_summary, markdown_limits
@@ -26,7 +27,7 @@ from evidence_gate.report.registry import render_text
 class Reporter(Protocol):
     """What the action run offers: its environment, where it prints, how it sleeps, its notes."""
 
-    env: Any
+    env: Mapping[str, str]
     notes: list[str]
     sleep: Callable[[float], None]
 
@@ -93,7 +94,7 @@ def _check_run(
     return run_id
 
 
-def post(run: Reporter, target: Target, receipt: dict[str, Any], now: Callable[[], datetime]) -> int:
+def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], datetime]) -> int:
     """Write, log, upload and post `receipt`; returns the exit code its decision carries."""
     receipt = scrub(receipt)
     write_receipt(target.receipt_path, receipt)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from importlib import resources
@@ -309,7 +309,7 @@ def build_repository(path: Path, files: dict[str, bytes], prs: list[Patch]) -> N
     repo.run("read-tree", "-u", "--reset", "HEAD")  # a work tree to look at; the gate reads objects only
 
 
-def _runner_missing(receipt: dict[str, object]) -> bool:
+def _runner_missing(receipt: Mapping[str, object]) -> bool:
     violations = receipt.get("violations")
     return isinstance(violations, list) and any(
         isinstance(v, dict) and v.get("row") == RUN_INTEGRITY and RUNNER_MISSING in str(v.get("message"))

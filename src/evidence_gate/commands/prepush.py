@@ -77,7 +77,7 @@ def choose_target(repo: Repo, against: str | None, head: str | None, env: Mappin
     )
 
 
-def verdict(receipt: dict[str, Any]) -> tuple[decision.Decision, list[str], list[str]]:
+def verdict(receipt: Mapping[str, Any]) -> tuple[decision.Decision, list[str], list[str]]:
     """The hook's decision over the receipt's findings without the rows left to CI, and the two sets of lines."""
     found = violations_of(receipt)
     blocking = [v for v in found if v.row not in LEFT_TO_CI]
@@ -85,7 +85,7 @@ def verdict(receipt: dict[str, Any]) -> tuple[decision.Decision, list[str], list
     return decision.decide(blocking), [v.render() for v in blocking], later
 
 
-def report(receipt: dict[str, Any], target: Target, out: TextIO) -> int:
+def report(receipt: Mapping[str, Any], target: Target, out: TextIO) -> int:
     """Print the hook's findings and verdict; the exit code of the decision row."""
     result, lines, later = verdict(receipt)
     git = receipt.get("git") or {}
@@ -157,7 +157,7 @@ def _report_contexts(outcome: contexts.Outcome, target: Target, out: TextIO) -> 
     return contexts.worst(codes)
 
 
-def _report_one(receipt: dict[str, Any], code: int, target: Target, out: TextIO) -> int:
+def _report_one(receipt: Mapping[str, Any], code: int, target: Target, out: TextIO) -> int:
     if receipt.get("state") != "final":
         for error in receipt.get("errors", []):
             print(f"evidence-gate: error: {visible.lines(str(error))}", file=sys.stderr)

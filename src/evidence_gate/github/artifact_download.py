@@ -15,7 +15,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
@@ -26,6 +26,7 @@ from evidence_gate.github.artifact_upload import (
     answer_field,
     backend_ids,
 )
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import MAX_RECEIPT, validate
 from evidence_gate.strict_parse import load_json
 
@@ -150,9 +151,7 @@ def _check_members(archive: zipfile.ZipFile) -> None:
             raise ReceiptUnusable(f"member `{info.filename}` of the artifact does not inflate intact ({exc})") from exc
 
 
-def receipt_from_zip(
-    data: bytes, limit: int = MAX_RECEIPT, member: str = RECEIPT_MEMBER
-) -> tuple[dict[str, Any], bytes]:
+def receipt_from_zip(data: bytes, limit: int = MAX_RECEIPT, member: str = RECEIPT_MEMBER) -> tuple[ReceiptJson, bytes]:
     """The final, schema-valid receipt in an artifact zip (`member`, default `receipt.json`), and its bytes;
     ReceiptUnusable naming what is wrong.
 
@@ -166,30 +165,31 @@ def receipt_from_zip(
     if value.get("state") != "final":
         errors = value.get("errors") or ["no error recorded"]
         raise ReceiptUnusable(f"the receipt is not final: the gate aborted ({str(errors[0])[:200]})")
-    return value, raw
+    return cast(ReceiptJson, value), raw  # schema-valid and final: where a downloaded receipt becomes typed
 
 
-def index_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> dict[str, tuple[dict[str, Any], bytes]] | None:
-    """With contexts: the shard's index (`receipt.json`, key "") and each judged context's receipt it names,
+def index_from_zip(data: bytes, limit: int = MAX_RECEIPT) -> tuple[dict[str, Any], dict[str, ReceiptJson]] | None:
+    """With contexts: the shard's index (`receipt.json`) and each judged context's receipt it names, by context,
     each checked against the digest the index records; None when `receipt.json` is one receipt."""
     from evidence_gate.config import schema_errors  # noqa: PLC0415
     from evidence_gate.contexts import is_index  # noqa: PLC0415 - only contexts write an index
 
-    index, raw = _json_member(data, limit, RECEIPT_MEMBER)
+    index, _raw = _json_member(data, limit, RECEIPT_MEMBER)
     if not is_index(index):
         return None
     problems = schema_errors(index, "receipt-index.schema.json")
     if problems or index.get("state") != "final":
         raise ReceiptUnusable(f"`{RECEIPT_MEMBER}` is not a final index: {problems[0] if problems else 'aborted'}")
-    out = {"": (index, raw)}
+    out: dict[str, ReceiptJson] = {}
     for row in index["contexts"]:
         if row["judged"]:
             member = str(row["receipt"])
             receipt, got = receipt_from_zip(data, limit, member)
-            if sha256_digest(got) != row["sha256"] or (receipt.get("context") or {}).get("name") != row["context"]:
+            judges = receipt.get("context")
+            if sha256_digest(got) != row["sha256"] or (judges["name"] if judges else None) != row["context"]:
                 raise ReceiptUnusable(f"`{member}` is not the receipt of context {row['context']} its index records")
-            out[str(row["context"])] = (receipt, got)
-    return out
+            out[str(row["context"])] = receipt
+    return index, out
 
 
 def _json_member(data: bytes, limit: int, member: str) -> tuple[dict[str, Any], bytes]:

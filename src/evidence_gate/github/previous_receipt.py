@@ -10,6 +10,7 @@ that cannot be downloaded or read, is a `Delta` that says why. Nothing here chan
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from evidence_gate.github.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
@@ -25,7 +26,9 @@ def _ours(artifact: dict[str, Any], baseline: str) -> bool:
     return isinstance(run.get("repository_id"), int) and run.get("head_repository_id") == run.get("repository_id")
 
 
-def delta(rest: Rest, repository: str, name: str, baseline: str, current: dict[str, Any], branch: str) -> Delta | None:
+def delta(
+    rest: Rest, repository: str, name: str, baseline: str, current: Mapping[str, Any], branch: str
+) -> Delta | None:
     """The change since the newest receipt artifact `name` of a run on `baseline`; None when there is none."""
     against = f"{branch}'s last receipt"
     try:

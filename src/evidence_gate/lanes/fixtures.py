@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gate.config import Config, schema_errors
@@ -16,6 +18,7 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.receipt.types import FixturesJson
 from evidence_gate.row_ids import CONFIG_INVALID
 from evidence_gate.strict_parse import load_json
 
@@ -69,25 +72,32 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
     return out
 
 
-def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple[LaneResult, list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class FixtureLane(LaneResult):
+    """The fixture lane's result: its section is the receipt's `fixtures`."""
+
+    receipt: FixturesJson = field(default_factory=lambda: FixturesJson(tree=None, digests=[]))
+
+
+def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple[FixtureLane, list[dict[str, Any]]]:
     """The fixture lane: tree ids of baseline and head, and the baseline's digest records that the sealed run must
     check (none when the lane found a problem)."""
     trees = repo.object_ids([f"{baseline}:{config.fixtures.dir}", f"{head}:{config.fixtures.dir}"])
-    receipt: dict[str, Any] = {
+    receipt: FixturesJson = {
         "tree": trees[f"{baseline}:{config.fixtures.dir}"],
         "head_tree": trees[f"{head}:{config.fixtures.dir}"],
         "digests": [],
     }
     data = repo.read_blob(baseline, config.fixtures.digests)
     if data is None:
-        return LaneResult(receipt=receipt), []
+        return FixtureLane(receipt=receipt), []
     receipt["digests_sha256"] = sha256_digest(data)
     try:
         records = parse_records(data, config.fixtures.dir, config.fixtures.digests)
     except InputInvalid as exc:
-        return LaneResult((Violation(CONFIG_INVALID, exc.message, config.fixtures.digests, exc.line),), receipt), []
+        return FixtureLane((Violation(CONFIG_INVALID, exc.message, config.fixtures.digests, exc.line),), receipt), []
     if records and not config.fixtures.producer:
-        return LaneResult(
+        return FixtureLane(
             (
                 Violation(
                     CONFIG_INVALID,
@@ -99,10 +109,10 @@ def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple
             receipt,
         ), []
     receipt["digests"] = [{"id": r["id"], "output_sha256": r["output_sha256"], "status": "unchecked"} for r in records]
-    return LaneResult(receipt=receipt), records
+    return FixtureLane(receipt=receipt), records
 
 
-def fixture_hash(receipt: dict[str, Any]) -> str | None:
+def fixture_hash(receipt: Mapping[str, Any]) -> str | None:
     """What a seed ledger binds to: the baseline's fixture tree and digest records, or None when there are none."""
     tree = receipt.get("tree")
     if tree is None and "digests_sha256" not in receipt:

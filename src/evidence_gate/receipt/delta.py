@@ -10,6 +10,7 @@ path and its message are (a failing property: its row and its test), wherever it
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def parse(data: bytes) -> dict[str, Any] | str:
     return value
 
 
-def from_file(path: Path, current: dict[str, Any]) -> Delta:
+def from_file(path: Path, current: Mapping[str, Any]) -> Delta:
     """`check --previous RECEIPT`: the delta against that file, or why there is none."""
     from evidence_gate.commands.history import bounded_read  # noqa: PLC0415 - the one bounded, FIFO-safe file read
 
@@ -85,12 +86,12 @@ def _key(v: Any) -> Finding:
     return Finding(row, path, message)
 
 
-def _entries(receipt: dict[str, Any]) -> int | None:
+def _entries(receipt: Mapping[str, Any]) -> int | None:
     value = (receipt.get("freeze") or {}).get("entries")
     return value if type(value) is int and value >= 0 else None
 
 
-def compare(previous: dict[str, Any], current: dict[str, Any], against: str) -> Delta:
+def compare(previous: Mapping[str, Any], current: Mapping[str, Any], against: str) -> Delta:
     """New and fixed findings (as multisets: a second copy of a finding is new too) and the entry counts."""
     before = Counter(_key(v) for v in receipt_types.violations(previous))
     now = Counter(_key(v) for v in receipt_types.violations(current))

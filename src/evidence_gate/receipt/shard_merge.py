@@ -7,8 +7,9 @@ and every planned seed must have been attempted exactly once across them. The me
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evidence_gate import decision
 from evidence_gate.errors import GateError, InputInvalid
@@ -16,14 +17,14 @@ from evidence_gate.lanes.properties import patch_coverage, seed_ledger, steering
 from evidence_gate.model import Violation
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.receipt import types as receipt_types
-from evidence_gate.receipt.types import SeedLedgerJson
+from evidence_gate.receipt.types import PatchCoverageJson, ReceiptJson, SeedLedgerJson
 from evidence_gate.receipt.write import MAX_RECEIPT, finalise, sha256_of, validate
 from evidence_gate.report.registry import violations_of
 from evidence_gate.row_ids import SEED_LEDGER_OPEN
 from evidence_gate.strict_parse import load_json
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> ReceiptJson:
     """One shard receipt, bounded, strictly parsed and schema-checked; a usage error naming the fix if not."""
     try:
         with path.open("rb") as handle:
@@ -50,14 +51,14 @@ def load(path: Path) -> dict[str, Any]:
             fix="pass the receipt.json each --shard run wrote, unedited",
             usage=True,
         )
-    return value
+    return cast(ReceiptJson, value)  # schema-valid: the one place a shard receipt from a file becomes typed
 
 
 # What every shard of one matrix must agree on, in the order `identity` gives it.
 IDENTITY = ("baseline commit", "head commit", "configuration", "property list", "seed plan", "context")
 
 
-def identity(receipt: dict[str, Any]) -> tuple[Any, ...]:
+def identity(receipt: Mapping[str, Any]) -> tuple[Any, ...]:
     """The values named by IDENTITY, of one shard receipt."""
     props = receipt.get("properties", {})
     return (
@@ -110,7 +111,7 @@ def _shard_gaps(shards: list[list[int]], total: set[int]) -> str:
     return f"{text} (missing {', '.join(missing)})" if missing else f"{text} (one given twice)"
 
 
-def merged_coverage(receipts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def merged_coverage(receipts: Sequence[Mapping[str, Any]]) -> PatchCoverageJson | None:
     """Patch coverage over every shard: each shard lists the same changed lines (from git); a line counts as
     executed when any shard's property workers ran it."""
     measured = [c for c in map(receipt_types.patch_coverage, receipts) if c is not None and c["measured"]]
@@ -125,9 +126,9 @@ def merged_coverage(receipts: list[dict[str, Any]]) -> dict[str, Any] | None:
     return patch_coverage.section(files, executed, first.get("min_percent"))
 
 
-def merge(receipts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+def merge(receipts: list[ReceiptJson], names: list[str]) -> ReceiptJson:
     """The merged receipt of shard receipts (pure)."""
-    shards = [r.get("mode", {}).get("shard") for r in receipts]
+    shards: list[Any] = [r.get("mode", {}).get("shard") for r in receipts]
     if any(not (isinstance(s, list) and len(s) == 2) for s in shards):
         raise GateError("every receipt must come from a `check --shard K/N` run", fix="re-run with --shard", usage=True)
     total = {s[1] for s in shards}

@@ -9,7 +9,7 @@ an empty list, or None, where the receipt has nothing.
 # No `from __future__ import annotations` here: Python 3.11 reads NotRequired only from evaluated annotations, and
 # the schema test compares __required_keys__.
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, Required, TypedDict, cast
 
 
 class ViolationJson(TypedDict):
@@ -118,6 +118,93 @@ class PatchCoverageJson(TypedDict):
     percent: NotRequired[float | None]
     min_percent: NotRequired[float | None]
     unreached: NotRequired[list[str]]
+
+
+class ConfigJson(TypedDict):
+    """`config`: where the configuration was read and its blob (None until known)."""
+
+    path: str
+    blob: str | None
+    effective: NotRequired[dict[str, Any]]  # the configuration as the gate read it (written, not in the schema)
+
+
+class ContextJson(TypedDict):
+    """`context`: the bounded context this receipt judges."""
+
+    name: str
+    root: str
+    paths: list[str]
+
+
+class FreezeJson(TypedDict):
+    """`freeze`: the ledger file, the entries the patch added and removed, and what the lanes recorded about it."""
+
+    file: str
+    added: list[str]
+    removed: list[str]
+    file_sha256: str | None
+    # Written by the freeze lane (ledger.check) and, for the first shard, the property lane; not in the schema.
+    format: NotRequired[str]
+    mode: NotRequired[str]
+    expired: NotRequired[list[str]]
+    active: NotRequired[list[str]]
+    base_sha256: NotRequired[str | None]
+    valid: NotRequired[bool]
+    entries: NotRequired[int | None]
+    budget: NotRequired[dict[str, Any] | None]
+    replays: NotRequired[list[dict[str, Any]]]
+    replayed_from_baseline: NotRequired[list[str]]
+
+
+class FixturesJson(TypedDict):
+    """`fixtures`: the fixture tree and the digest records the sealed run checked."""
+
+    tree: str | None
+    digests: list[dict[str, Any]]
+    head_tree: NotRequired[str | None]  # written by the fixture lane, not in the schema
+    digests_sha256: NotRequired[str]
+
+
+class PropertiesJson(TypedDict):
+    """`properties`: the property list's digest, the seed ledgers and their counts, and how the lane ran."""
+
+    list_sha256: str | None
+    ledgers: list[SeedLedgerJson]
+    counts: CountsJson
+    # Written by the gate and the property lane, not in the schema.
+    list: NotRequired[list[dict[str, Any]]]
+    skipped: NotRequired[str]
+    plan: NotRequired[list[int]]
+    shard: NotRequired[list[int] | None]
+    fresh_seeds: NotRequired[list[int]]
+    trials: NotRequired[int]
+
+
+class ReceiptJson(TypedDict, total=False):
+    """The whole receipt as its writers build it: every part the schema names, required where the schema requires
+    it, and the parts written beside them (`locked`, `probes`, `merged_from`, `published_from`)."""
+
+    schema: Required[str]
+    state: Required[str]
+    ok: Required[bool]
+    version: str
+    mode: dict[str, Any]
+    context: ContextJson
+    decision: Required[DecisionJson]
+    git: Required[GitJson]
+    config: Required[ConfigJson]
+    violations: Required[list[ViolationJson]]
+    freeze: Required[FreezeJson]
+    fixtures: Required[FixturesJson]
+    properties: Required[PropertiesJson]
+    sealed: dict[str, Any]
+    patch_coverage: PatchCoverageJson
+    errors: Required[list[str]]
+    # Written beside the schema's parts: the static lanes' sections and where a merged or published receipt came from.
+    locked: Mapping[str, Any]
+    probes: Mapping[str, Any]
+    merged_from: list[dict[str, Any]]
+    published_from: dict[str, Any]
 
 
 def _section(receipt: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from evidence_gate import __version__, decision
 from evidence_gate.config import schema_errors
 from evidence_gate.digest import sha256_digest
 from evidence_gate.model import Violation
+from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.visible import encodable
 
 SCHEMA_ID = "evidence-gate/receipt/v1"
@@ -18,7 +20,7 @@ SCHEMA_ID = "evidence-gate/receipt/v1"
 MAX_RECEIPT = 1 << 20
 
 
-def empty_receipt() -> dict[str, Any]:
+def empty_receipt() -> ReceiptJson:
     """A receipt with every required field at its 'nothing known yet' value."""
     return {
         "schema": SCHEMA_ID,
@@ -41,7 +43,7 @@ def empty_receipt() -> dict[str, Any]:
 
 
 def finalise(
-    receipt: dict[str, Any], violations: list[Violation], facts: frozenset[str] = frozenset()
+    receipt: ReceiptJson, violations: list[Violation], facts: frozenset[str] = frozenset()
 ) -> decision.Decision:
     """Decide `violations` (with `facts`) and make `receipt` final on that decision: its violations, decision, state
     and ok. Every receipt that carries a verdict gets it here (the gate, a precondition, a merge of shards, the
@@ -66,17 +68,18 @@ def scrub(value: Any) -> Any:
     return value
 
 
-def validate(receipt: dict[str, Any]) -> list[str]:
-    """Schema problems of a receipt; empty when valid."""
+def validate(receipt: object) -> list[str]:
+    """Schema problems of a receipt (a writer's, or JSON read back from a file); empty when valid."""
     return schema_errors(receipt, "receipt.schema.json")
 
 
-def canonical_bytes(receipt: dict[str, Any]) -> bytes:
-    """The exact bytes written to disk (sorted keys, two-space indent, trailing newline)."""
+def canonical_bytes(receipt: Mapping[str, object]) -> bytes:
+    """The exact bytes written to disk (sorted keys, two-space indent, trailing newline): of a receipt, or of an
+    index of context receipts."""
     return (json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def sha256_of(receipt: dict[str, Any]) -> str:
+def sha256_of(receipt: ReceiptJson) -> str:
     """`sha256:` digest of the receipt as written."""
     return sha256_digest(canonical_bytes(receipt))
 
@@ -110,7 +113,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_receipt(path: Path, receipt: dict[str, Any]) -> None:
+def write_receipt(path: Path, receipt: ReceiptJson) -> None:
     """Validate and write; an invalid receipt is written as `aborted` with the schema errors, never dropped."""
     receipt = scrub(receipt)
     problems = validate(receipt)

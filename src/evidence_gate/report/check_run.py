@@ -6,6 +6,7 @@ Pure: no PyGithub, no network. `checks_api` sends what `build` returns; `action`
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +65,7 @@ class CheckReport:
     annotations: tuple[Annotation, ...]
 
 
-def conclusion(receipt: dict[str, Any]) -> str:
+def conclusion(receipt: Mapping[str, Any]) -> str:
     """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
     if receipt.get("state") == "final" and receipt.get("ok") is True:
         return "neutral" if receipt_types.decision_row(receipt) == HUMAN_PATCH else "success"
@@ -78,7 +79,9 @@ def _row_title(row: str) -> str:
         return row
 
 
-def _property_annotation(receipt: dict[str, Any], ledger: SeedLedgerJson, v: ViolationJson, level: str) -> Annotation:
+def _property_annotation(
+    receipt: Mapping[str, Any], ledger: SeedLedgerJson, v: ViolationJson, level: str
+) -> Annotation:
     """A failing property on its failing line (the ledger's `failure`, else the finding's line, else line 1)."""
     failure = property_report.failure_of(ledger)
     path = str(failure["path"]) if failure else str(v["path"])
@@ -130,7 +133,7 @@ def _lines(parts: list[str]) -> str:
     return "\n".join(visible.line(line) for part in parts for line in part.split("\n"))
 
 
-def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[Annotation]:
+def annotations_for(receipt: Mapping[str, Any], limit: int | None = None) -> list[Annotation]:
     """One annotation per violation with a path: failing properties first, on their failing line; a human
     patch's findings as notices. At most `limit` when given."""
     level = (
@@ -169,7 +172,7 @@ def annotations_for(receipt: dict[str, Any], limit: int | None = None) -> list[A
 
 
 def build(
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     receipt_sha256: str,
     *,
     notes: tuple[str, ...] = (),
@@ -200,7 +203,11 @@ def cap_note(found: int, max_annotations: int | None) -> str:
 
 
 def links_from(
-    env: dict[str, str] | Any, repository: str, receipt: dict[str, Any], artifact_id: str = "", head: str | None = None
+    env: Mapping[str, str],
+    repository: str,
+    receipt: Mapping[str, Any],
+    artifact_id: str = "",
+    head: str | None = None,
 ) -> Links:
     """The links the runner's variables allow: README of the action's own repository and ref (none for `uses: ./`,
     whose README is the caller's; `EVIDENCE_GATE_DOCS_URL` overrides it), the artifact page once uploaded, and the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -61,7 +61,7 @@ def prose(message: str, limit: int | None = None) -> str:
     )
 
 
-def kind(receipt: dict[str, Any]) -> str:
+def kind(receipt: Mapping[str, Any]) -> str:
     """`aborted`, `precondition`, `human`, `pass` or `fail`: what the report leads with."""
     row = str(receipt_types.decision_row(receipt))
     if receipt.get("state") != "final":
@@ -93,7 +93,7 @@ def _line_link(links: Links) -> Callable[..., str]:
     return render
 
 
-def verdict(receipt: dict[str, Any]) -> str:
+def verdict(receipt: Mapping[str, Any]) -> str:
     """The one-line verdict with its mark and row (the title above it holds the counts)."""
     decision = receipt_types.decision(receipt)
     row = str(receipt_types.decision_row(receipt))
@@ -114,7 +114,7 @@ def verdict(receipt: dict[str, Any]) -> str:
     return f"{lead} · {gfm.code(row)}"
 
 
-def _count_parts(receipt: dict[str, Any]) -> list[str]:
+def _count_parts(receipt: Mapping[str, Any]) -> list[str]:
     """`60 locked paths touched`, `1 of 3 properties failed`: what the verdict rests on, one phrase per lane."""
     parts = []
     for lane, found in report_rows.violations_by_lane(receipt).items():
@@ -133,7 +133,7 @@ def _count_parts(receipt: dict[str, Any]) -> list[str]:
     return parts + _property_counts(receipt)
 
 
-def _property_counts(receipt: dict[str, Any]) -> list[str]:
+def _property_counts(receipt: Mapping[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
     ledgers = receipt_types.ledgers(receipt)
     failed = property_report.failing(receipt)
@@ -154,7 +154,7 @@ def _property_counts(receipt: dict[str, Any]) -> list[str]:
     return out
 
 
-def title(receipt: dict[str, Any]) -> str:
+def title(receipt: Mapping[str, Any]) -> str:
     """The check run's title: the verdict and its counts first, at most TITLE_CHARS characters (GitHub's lists cut
     longer ones); the row id is in the summary, not here."""
     k = kind(receipt)
@@ -189,7 +189,7 @@ def _fit(lead: str, parts: list[str], limit: int) -> str:
     return text
 
 
-def _todo(receipt: dict[str, Any], links: Links) -> str:
+def _todo(receipt: Mapping[str, Any], links: Links) -> str:
     row = str(receipt_types.decision_row(receipt))
     if kind(receipt) == "aborted":
         _said, fix = _crash(receipt)
@@ -206,7 +206,7 @@ def _todo(receipt: dict[str, Any], links: Links) -> str:
     return f"**What to do:** {prose(todo)}" + _refs(receipt, links)
 
 
-def _refs(receipt: dict[str, Any], links: Links) -> str:
+def _refs(receipt: Mapping[str, Any], links: Links) -> str:
     """` (what this row means · receipt artifact)` for the links known, else ''."""
     row = str(receipt_types.decision_row(receipt))
     refs = []
@@ -221,7 +221,7 @@ def _refs(receipt: dict[str, Any], links: Links) -> str:
 _BUG = "this is a bug in evidence-gate"  # gate.CRASH_FIX begins so: the gate's own fault, not the environment's
 
 
-def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
+def _crash(receipt: Mapping[str, Any]) -> tuple[str, str]:
     """(what happened, the environment's fix or '' for a bug) from a crashed receipt's first error."""
     first = next((str(e) for e in receipt.get("errors") or [] if not str(e).startswith("Traceback")), "")
     what, _sep, fix = first.partition("; fix: ")
@@ -229,7 +229,7 @@ def _crash(receipt: dict[str, Any]) -> tuple[str, str]:
 
 
 def summary(
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     receipt_sha256: str,
     notes: tuple[str, ...] = (),
     links: Links | None = None,
@@ -272,13 +272,13 @@ def delta_lines(delta: receipt_delta.Delta) -> list[str]:
     return [*out, ""] if delta.new or delta.fixed else out
 
 
-def new_errors(receipt: dict[str, Any]) -> list[str]:
+def new_errors(receipt: Mapping[str, Any]) -> list[str]:
     """The receipt's errors that do not repeat a finding (a precondition is both a violation and an error)."""
     messages = [str(v.get("message")) for v in receipt_types.violations(receipt)]
     return [str(e) for e in receipt.get("errors") or [] if not any(m in str(e) for m in messages)]
 
 
-def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
+def _problems(receipt: Mapping[str, Any], links: Links) -> list[str]:
     """`### What failed`: errors of a crash, then each lane's findings, a failing property in full."""
     k = kind(receipt)
     out: list[str] = []
@@ -304,7 +304,7 @@ def _problems(receipt: dict[str, Any], links: Links) -> list[str]:
 
 
 def _lane_findings(
-    receipt: dict[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None, headed: bool
+    receipt: Mapping[str, Any], lane: str, found: list[ViolationJson], links: Links, max_items: int | None, headed: bool
 ) -> list[str]:
     line_link = _line_link(links)
     out: list[str] = []
@@ -438,7 +438,7 @@ def _item(message: str, members: list[ViolationJson], by_folder: bool, line_link
     return f"- {', '.join(where[:MAX_NAMES])}: {text}" if where else f"- {text}"
 
 
-def lane_lines(receipt: dict[str, Any]) -> list[str]:
+def lane_lines(receipt: Mapping[str, Any]) -> list[str]:
     """One compact line per lane: mark, name, what it saw."""
     out = []
     for lane in LANES:
@@ -448,13 +448,13 @@ def lane_lines(receipt: dict[str, Any]) -> list[str]:
     return out
 
 
-def _matched_rows(receipt: dict[str, Any]) -> list[Any]:
+def _matched_rows(receipt: Mapping[str, Any]) -> list[Any]:
     found = receipt_types.decision(receipt)
     matched = found.get("matched") if found else None
     return matched if isinstance(matched, list) else []
 
 
-def own_fix(receipt: dict[str, Any]) -> str:
+def own_fix(receipt: Mapping[str, Any]) -> str:
     """A precondition's own fix (`…; fix: the fix` in its one finding), said once as What to do."""
     found = receipt_types.violations(receipt)
     if kind(receipt) != "precondition" or len(found) != 1:
@@ -462,7 +462,7 @@ def own_fix(receipt: dict[str, Any]) -> str:
     return str(found[0].get("message", "")).partition("; fix: ")[2]
 
 
-def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
+def details(receipt: Mapping[str, Any], receipt_sha256: str, links: Links | None = None) -> str:
     """The check run's text: every identity, ledger and finding of the receipt."""
     links = links or Links()
     skip = {"state", "decision"} | ({"matched rows"} if len(_matched_rows(receipt)) < 2 else set())
@@ -517,7 +517,7 @@ def details(receipt: dict[str, Any], receipt_sha256: str, links: Links | None = 
     return "\n".join(out)
 
 
-def _coverage_details(receipt: dict[str, Any]) -> list[str]:
+def _coverage_details(receipt: Mapping[str, Any]) -> list[str]:
     """Per changed file of code under test: how many of its changed lines of code ran, and which did not."""
     cov = receipt_types.patch_coverage(receipt)
     if cov is None or not cov["measured"] or not cov.get("files"):
@@ -544,7 +544,7 @@ def history_line(note: str, links: Links, picture: str) -> str:
 
 
 def render(
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     receipt_sha256: str,
     notes: tuple[str, ...] = (),
     links: Links | None = None,

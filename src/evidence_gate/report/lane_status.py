@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from evidence_gate import decision
@@ -34,13 +35,13 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
-def _reached(receipt: dict[str, Any], lane: str) -> bool:
+def _reached(receipt: Mapping[str, Any], lane: str) -> bool:
     section, key = _REACHED[lane]
     value = receipt.get(section)
     return isinstance(value, dict) and (key is None or key in value)
 
 
-def _not_run_reason(receipt: dict[str, Any]) -> str:
+def _not_run_reason(receipt: Mapping[str, Any]) -> str:
     """Why the property lane did not run, in the action user's terms."""
     mode = receipt.get("mode") or {}
     if mode.get("scored") is False:
@@ -52,7 +53,7 @@ def _not_run_reason(receipt: dict[str, Any]) -> str:
     return gfm.text((receipt.get("properties") or {}).get("skipped"), 300)
 
 
-def _static(receipt: dict[str, Any], lane: str, found: list[ViolationJson]) -> tuple[str, str]:
+def _static(receipt: Mapping[str, Any], lane: str, found: list[ViolationJson]) -> tuple[str, str]:
     if lane == "Locked evidence":
         watched = len((receipt.get("locked") or {}).get("watched") or [])
         paths = len({v.get("path") for v in found})
@@ -89,7 +90,7 @@ def _static(receipt: dict[str, Any], lane: str, found: list[ViolationJson]) -> t
     return ("fail", _plural(len(found), "finding")) if found else ("pass", "no probes added")
 
 
-def _properties(receipt: dict[str, Any], found: list[ViolationJson]) -> tuple[str, str]:
+def _properties(receipt: Mapping[str, Any], found: list[ViolationJson]) -> tuple[str, str]:
     props = receipt.get("properties") or {}
     ledgers = receipt_types.ledgers(receipt)
     if not ledgers and not found:
@@ -117,7 +118,7 @@ def _properties(receipt: dict[str, Any], found: list[ViolationJson]) -> tuple[st
     return ("fail" if found else "pass"), "; ".join(parts)
 
 
-def lane_status(receipt: dict[str, Any], lane: str) -> tuple[str, str] | None:
+def lane_status(receipt: Mapping[str, Any], lane: str) -> tuple[str, str] | None:
     """(mark, phrase) for one lane, or None when the lane has nothing to say (preconditions that held, probes
     in a receipt from before that lane)."""
     found = report_rows.violations_by_lane(receipt).get(lane, [])
@@ -138,13 +139,13 @@ def lane_status(receipt: dict[str, Any], lane: str) -> tuple[str, str] | None:
     return mark, phrase
 
 
-def _matched(receipt: dict[str, Any]) -> list[str]:
+def _matched(receipt: Mapping[str, Any]) -> list[str]:
     found = receipt_types.decision(receipt)
     matched = found.get("matched") if found else None
     return [str(m) for m in matched] if isinstance(matched, list) else []
 
 
-def identity_rows(receipt: dict[str, Any], receipt_sha256: str) -> list[tuple[str, str]]:
+def identity_rows(receipt: Mapping[str, Any], receipt_sha256: str) -> list[tuple[str, str]]:
     """(what, Markdown value) rows: receipt, commits, configuration, list, ledger, fixtures, mode, sealed run."""
     git = receipt.get("git") or {}
     config = receipt.get("config") or {}

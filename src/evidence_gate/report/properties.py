@@ -4,6 +4,7 @@ per ledger in plain words instead of closing-status jargon."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from evidence_gate.receipt import types as receipt_types
@@ -48,7 +49,7 @@ def _seeds(values: Any, limit: int = 12) -> str:
     return shown + (f" … (+{len(values) - limit})" if len(values) > limit else "")
 
 
-def failing(receipt: dict[str, Any]) -> list[SeedLedgerJson]:
+def failing(receipt: Mapping[str, Any]) -> list[SeedLedgerJson]:
     """Ledgers of properties that failed and were not excused by a freeze entry."""
     return [x for x in receipt_types.ledgers(receipt) if x.get("failing_seed") is not None and not x.get("excused_by")]
 
@@ -102,7 +103,7 @@ def one_line_example(example: str, limit: int = 80) -> str | None:
     return joined if len(joined) <= limit else None
 
 
-def failure_block(receipt: dict[str, Any], ledger: SeedLedgerJson, line_link: Any) -> list[str]:
+def failure_block(receipt: Mapping[str, Any], ledger: SeedLedgerJson, line_link: Any) -> list[str]:
     """Markdown lines for one failing property, what a reader acts on first: node and seeds, the minimal example,
     the reproduce command (six short lines), then the failing line and the error.
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,24 +14,24 @@ from evidence_gate.receipt import types as receipt_types
 from evidence_gate.report import terminal as terminal_report
 
 
-def violations_of(receipt: dict[str, Any]) -> list[Violation]:
+def violations_of(receipt: Mapping[str, Any]) -> list[Violation]:
     """The receipt's violations as values."""
     return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
 
 
 def render_text(
-    receipt: dict[str, Any], style: terminal_report.Style | None = None, delta: receipt_delta.Delta | None = None
+    receipt: Mapping[str, Any], style: terminal_report.Style | None = None, delta: receipt_delta.Delta | None = None
 ) -> str:
     """The CLI's text output: compiler-style diagnostics, a blank line, the verdict (see `terminal_report`)."""
     return terminal_report.render(receipt, style, delta=delta)
 
 
-def render_json(receipt: dict[str, Any]) -> str:
+def render_json(receipt: Mapping[str, Any]) -> str:
     """The receipt itself, for machines."""
     return json.dumps(receipt, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def render_sarif(receipt: dict[str, Any], docs: str | None = None) -> str:
+def render_sarif(receipt: Mapping[str, Any], docs: str | None = None) -> str:
     """SARIF 2.1.0: one rule per decision-table row, one result per violation (see `sarif`)."""
     from evidence_gate.report import sarif  # noqa: PLC0415 - only `--format sarif` and the action need it
 
@@ -51,7 +51,7 @@ class Context:
     delta: receipt_delta.Delta | None = None  # the change since a previous receipt (`check --previous`)
 
 
-Reporter = Callable[[dict[str, Any], Context], str]
+Reporter = Callable[[Mapping[str, Any], Context], str]
 REPORTERS: dict[str, Reporter] = {
     "text": lambda receipt, context: terminal_report.render(
         receipt, terminal_report.Style(context.width, context.color, context.docs), context.source, context.delta
@@ -62,6 +62,6 @@ REPORTERS: dict[str, Reporter] = {
 DEFAULT_FORMAT = "text"
 
 
-def render(fmt: str, receipt: dict[str, Any], context: Context | None = None) -> str:
+def render(fmt: str, receipt: Mapping[str, Any], context: Context | None = None) -> str:
     """The receipt in the named format; KeyError for a name not in `REPORTERS` (argparse offers only those)."""
     return REPORTERS[fmt](receipt, context or Context())

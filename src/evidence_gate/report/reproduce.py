@@ -10,7 +10,7 @@ sealed run. `properties.pythonpath` goes into `PYTHONPATH`, as the sealed run pu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evidence_gate.receipt.types import SeedLedgerJson
@@ -54,7 +54,7 @@ def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: 
     return " \\\n".join(lines)
 
 
-def for_ledger(receipt: dict[str, Any], ledger: SeedLedgerJson, seed: int) -> str:
+def for_ledger(receipt: Mapping[str, Any], ledger: SeedLedgerJson, seed: int) -> str:
     """The command for one ledger's seed, with the trials and pythonpath the receipt records."""
     properties = receipt.get("properties") or {}
     effective = ((receipt.get("config") or {}).get("effective") or {}).get("properties") or {}

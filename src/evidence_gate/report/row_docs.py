@@ -6,6 +6,7 @@ Presentation data lives in `data/report_rows.json`; the rules themselves stay in
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -87,7 +88,7 @@ def lane_of(row: str) -> str:
     return info(row).lane
 
 
-def violations_by_lane(receipt: dict[str, Any]) -> dict[str, list[ViolationJson]]:
+def violations_by_lane(receipt: Mapping[str, Any]) -> dict[str, list[ViolationJson]]:
     """The receipt's violations grouped by lane, lanes in reading order (`Other` last), only lanes with any."""
     out: dict[str, list[ViolationJson]] = {}
     for v in receipt_types.violations(receipt):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evidence_gate import __version__, decision
@@ -41,7 +41,7 @@ def _uri(path: str) -> str:
     return urllib.parse.quote(path.lstrip("/"), safe="/")
 
 
-def _level(receipt: dict[str, Any], row_id: str) -> str:
+def _level(receipt: Mapping[str, Any], row_id: str) -> str:
     """`error` for a failing row; `note` when the decision does not score the patch (a human patch's findings are
     notices, as on the check run) or for a pass row."""
     scored = (receipt.get("mode") or {}).get("scored") is not False
@@ -91,7 +91,7 @@ def _location(path: str, line: Any, message: str | None = None) -> dict[str, Any
     return out
 
 
-def _anchor(receipt: dict[str, Any], row_id: str) -> str:
+def _anchor(receipt: Mapping[str, Any], row_id: str) -> str:
     """The file a finding without a path is shown on: its lane's file."""
     lane = report_rows.lane_of(row_id)
     config = receipt.get("config") or {}
@@ -102,7 +102,7 @@ def _anchor(receipt: dict[str, Any], row_id: str) -> str:
     return str(config.get("path") or ".evidence-gate.yml")
 
 
-def _failing_assert(receipt: dict[str, Any], violation: dict[str, Any]) -> receipt_types.FailureJson | None:
+def _failing_assert(receipt: Mapping[str, Any], violation: dict[str, Any]) -> receipt_types.FailureJson | None:
     """The recorded failure (path, line of the failing assert) of a failed property's violation."""
     if violation.get("row") not in property_report.FAILED_ROWS:
         return None
@@ -113,7 +113,7 @@ def _failing_assert(receipt: dict[str, Any], violation: dict[str, Any]) -> recei
     return None
 
 
-def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
+def result(receipt: Mapping[str, Any], violation: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
     """The SARIF result of one violation, on the failing assert, the ledger line or the locked path it names."""
     row_id = str(violation.get("row"))
     message = str(violation.get("message", ""))
@@ -149,7 +149,7 @@ def result(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, 
     return out
 
 
-def patch_results(receipt: dict[str, Any], violation: dict[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
+def patch_results(receipt: Mapping[str, Any], violation: dict[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
     """A failed property once more on each line of the pull request's diff its failing example ran (code scanning
     shows a result on a pull request only when its location is in the diff); the assertion is related."""
     failure = _failing_assert(receipt, violation)
@@ -175,7 +175,7 @@ def patch_results(receipt: dict[str, Any], violation: dict[str, Any], index: dic
     return out
 
 
-def coverage_results(receipt: dict[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
+def coverage_results(receipt: Mapping[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
     """A note on each run of changed lines of code the locked properties did not execute (patch coverage)."""
     cov = receipt_types.patch_coverage(receipt)
     if cov is None or not cov["measured"]:
@@ -198,7 +198,7 @@ def coverage_results(receipt: dict[str, Any], index: dict[str, int]) -> list[dic
     return out
 
 
-def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
+def _invocation(receipt: Mapping[str, Any]) -> dict[str, Any]:
     """Whether the gate finished, and what stopped it when it did not."""
     final = receipt.get("state") == "final"
     out: dict[str, Any] = {"executionSuccessful": final}
@@ -212,7 +212,7 @@ def _invocation(receipt: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def sarif_log(receipt: dict[str, Any], docs: str | None = None) -> dict[str, Any]:
+def sarif_log(receipt: Mapping[str, Any], docs: str | None = None) -> dict[str, Any]:
     """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links are resolved against."""
     fired = {str(v.get("row")) for v in receipt_types.violations(receipt)}
     if coverage_results(receipt, {}):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +71,7 @@ class Style:
         return [first + lines[0][len(plain) :], *lines[1:]]
 
 
-def _level(receipt: dict[str, Any], row: str) -> str:
+def _level(receipt: Mapping[str, Any], row: str) -> str:
     if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == HUMAN_PATCH:
         return "warning"  # a human patch's findings are notices
     try:
@@ -99,7 +99,7 @@ def _said_in_help(what: str, todo: str) -> str:
     return head if sep and tail.strip().lower().rstrip(".") in todo.lower() else what
 
 
-def _ledger_of(receipt: dict[str, Any], v: ViolationJson) -> SeedLedgerJson | None:
+def _ledger_of(receipt: Mapping[str, Any], v: ViolationJson) -> SeedLedgerJson | None:
     if v.get("row") not in property_report.FAILED_ROWS:
         return None
     message = str(v.get("message", ""))
@@ -116,7 +116,7 @@ def _docs(style: Style, row: str) -> str:
 
 
 def diagnostic(
-    receipt: dict[str, Any], v: ViolationJson, style: Style, source: SourceLine | None, with_help: bool
+    receipt: Mapping[str, Any], v: ViolationJson, style: Style, source: SourceLine | None, with_help: bool
 ) -> list[str]:
     """One finding as `level[row]: message`, `--> path:line`, the source line, notes, `help:` and the docs link."""
     row = str(v.get("row"))
@@ -167,7 +167,7 @@ def diagnostic(
 
 
 def _help(
-    receipt: dict[str, Any], row: str, fix: str, ledger: SeedLedgerJson | None, style: Style, pad: str
+    receipt: Mapping[str, Any], row: str, fix: str, ledger: SeedLedgerJson | None, style: Style, pad: str
 ) -> list[str]:
     todo = fix[:1].upper() + fix[1:] + "." if fix else report_rows.info(row).todo
     if ledger is not None and ledger.get("failing_seed") is not None:
@@ -182,7 +182,7 @@ def _help(
 
 
 def render(
-    receipt: dict[str, Any],
+    receipt: Mapping[str, Any],
     style: Style | None = None,
     source: SourceLine | None = None,
     delta: receipt_delta.Delta | None = None,
@@ -230,7 +230,7 @@ def _delta(delta: receipt_delta.Delta, style: Style) -> list[str]:
     return out
 
 
-def _tail(receipt: dict[str, Any], style: Style, delta: receipt_delta.Delta | None = None) -> list[str]:
+def _tail(receipt: Mapping[str, Any], style: Style, delta: receipt_delta.Delta | None = None) -> list[str]:
     """The lines after the findings: why properties did not run or the ledger counts, the change since the
     previous receipt, then the verdict."""
     out = []

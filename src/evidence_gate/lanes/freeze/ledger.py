@@ -18,6 +18,7 @@ violations plus the entries the dynamic lane must replay (removed) or re-run (ex
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.lanes.freeze.formats import LedgerFormat, format_of
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
+from evidence_gate.receipt.types import FreezeJson
 from evidence_gate.row_ids import (
     FREEZE_BUDGET_RAISED,
     FREEZE_ENTRY_REWRITTEN,
@@ -51,10 +53,19 @@ _PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 
 
 @dataclass(frozen=True)
+class FreezeLane(LaneResult):
+    """The freeze lane's result: its section is the receipt's `freeze`."""
+
+    receipt: FreezeJson = dataclasses.field(
+        default_factory=lambda: FreezeJson(file="", added=[], removed=[], file_sha256=None)
+    )
+
+
+@dataclass(frozen=True)
 class LedgerResult:
     """The static verdict on the ledger plus the entries the dynamic lane must replay."""
 
-    lane: LaneResult
+    lane: FreezeLane
     removed: tuple[FreezeEntry, ...] = ()
     expired: tuple[FreezeEntry, ...] = ()
     active: tuple[FreezeEntry, ...] = ()
@@ -359,7 +370,7 @@ def _budget_rules(ledger: Ledger, limits: dict[str, float], file: str) -> list[V
 def check(base: bytes | None, head: bytes | None, config: Config, today: date) -> LedgerResult:
     """Compare the baseline ledger with the patched one."""
     file = config.freeze.file
-    receipt: dict[str, Any] = {
+    receipt: FreezeJson = {
         "file": file,
         "format": format_of(file).name,
         "mode": config.freeze.mode,
@@ -375,7 +386,7 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     }
 
     def result(violations: list[Violation], **kw: Any) -> LedgerResult:
-        return LedgerResult(LaneResult(tuple(violations), receipt), file=file, **kw)
+        return LedgerResult(FreezeLane(tuple(violations), receipt), file=file, **kw)
 
     sides = _sides(base, head, file)
     if not isinstance(sides, tuple):
@@ -389,16 +400,18 @@ def check(base: bytes | None, head: bytes | None, config: Config, today: date) -
     removed, active, expired = _kept(base_ledger, head_ledger, today)
     base_ids = base_ledger.by_id()
     receipt.update(
-        valid=not any(v.row == FREEZE_LEDGER_INVALID for v in violations),
-        added=[e.id for e in head_ledger.entries if e.id not in base_ids],
-        removed=[e.id for e in removed],
-        expired=[e.id for e in expired],
-        active=[e.id for e in active],
-        entries=len(head_ledger.entries),
-        budget={
-            "limits": {k: (None if v == float("inf") else int(v)) for k, v in limits.items()},
-            "canonical_bytes": head_ledger.canonical_size,
-        },
+        {
+            "valid": not any(v.row == FREEZE_LEDGER_INVALID for v in violations),
+            "added": [e.id for e in head_ledger.entries if e.id not in base_ids],
+            "removed": [e.id for e in removed],
+            "expired": [e.id for e in expired],
+            "active": [e.id for e in active],
+            "entries": len(head_ledger.entries),
+            "budget": {
+                "limits": {k: (None if v == float("inf") else int(v)) for k, v in limits.items()},
+                "canonical_bytes": head_ledger.canonical_size,
+            },
+        }
     )
     return result(violations, removed=removed, expired=expired, active=active)
 

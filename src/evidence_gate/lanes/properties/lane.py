@@ -34,6 +34,7 @@ from evidence_gate.lanes.properties.plan import (
 )
 from evidence_gate.lanes.properties.replays import excuse_stage, freeze_replays, replay_stage, tautology_rows
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.receipt.types import PatchCoverageJson
 from evidence_gate.row_ids import FREEZE_EXPIRED, FREEZE_REMOVAL_UNVERIFIED, RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult, Workspace, runtime_missing
 from evidence_gate.sealed.runner_env import RunnerError
@@ -144,7 +145,7 @@ class Collected:
     ledgers: list[dict[str, Any]]
     replays: list[dict[str, Any]]
     digests: list[dict[str, Any]] | None
-    patch_coverage: dict[str, Any] | None = None
+    patch_coverage: PatchCoverageJson | None = None
 
 
 def _collect(plan: Plan, launched: Launched) -> Collected:
@@ -165,7 +166,7 @@ def _collect(plan: Plan, launched: Launched) -> Collected:
     return Collected(violations, origins, ledgers, replays, digests, coverage)
 
 
-def _patch_coverage(plan: Plan, head_workers: list[WorkerResult]) -> dict[str, Any]:
+def _patch_coverage(plan: Plan, head_workers: list[WorkerResult]) -> PatchCoverageJson:
     """Which changed lines of code under test the head's property workers reported running (`lines` events)."""
     if not head_workers:
         return patch_coverage.not_measured("no property worker ran on the head in this run")

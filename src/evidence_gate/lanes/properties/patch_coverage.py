@@ -21,7 +21,7 @@ from typing import Any
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import Repo
 from evidence_gate.model import Violation
-from evidence_gate.receipt.types import CoveredFileJson
+from evidence_gate.receipt.types import CoveredFileJson, PatchCoverageJson
 from evidence_gate.row_ids import PATCH_NOT_COVERED
 
 ROW = PATCH_NOT_COVERED
@@ -140,7 +140,7 @@ def range_text(path: str, first: int, last: int) -> str:
     return f"{path}:{first}" if first == last else f"{path}:{first}-{last}"
 
 
-def section(files: list[ChangedFile], executed: dict[str, set[int]], minimum: float | None) -> dict[str, Any]:
+def section(files: list[ChangedFile], executed: dict[str, set[int]], minimum: float | None) -> PatchCoverageJson:
     """The receipt's `patch_coverage`: per file the changed lines of code and which ran, the totals and the share."""
     rows: list[CoveredFileJson] = []
     for f in files:
@@ -186,7 +186,7 @@ def summary(cov: Mapping[str, Any]) -> str:
     return text
 
 
-def violations(cov: dict[str, Any]) -> list[Violation]:
+def violations(cov: Mapping[str, Any]) -> list[Violation]:
     """`patch-not-covered` when the share is below `properties.min_patch_coverage` (never without a minimum, and
     never for a patch without changed code)."""
     minimum, percent = cov.get("min_percent"), cov.get("percent")
@@ -209,6 +209,6 @@ def violations(cov: dict[str, Any]) -> list[Violation]:
     ]
 
 
-def not_measured(reason: str) -> dict[str, Any]:
+def not_measured(reason: str) -> PatchCoverageJson:
     """The section when no property worker ran on the head."""
     return {"measured": False, "reason": reason}

@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evidence_gate.receipt.types import CountsJson
+
 # A ledger in one of these did not close: the run does not show what the plan promised.
 OPEN = frozenset({"incomplete_fields", "empty_plan", "early_stop_incomplete", "seed_gap", "seed_mismatch"})
 REQUIRED = (
@@ -65,7 +67,7 @@ def close(ledger: Mapping[str, Any]) -> str:
     return "freeze_eligible"
 
 
-def counts(ledgers: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def counts(ledgers: Sequence[Mapping[str, Any]]) -> CountsJson:
     """The receipt's three counts: open ledgers, closed failures, budget passes."""
     statuses = [ledger["status"] for ledger in ledgers]
     return {
