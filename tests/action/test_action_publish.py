@@ -518,3 +518,18 @@ def test_a_hostile_or_missing_base_receipt_is_no_delta_and_the_same_published_ve
             assert "no delta (" in plain and why in plain, (label, plain)
         else:
             assert "Since main" not in plain
+
+
+def test_an_earlier_publishers_receipt_on_the_baseline_does_not_hide_the_base_s_own(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
+    """A publisher runs on the base branch's tip and uploads a fork PR's receipt under the same name: that newer
+    artifact on the baseline judged a merge commit, so it is passed over for the base's own receipt."""
+    fork, data = honest
+    github.add_artifact(RUN_ID, NAME, data)
+    github.add_artifact(4001, NAME, base_receipt(fork.merge), head_sha=fork.base, head_repository_id=1)
+    github.add_artifact(4000, NAME, base_receipt(fork.base), head_sha=fork.base, head_repository_id=1)
+    code, printed, _receipt = _publish(fork, github, results)
+    assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert "**0 new findings, 1 fixed" in run["output"]["summary"].replace("\\", "")
