@@ -23,7 +23,7 @@ from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from evidence_gate.github.artifact_upload import build_zip
 from evidence_gate.receipt.write import canonical_bytes
-from support.action_env import outputs, runner_env
+from support.action_env import base_receipt, outputs, runner_env
 from support.fake_github import FakeGitHub, Scripted
 from support.fake_results_service import FakeResultsService
 from support.property_repo import GREEN, base_files
@@ -459,3 +459,77 @@ def test_api_errors_are_retried_then_fail_closed(
     assert code == EXIT_FAIL
     assert "could not be downloaded" in receipt["violations"][-1]["message"]
     assert "HTTP 403" in receipt["violations"][-1]["message"]
+
+
+def test_publish_shows_the_delta_against_the_base_branch_s_last_receipt(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
+    """The publisher reads the base repository's receipt artifact on the baseline with its own token: the check run,
+    job summary and log say what the fork's PR fixed; the fork's own artifacts never count as the base's."""
+    fork, data = honest
+    github.add_artifact(RUN_ID, NAME, data)
+    github.add_artifact(4712, NAME, base_receipt(fork.base, ok=True), head_sha=fork.base, head_repository_id=2)
+    github.add_artifact(4000, NAME, base_receipt(fork.base), head_sha=fork.base, head_repository_id=1)
+    code, printed, receipt = _publish(fork, github, results)
+    assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "success" and receipt["published_from"]["accepted"] is True
+    for text in (run["output"]["summary"], (fork.root / "publish" / "summary.md").read_text("utf-8")):
+        plain = text.replace("\\", "")
+        assert f"### Since main's last receipt ({fork.base[:12]})" in plain
+        assert "**0 new findings, 1 fixed" in plain
+        assert "- ✅ fixed · `property-failed` `properties/test_allocate_properties.py`: test_sum_is_preserved" in plain
+    assert f"since main's last receipt ({fork.base[:12]}): 0 new findings, 1 fixed" in printed
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        ("schema broken", "no delta (artifact "),
+        ("listed over the cap", "-byte cap"),
+        ("another commit", "not the baseline"),
+        ("forbidden", "give the job `actions: read`"),
+        ("none", ""),
+    ],
+)
+def test_a_hostile_or_missing_base_receipt_is_no_delta_and_the_same_published_verdict(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService, label: str, why: str
+) -> None:
+    """A base artifact that breaks the schema, is listed over the cap or judged another commit, or a listing the
+    token may not read, is `no delta (why)`; none on the baseline is no delta section. The verdict stands."""
+    fork, data = honest
+    github.add_artifact(RUN_ID, NAME, data)
+    hostile = {
+        "schema broken": build_zip([("receipt.json", b'{"schema": "evidence-gate/receipt/v1", "ok": true}')]),
+        "listed over the cap": b"small",
+        "another commit": base_receipt("1" * 40),
+    }
+    if label in hostile:
+        size = 5 << 20 if label == "listed over the cap" else None
+        github.add_artifact(4000, NAME, hostile[label], size=size, head_sha=fork.base, head_repository_id=1)
+    github.artifacts_forbidden = label == "forbidden"
+    code, printed, receipt = _publish(fork, github, results)
+    assert code == EXIT_PASS, (label, printed)
+    (run,) = github.runs.values()
+    assert run["conclusion"] == "success" and receipt["published_from"]["accepted"] is True
+    for text in (run["output"]["summary"], (fork.root / "publish" / "summary.md").read_text("utf-8")):
+        plain = text.replace("\\", "")
+        if why:
+            assert "no delta (" in plain and why in plain, (label, plain)
+        else:
+            assert "Since main" not in plain
+
+
+def test_an_earlier_publishers_receipt_on_the_baseline_does_not_hide_the_base_s_own(
+    honest: tuple[Fork, bytes], github: FakeGitHub, results: FakeResultsService
+) -> None:
+    """A publisher runs on the base branch's tip and uploads a fork PR's receipt under the same name: that newer
+    artifact on the baseline judged a merge commit, so it is passed over for the base's own receipt."""
+    fork, data = honest
+    github.add_artifact(RUN_ID, NAME, data)
+    github.add_artifact(4001, NAME, base_receipt(fork.merge), head_sha=fork.base, head_repository_id=1)
+    github.add_artifact(4000, NAME, base_receipt(fork.base), head_sha=fork.base, head_repository_id=1)
+    code, printed, _receipt = _publish(fork, github, results)
+    assert code == EXIT_PASS, printed
+    (run,) = github.runs.values()
+    assert "**0 new findings, 1 fixed" in run["output"]["summary"].replace("\\", "")

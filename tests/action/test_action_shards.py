@@ -18,7 +18,7 @@ import pytest
 
 from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
-from support.action_env import outputs, runner_env
+from support.action_env import base_receipt, outputs, runner_env
 from support.fake_github import FakeGitHub
 from support.fake_results_service import FakeResultsService
 from support.property_repo import GREEN, base_files
@@ -470,3 +470,67 @@ def test_an_unwritable_step_summary_keeps_the_merge_verdict(
     assert code == EXIT_FAIL, printed
     assert outputs(matrix.root / "merge-nosummary" / "output")["row"] == "run-integrity"
     assert any(line.startswith("::warning::") and "GITHUB_STEP_SUMMARY" in line for line in printed.splitlines())
+
+
+def _merge_on_main(m: Matrix, results: FakeResultsService, github: FakeGitHub) -> tuple[int, str, str, str]:
+    """The merge job of a pull request into main: its exit code, log, check run summary and job summary."""
+    _plant(results, m.zips)
+    env = _job_env(m, results, "merge", github.url, mode="merge")
+    env["GITHUB_BASE_REF"] = "main"
+    Path(env["GITHUB_STEP_SUMMARY"]).write_text("", "utf-8")  # the module's matrix folder is every test's
+    code, printed = _run(env)
+    ((_id, run),) = github.runs.items()
+    assert (run["conclusion"], run["output"]["title"]) == ("success", "Pass: 1 property held")  # whatever the delta
+    return code, printed, run["output"]["summary"], Path(env["GITHUB_STEP_SUMMARY"]).read_text("utf-8")
+
+
+def test_merge_shows_the_delta_against_the_base_branch_s_last_receipt(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """The receipt artifact of this repository's run on the baseline (a fork's on the same commit is never used):
+    the merged verdict's check run, job summary and log say what the PR fixed, as mode gate's do."""
+    github.add_artifact(5, NAME, base_receipt(matrix.base, ok=True), head_sha=matrix.base, head_repository_id=2)
+    github.add_artifact(6, NAME, base_receipt(matrix.base), head_sha=matrix.base, head_repository_id=1)
+    code, printed, summary, job = _merge_on_main(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    for text in (summary, job):
+        plain = text.replace("\\", "")
+        assert f"### Since main's last receipt ({matrix.base[:12]})" in plain
+        assert "**0 new findings, 1 fixed" in plain
+        assert "- ✅ fixed · `property-failed` `properties/test_allocate_properties.py`: test_sum_is_preserved" in plain
+    assert f"since main's last receipt ({matrix.base[:12]}): 0 new findings, 1 fixed" in printed
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        ("schema broken", "breaks the receipt schema"),
+        ("listed over the cap", "-byte cap"),
+        ("another commit", "not the baseline"),
+    ],
+)
+def test_a_hostile_base_receipt_is_no_delta_and_the_same_merged_verdict(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub, label: str, why: str
+) -> None:
+    """A base-branch artifact that breaks the schema, is listed over the cap or judged another commit is said as
+    `no delta (why)`; the merged verdict and its exit code stand. No artifact on the baseline is no delta section."""
+    data = {
+        "schema broken": _zip({"schema": "evidence-gate/receipt/v1", "ok": True}),
+        "listed over the cap": b"small",
+        "another commit": base_receipt("1" * 40),
+    }[label]
+    size = 5 << 20 if label == "listed over the cap" else None
+    github.add_artifact(6, NAME, data, size=size, head_sha=matrix.base, head_repository_id=1)
+    code, printed, summary, job = _merge_on_main(matrix, results, github)
+    assert code == EXIT_PASS, printed
+    for text in (summary, job):
+        plain = text.replace("\\", "")
+        assert "no delta (artifact " in plain and why in plain, (label, plain)
+
+
+def test_merge_without_a_base_receipt_shows_no_delta(
+    matrix: Matrix, results: FakeResultsService, github: FakeGitHub
+) -> None:
+    """Nothing on the baseline: no previous receipt, no delta section, the same verdict."""
+    code, printed, summary, job = _merge_on_main(matrix, results, github)
+    assert code == EXIT_PASS and "Since main" not in summary + job and "since main" not in printed

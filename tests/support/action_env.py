@@ -78,3 +78,16 @@ def outputs(path: Path) -> dict[str, str]:
     for m in re.finditer(r"^([^<\n]+)<<(\S+)\n(.*?)\n\2\n", text, re.MULTILINE | re.DOTALL):
         found[m.group(1)] = m.group(3)
     return found
+
+
+def base_receipt(head: str, **changes: Any) -> bytes:
+    """The base branch's last receipt for the delta, zipped as the action uploads it: a real run's final receipt
+    with one failing property (report_cases/property-failed), rewritten to have judged `head` (and `changes`)."""
+    from evidence_gate.github.artifact_upload import build_zip
+    from evidence_gate.receipt.write import canonical_bytes
+
+    cases = Path(__file__).resolve().parents[1] / "report_cases"
+    receipt = json.loads((cases / "property-failed" / "receipt.json").read_text("utf-8"))
+    receipt["git"]["head"] = head
+    receipt.update(changes)
+    return build_zip([("receipt.json", canonical_bytes(receipt))])

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from evidence_gate import contexts, gate, visible
 from evidence_gate.action import check_post
 from evidence_gate.action import files as action_files
+from evidence_gate.action import verdict as action_verdict
 from evidence_gate.action.event import EventContext, load_event
 from evidence_gate.action.inputs import (
     UNSAFE_INPUT,
@@ -40,7 +41,6 @@ from evidence_gate.commands import history
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.git import Repo
-from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
@@ -412,7 +412,16 @@ def _finish(
         for error in receipt.get("errors", []):
             if not str(error).startswith("Traceback"):
                 run.say(annotation("error", visible.lines(str(error))))
-    delta = _previous_delta(run, inputs, receipt) if inputs.shard is None else None
+    delta = None
+    if inputs.shard is None:  # a shard's partial verdict is compared by the merge job, over every shard
+        delta = action_verdict.previous_delta(
+            run,
+            receipt,
+            run.env.get("GITHUB_REPOSITORY", ""),
+            inputs.artifact_name,
+            inputs.token,
+            run.env.get("GITHUB_BASE_REF", ""),
+        )
     text = render_text(receipt, delta=delta)
     for line in text.splitlines():
         run.say(log_text(line))
@@ -518,26 +527,6 @@ def _write_summary(run: _Run, markdown: str) -> None:
     problem = markdown_limits.append(run.env, markdown)
     if problem:
         run.warn_once(problem)
-
-
-def _previous_delta(run: _Run, inputs: Inputs, receipt: Mapping[str, Any]) -> receipt_delta.Delta | None:
-    """The change since the base branch's last receipt (see `previous_receipt`); None when there is none to ask
-    for or none was found. Like the picture it is extra: a failure is a `no delta (why)`, never a changed verdict."""
-    baseline = (receipt.get("git") or {}).get("baseline")
-    repository = run.env.get("GITHUB_REPOSITORY", "")
-    if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline or not repository:
-        return None
-    if not inputs.token:
-        return None
-    from evidence_gate.github import previous_receipt  # noqa: PLC0415 - requests loads only when the API is used
-    from evidence_gate.github.run_artifacts import Rest  # noqa: PLC0415
-
-    branch = run.env.get("GITHUB_BASE_REF") or "the base branch"
-    try:
-        rest = Rest(run.env.get("GITHUB_API_URL") or "https://api.github.com", inputs.token, sleep=run.sleep)
-        return previous_receipt.delta(rest, repository, inputs.artifact_name, baseline, receipt, branch)
-    except Exception as exc:  # noqa: BLE001 - the verdict never depends on the delta
-        return receipt_delta.Delta(f"{branch}'s last receipt", why_not=f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _ledger_picture(

@@ -293,6 +293,8 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event: EventContext, 
         receipt_path=receipt_path,
         receipt_path_input=inputs.receipt_path,
         upload_name=inputs.artifact_name if inputs.upload else None,
+        delta_artifact=inputs.artifact_name,  # the base branch's last receipt, as `mode: gate` compares against
+        base_branch=env.get("GITHUB_BASE_REF") or "",
     )
     reporter.notes.append(
         f"merged {len(collected.receipts)} of {collected.total or '?'} shard receipts ({inputs.artifact_name}-K-of-N)"

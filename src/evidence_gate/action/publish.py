@@ -485,13 +485,16 @@ def _static_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list
     return found
 
 
-def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any) -> ReceiptJson:
-    """The receipt to post for the triggering run; every doubt is a failing row, never a success."""
+def verdict(
+    reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo: Repo, today: Any
+) -> tuple[ReceiptJson, str]:
+    """The receipt to post for the triggering run, and the pull request's base branch ("" when it was not found);
+    every doubt is a failing row, never a success."""
     rest = Rest(reporter.env.get("GITHUB_API_URL") or "https://api.github.com", inputs.token, sleep=reporter.sleep)
     try:
         pr = find_pull(rest, t)
     except Refused as exc:
-        return _refused(t, [Violation(exc.row, str(exc))])
+        return _refused(t, [Violation(exc.row, str(exc))]), ""
     except RestError as exc:
         return _refused(
             t,
@@ -501,7 +504,7 @@ def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo:
                     f"cannot look up the pull request of run {t.run_id} ({exc}); give the job `pull-requests: read`",
                 )
             ],
-        )
+        ), ""
     theirs: ReceiptJson | None = None
     problem: Refused | None = None
     try:
@@ -511,14 +514,14 @@ def verdict(reporter: action_verdict.Reporter, inputs: Inputs, t: Trigger, repo:
     named = [c for c in _commits(repo, theirs) if _hex40(c)] if theirs is not None else []
     try:
         fetch_commits(repo, pr, [str(c) for c in named], reporter.env, inputs.token)
-        return judge(repo, t, pr, theirs, problem, today)
+        return judge(repo, t, pr, theirs, problem, today), pr.base_ref
     except Refused as exc:
         found = [Violation(exc.row, str(exc))] + ([Violation(problem.row, str(problem))] if problem else [])
-        return _refused(t, found)
+        return _refused(t, found), pr.base_ref
     except GateError as exc:
         if exc.row is None:
             raise
-        return _refused(t, [Violation(exc.row, exc.describe())])
+        return _refused(t, [Violation(exc.row, exc.describe())]), pr.base_ref
 
 
 def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now: Callable[[], datetime]) -> int:
@@ -532,8 +535,9 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now
         )
         return 0
     repo = Repo(Path(env.get("GITHUB_WORKSPACE") or "."))
+    base_branch = ""
     try:
-        receipt = verdict(reporter, inputs, t, repo, inputs.today or now().date())
+        receipt, base_branch = verdict(reporter, inputs, t, repo, inputs.today or now().date())
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a receipt shaped to crash us
         receipt = _refused(
             t,
@@ -559,5 +563,8 @@ def run(reporter: action_verdict.Reporter, inputs: Inputs, event_path: Path, now
         receipt_path=receipt_path,
         receipt_path_input=inputs.receipt_path,
         upload_name=inputs.artifact_name if inputs.upload else None,
+        # The base repository's own runs on the baseline, read with this job's token under mode gate's caps.
+        delta_artifact=inputs.artifact_name,
+        base_branch=base_branch,
     )
     return action_verdict.post(reporter, target, receipt, now)

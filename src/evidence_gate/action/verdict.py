@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from evidence_gate import visible
 from evidence_gate.action import files as action_files
 from evidence_gate.action.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 from evidence_gate.digest import sha256_digest
+from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import scrub, write_receipt
@@ -49,6 +50,30 @@ class Target:
     receipt_path: Path
     receipt_path_input: str
     upload_name: str | None  # None: no artifact
+    delta_artifact: str | None = None  # the base branch's last receipt is this artifact; None: no delta
+    base_branch: str = ""  # its name, for the delta's heading ("" when unknown)
+
+
+def previous_delta(
+    run: Reporter, receipt: Mapping[str, Any], repository: str, artifact_name: str, token: str, branch: str
+) -> receipt_delta.Delta | None:
+    """The change since the base branch's last receipt (see `previous_receipt`), for every mode that posts a
+    verdict; None when there is none to ask for or none was found. Like the ledger picture it is extra: a failure
+    is a `no delta (why)`, never a changed verdict."""
+    baseline = (receipt.get("git") or {}).get("baseline")
+    if receipt.get("state") != "final" or not isinstance(baseline, str) or not baseline or not repository:
+        return None
+    if not token:
+        return None
+    branch = branch or "the base branch"
+    try:
+        from evidence_gate.github import previous_receipt  # noqa: PLC0415 - requests loads only when the API is used
+        from evidence_gate.github.run_artifacts import Rest  # noqa: PLC0415
+
+        rest = Rest(run.env.get("GITHUB_API_URL") or "https://api.github.com", token, sleep=run.sleep)
+        return previous_receipt.delta(rest, repository, artifact_name, baseline, receipt, branch)
+    except Exception as exc:  # noqa: BLE001 - the verdict never depends on the delta
+        return receipt_delta.Delta(f"{branch}'s last receipt", why_not=f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _upload(run: Reporter, name: str, data: bytes, text: str, side: list[tuple[str, bytes]]) -> str:
@@ -100,7 +125,10 @@ def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], 
     write_receipt(target.receipt_path, receipt)
     data = target.receipt_path.read_bytes()
     digest = sha256_digest(data)
-    text = render_text(receipt)
+    delta = None
+    if target.delta_artifact is not None:
+        delta = previous_delta(run, receipt, target.repository, target.delta_artifact, target.token, target.base_branch)
+    text = render_text(receipt, delta=delta)
     for line in text.splitlines():
         run.say(log_text(line))
     docs = check_report.links_from(run.env, target.repository, receipt).docs
@@ -109,7 +137,7 @@ def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], 
         run.warn_once(f"{problem}; fix: make the receipt's folder writable (the receipt and the verdict stand)")
     artifact_id = _upload(run, target.upload_name, data, text, side.files) if target.upload_name else ""
     links = check_report.links_from(run.env, target.repository, receipt, artifact_id, target.check_sha or None)
-    report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links)
+    report = check_report.build(receipt, digest, notes=tuple(run.notes), links=links, delta=delta)
     run_id = _check_run(run, target, report, now)
     if run_id is None:
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
@@ -118,7 +146,7 @@ def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], 
         for v in receipt_types.violations(receipt):
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
-    summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name)
+    summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name, None, delta)
     unwritten = markdown_limits.append(run.env, markdown_limits.truncate_bytes(summary))
     if unwritten:
         run.warn_once(unwritten)
