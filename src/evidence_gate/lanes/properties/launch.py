@@ -284,22 +284,22 @@ HARNESS_CORE = ("pytest ", "hypothesis ", "pluggy ")
 
 CORE_WAY_OUT = (
     "a harness built on pytest and Hypothesis cannot judge its own parts; leave this package out of "
-    "properties.pythonpath and SCORE_PROPERTIES and test it in its own CI (README: names the harness "
-    "cannot judge)"
+    "properties.pythonpath and SCORE_PROPERTIES and test it in its own CI (docs/sealed-run.md: names the "
+    "harness cannot judge)"
 )
 
 
 HARNESS_WAY_OUT = (
     "run the gate on a pytest and Hypothesis whose releases do not require {name!r} (for attr/attrs: "
     "Hypothesis 6.150 or later, as in the published image and `pip install 'evidence-gate[run]'`), "
-    "or leave this package out of properties.pythonpath and SCORE_PROPERTIES (README: names the "
-    "harness cannot judge)"
+    "or leave this package out of properties.pythonpath and SCORE_PROPERTIES (docs/sealed-run.md: names "
+    "the harness cannot judge)"
 )
 
 
 STDLIB_WAY_OUT = (
     "a package named like a standard module is shadowed by it in every Python; rename the package "
-    "(README: names the harness cannot judge)"
+    "(docs/sealed-run.md: names the harness cannot judge)"
 )
 
 
