@@ -23,7 +23,7 @@ from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION
 from evidence_gate.github.artifact_upload import build_zip
 from evidence_gate.receipt.write import canonical_bytes
-from support.action_env import base_receipt, outputs, runner_env
+from support.action_env import assert_fixed_delta, base_receipt, outputs, runner_env
 from support.fake_github import FakeGitHub, Scripted
 from support.fake_results_service import FakeResultsService
 from support.property_repo import GREEN, base_files
@@ -474,12 +474,9 @@ def test_publish_shows_the_delta_against_the_base_branch_s_last_receipt(
     assert code == EXIT_PASS, printed
     (run,) = github.runs.values()
     assert run["conclusion"] == "success" and receipt["published_from"]["accepted"] is True
-    for text in (run["output"]["summary"], (fork.root / "publish" / "summary.md").read_text("utf-8")):
-        plain = text.replace("\\", "")
-        assert f"### Since main's last receipt ({fork.base[:12]})" in plain
-        assert "**0 new findings, 1 fixed" in plain
-        assert "- ✅ fixed · `property-failed` `properties/test_allocate_properties.py`: test_sum_is_preserved" in plain
-    assert f"since main's last receipt ({fork.base[:12]}): 0 new findings, 1 fixed" in printed
+    assert_fixed_delta(
+        (run["output"]["summary"], (fork.root / "publish" / "summary.md").read_text("utf-8")), printed, fork.base
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import pytest
 
 from evidence_gate.action import main as action
 from evidence_gate.errors import EXIT_FAIL, EXIT_PASS, EXIT_PRECONDITION, EXIT_USAGE
-from support.action_env import base_receipt, outputs, runner_env
+from support.action_env import assert_fixed_delta, base_receipt, outputs, runner_env
 from support.fake_github import FakeGitHub
 from support.fake_results_service import FakeResultsService
 from support.property_repo import GREEN, base_files
@@ -493,12 +493,7 @@ def test_merge_shows_the_delta_against_the_base_branch_s_last_receipt(
     github.add_artifact(6, NAME, base_receipt(matrix.base), head_sha=matrix.base, head_repository_id=1)
     code, printed, summary, job = _merge_on_main(matrix, results, github)
     assert code == EXIT_PASS, printed
-    for text in (summary, job):
-        plain = text.replace("\\", "")
-        assert f"### Since main's last receipt ({matrix.base[:12]})" in plain
-        assert "**0 new findings, 1 fixed" in plain
-        assert "- ✅ fixed · `property-failed` `properties/test_allocate_properties.py`: test_sum_is_preserved" in plain
-    assert f"since main's last receipt ({matrix.base[:12]}): 0 new findings, 1 fixed" in printed
+    assert_fixed_delta((summary, job), printed, matrix.base)
 
 
 @pytest.mark.parametrize(

@@ -91,3 +91,14 @@ def base_receipt(head: str, **changes: Any) -> bytes:
     receipt["git"]["head"] = head
     receipt.update(changes)
     return build_zip([("receipt.json", canonical_bytes(receipt))])
+
+
+def assert_fixed_delta(texts: tuple[str, ...], printed: str, baseline: str) -> None:
+    """Each posted text (check run summary, job summary) and the log say, against `base_receipt(baseline)`, that the
+    pull request fixed its one failing property and added nothing."""
+    for text in texts:
+        plain = text.replace("\\", "")
+        assert f"### Since main's last receipt ({baseline[:12]})" in plain
+        assert "**0 new findings, 1 fixed" in plain
+        assert "- ✅ fixed · `property-failed` `properties/test_allocate_properties.py`: test_sum_is_preserved" in plain
+    assert f"since main's last receipt ({baseline[:12]}): 0 new findings, 1 fixed" in printed
