@@ -1,13 +1,15 @@
-"""The whole gate on a real suite (attrs from PyPI) against a plain per-seed pytest loop: wall time and memory.
+"""The whole gate on a real suite (attrs or natsort from PyPI) against a plain per-seed pytest loop: wall time and memory.
 
-    .venv/bin/python bench/bench_real_suite.py [--seeds 4] [--trials 50] [--repeat 3] [--jobs 0] [--other-src DIR]
+    .venv/bin/python bench/bench_real_suite.py [--project attrs|natsort] [--seeds 4] [--trials 50] [--repeat 3]
+        [--jobs 0] [--other-src DIR]
 
-Builds the pinned attrs sdist's repository (tests/support/real_project.py: cached under ~/.cache/evidence-gate, gated on
-its own tests/test_funcs.py and tests/test_dunders.py) with a plan of --seeds seeds, --trials examples per seed and
-no fresh seeds, and an honest pull request merged like refs/pull/N/merge. In the same run, interleaved, median of
---repeat: the whole `evidence-gate check` on that merge commit against a sequential loop of
-`pytest --hypothesis-seed=S tests/test_funcs.py tests/test_dunders.py` over the same seeds, on the same checkout,
-with the same examples per seed (a Hypothesis profile loaded after attrs' own conftest loads its profile). The
+Builds the pinned sdist's repository (tests/support/real_project.py: cached under ~/.cache/evidence-gate; attrs is
+gated on its own tests/test_funcs.py and tests/test_dunders.py, natsort on four of its test files, see
+`real_project.SUITES`) with a plan of --seeds seeds, --trials examples per seed and no fresh seeds, and an honest
+pull request merged like refs/pull/N/merge. In the same run, interleaved, median of --repeat: the whole
+`evidence-gate check` on that merge commit against a sequential loop of `pytest --hypothesis-seed=S FILES` over the
+same seeds, on the same checkout, with the same examples per seed (a Hypothesis profile loaded after the project's
+own conftest loads its profile). The
 loop's checkout gets one untimed run first, as a developer's would have had: Hypothesis keeps its Unicode table in
 `.hypothesis/` and rebuilds it (about 200 MiB and 2 s of CPU) where that folder is new or unwritable.
 
@@ -42,7 +44,7 @@ from support import real_project  # noqa: E402
 TARGET_RATIO = 0.6
 TARGET_RSS = 1.5
 PAGE = os.sysconf("SC_PAGE_SIZE")
-# Loaded with `-p`; `trylast` so it runs after attrs' conftest has loaded its "patience" profile.
+# Loaded with `-p`; `trylast` so it runs after the project's conftest (attrs': its "patience" profile).
 PLUGIN = """\
 import pytest
 from hypothesis import HealthCheck, settings
@@ -140,9 +142,11 @@ def gate_run(project: real_project.RealProject, merge: str, out: Path, src: Path
     return measure(argv, out, env, out / ("gate.log" if src is None else "gate-other.log"))
 
 
-def loop_run(project: real_project.RealProject, seeds: list[int], plugin_dir: Path, out: Path) -> list[Measured]:
+def loop_run(
+    project: real_project.RealProject, suite: real_project.Suite, seeds: list[int], plugin_dir: Path, out: Path
+) -> list[Measured]:
     """One plain pytest per seed, one after the other, on the checked-out merge commit."""
-    env = {**real_project.env_without_git(), "PYTHONPATH": os.pathsep.join([str(plugin_dir), "src"])}
+    env = {**real_project.env_without_git(), "PYTHONPATH": os.pathsep.join([str(plugin_dir), *suite.pythonpath])}
     runs = []
     for seed in seeds:
         argv = [
@@ -155,7 +159,7 @@ def loop_run(project: real_project.RealProject, seeds: list[int], plugin_dir: Pa
             "-p",
             "bench_profile",
             f"--hypothesis-seed={seed}",
-            *real_project.ENTRIES,
+            *suite.entries,
         ]
         runs.append(measure(argv, project.repo.path, env, out / f"pytest-{seed}.log"))
         if runs[-1].code != 0:
@@ -177,6 +181,7 @@ def report(
 ) -> int:
     """Print the figures; 1 when the gate did not pass (then nothing is comparable)."""
     n = args.seeds
+    suite = real_project.SUITES[args.project]
     gate = statistics.median(g.wall for g in gates)
     loop = statistics.median(sum(r.wall for r in runs) for runs in loops)
     one = max(r.largest_kib for runs in loops for r in runs)
@@ -187,8 +192,8 @@ def report(
     ledgers = props.get("ledgers", []) if isinstance(props, dict) else []
     row = receipt.get("decision", {}).get("row") if isinstance(receipt.get("decision"), dict) else None
     print(
-        f"project: {real_project.ATTRS.name} {real_project.ATTRS.version} (sdist sha256 "
-        f"{real_project.ATTRS.sha256[:12]}), files: {' '.join(real_project.ENTRIES)}"
+        f"project: {suite.sdist.name} {suite.sdist.version} (sdist sha256 "
+        f"{suite.sdist.sha256[:12]}), files: {' '.join(suite.entries)}"
     )
     print(
         f"cores: {os.cpu_count()}  seeds: {n}  trials: {args.trials}  jobs: {args.jobs}  repeat: {args.repeat}  "
@@ -241,6 +246,7 @@ def report_other(
 def main() -> int:
     """Build the repository, run both sides interleaved and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project", choices=sorted(real_project.SUITES), default="attrs")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
@@ -253,22 +259,32 @@ def main() -> int:
     )
     args = parser.parse_args()
     seeds = [1101 + i for i in range(args.seeds)]
+    suite = real_project.SUITES[args.project]
     with tempfile.TemporaryDirectory(prefix="bench-real-suite-") as tmp:
         work = Path(tmp)
-        project = real_project.build(work / "repo", seeds=seeds, trials=args.trials, fresh_seeds=0, jobs=args.jobs)
-        merge = real_project.pull_request(project, "honest", real_project.HONEST)
+        project = real_project.build(
+            work / "repo",
+            seeds=seeds,
+            trials=args.trials,
+            fresh_seeds=0,
+            jobs=args.jobs,
+            entries=suite.entries,
+            sdist=suite.sdist,
+            pythonpath=suite.pythonpath,
+        )
+        merge = real_project.pull_request(project, "honest", suite.honest)
         plugin_dir = work / "plugin"
         plugin_dir.mkdir()
         (plugin_dir / "bench_profile.py").write_text(PLUGIN.format(trials=args.trials), encoding="utf-8")
         # One untimed run first, as on a developer's checkout: Hypothesis caches its Unicode table in .hypothesis/.
-        (cold,) = loop_run(project, [1100], plugin_dir, work)
+        (cold,) = loop_run(project, suite, [1100], plugin_dir, work)
         gates: list[Measured] = []
         others: list[Measured] = []
         loops: list[list[Measured]] = []
         for i in range(args.repeat):
             out = work / f"run{i}"
             out.mkdir()
-            loops.append(loop_run(project, seeds, plugin_dir, out))
+            loops.append(loop_run(project, suite, seeds, plugin_dir, out))
             gates.append(gate_run(project, merge, out))
             if args.other_src:
                 others.append(gate_run(project, merge, out, args.other_src.resolve()))

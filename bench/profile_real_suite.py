@@ -1,6 +1,7 @@
-"""Where one `evidence-gate check` on the attrs benchmark spends its time: a phase breakdown.
+"""Where one `evidence-gate check` on the attrs (or natsort) benchmark spends its time: a phase breakdown.
 
-    .venv/bin/python bench/profile_real_suite.py [--seeds 4] [--trials 50] [--jobs 0] [--cprofile OUT]
+    .venv/bin/python bench/profile_real_suite.py [--project attrs|natsort] [--seeds 4] [--trials 50] [--jobs 0]
+        [--cprofile OUT]
 
 Builds the same repository and honest pull request as bench_real_suite.py, then runs the gate's `check` once in this
 process (as `evidence-gate check` would), with each phase timed by wrapping the function that does it (wall and
@@ -164,6 +165,7 @@ def worker_table(t0: float) -> list[str]:
 def main() -> int:
     """Build the repository, run one instrumented check and print the breakdown."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project", choices=sorted(real_project.SUITES), default="attrs")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=0)
@@ -173,8 +175,18 @@ def main() -> int:
     seeds = [1101 + i for i in range(args.seeds)]
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         work = Path(tmp)
-        project = real_project.build(work / "repo", seeds=seeds, trials=args.trials, fresh_seeds=0, jobs=args.jobs)
-        merge = real_project.pull_request(project, "honest", real_project.HONEST)
+        suite = real_project.SUITES[args.project]
+        project = real_project.build(
+            work / "repo",
+            seeds=seeds,
+            trials=args.trials,
+            fresh_seeds=0,
+            jobs=args.jobs,
+            entries=suite.entries,
+            sdist=suite.sdist,
+            pythonpath=suite.pythonpath,
+        )
+        merge = real_project.pull_request(project, "honest", suite.honest)
         for key in [k for k in os.environ if k.startswith("GIT_")]:
             del os.environ[key]
         instrument()

@@ -1,7 +1,8 @@
 """A real Hypothesis-tested project from PyPI, pinned by version and sha256, as a git repository to gate.
 
-The sdist (attrs, see `ATTRS`) is downloaded once with the host's pip (`pip download --no-deps --no-binary :all:`),
-its sha256 checked against the pin, and kept under `~/.cache/evidence-gate/sdists/`. Nothing here skips: a download
+The sdist (attrs, see `ATTRS`; natsort, see `NATSORT`, the second suite the benchmarks can run, so that no figure
+rests on one project) is downloaded once with the host's pip (`pip download --no-deps --no-binary :all:`), its
+sha256 checked against the pin, and kept under `~/.cache/evidence-gate/sdists/`. Nothing here skips: a download
 that fails or a hash that differs raises `ProjectUnavailable` with the fix, so CI fails loudly.
 
 The repository is the sdist's tree as its baseline commit, plus the gate's configuration naming some of the
@@ -71,6 +72,60 @@ TAMPER = {
         "deadline=timedelta(milliseconds=400),",
         "deadline=timedelta(milliseconds=400), max_examples=1,",
     ),
+}
+
+
+# natsort ships its tests in the sdist too: a flat layout (the package `natsort/` at the top, so the code under test
+# is on `pythonpath: ["."]`), no runtime dependencies (fastnumbers and PyICU are optional and absent here), and many
+# small `@given` properties over text, bytes, floats and lists. These files need neither pytest-mock nor a locale
+# other than C (the conftest's `with_locale_en_us` fails without en_US.UTF-8): 75 tests, 20 of them properties.
+NATSORT = Sdist("natsort", "8.4.0", "45312c4a0e5507593da193dedd04abb1469253b601ecaf63445ad80f0a1ea581")
+NATSORT_ENTRIES = (
+    "tests/test_fake_fastnumbers.py",
+    "tests/test_natsort_key.py",
+    "tests/test_parse_bytes_function.py",
+    "tests/test_utils.py",
+)
+NATSORT_UTILS = "natsort/utils.py"
+# A refactor with no change in behaviour: sep_inserter's loop keeps one previous element instead of a pair.
+NATSORT_HONEST = {
+    NATSORT_UTILS: (
+        "        for x in iterator:\n"
+        "            first, second = second, x\n"
+        "            if type(first) in types and type(second) in types:\n"
+        "                yield sep\n"
+        "            yield second\n",
+        "        for x in iterator:\n"
+        "            if type(second) in types and type(x) in types:\n"
+        "                yield sep\n"
+        "            yield x\n"
+        "            second = x\n",
+    )
+}
+# sep_inserter's loop puts a separator before every number after the second element, not only between two
+# numbers: the examples (at most two elements) still pass, the property over lists of three or more does not.
+NATSORT_BUG = {
+    NATSORT_UTILS: (
+        "            first, second = second, x\n            if type(first) in types and type(second) in types:\n",
+        "            first, second = second, x\n            if type(second) in types:\n",
+    )
+}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A pinned project with what the benchmarks need to gate it: the test files, where its code is, two PRs."""
+
+    sdist: Sdist
+    entries: tuple[str, ...]
+    pythonpath: tuple[str, ...]
+    honest: dict[str, tuple[str, str]]
+    bug: dict[str, tuple[str, str]]
+
+
+SUITES = {
+    "attrs": Suite(ATTRS, ENTRIES, ("src",), HONEST, BUG),
+    "natsort": Suite(NATSORT, NATSORT_ENTRIES, (".",), NATSORT_HONEST, NATSORT_BUG),
 }
 
 
@@ -173,14 +228,16 @@ class RealProject:
     sdist: Sdist
 
 
-def config(seeds: list[int], trials: int, fresh_seeds: int = 1, jobs: int = 2) -> str:
-    """The gate's configuration: a small plan over the project's own tests, code under test in `src`."""
+def config(
+    seeds: list[int], trials: int, fresh_seeds: int = 1, jobs: int = 2, pythonpath: tuple[str, ...] = ("src",)
+) -> str:
+    """The gate's configuration: a small plan over the project's own tests, code under test in `pythonpath`."""
     props = {
         "seeds": seeds,
         "fresh_seeds": fresh_seeds,
         "trials": trials,
         "jobs": jobs,
-        "pythonpath": ["src"],
+        "pythonpath": list(pythonpath),
         "timeout_s": 300,
     }
     return json.dumps({"version": 1, "properties": props}, indent=2) + "\n"
@@ -195,6 +252,7 @@ def build(
     jobs: int = 2,
     entries: tuple[str, ...] = ENTRIES,
     sdist: Sdist = ATTRS,
+    pythonpath: tuple[str, ...] = ("src",),
 ) -> RealProject:
     """A git repository of the pinned sdist with the gate configured on `entries`; HEAD on `main`."""
     with tempfile.TemporaryDirectory(prefix="evidence-gate-unpack-") as tmp:
@@ -205,7 +263,7 @@ def build(
     baseline = repo.commit(
         f"{sdist.name} {sdist.version} from its PyPI sdist (sha256 {sdist.sha256[:12]})",
         {
-            ".evidence-gate.yml": config(seeds, trials, fresh_seeds, jobs),
+            ".evidence-gate.yml": config(seeds, trials, fresh_seeds, jobs, pythonpath),
             "SCORE_PROPERTIES": listing,
         },
     )
