@@ -39,6 +39,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.errors",
         "evidence_gate.gate",
         "evidence_gate.git",
+        "evidence_gate.git_batch",
         "evidence_gate.lanes",
         "evidence_gate.lanes.fixtures",
         "evidence_gate.lanes.freeze",
