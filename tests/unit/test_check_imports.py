@@ -72,7 +72,8 @@ STATIC_RUN = frozenset(
 )
 # Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
 # tempfile and difflib serve the property run and a changed attributes file, traceback records a crash (and brings
-# textwrap, which the text report then loads itself), shlex quotes a failing seed's command.
+# textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
+# lzma) asks a terminal's width, which argparse's help formatter reads without it here.
 NOT_ON_A_CLEAN_RUN = (
     "jsonschema",
     "referencing",
@@ -83,6 +84,7 @@ NOT_ON_A_CLEAN_RUN = (
     "zipfile",
     "traceback",
     "shlex",
+    "shutil",
 )
 
 
