@@ -78,6 +78,17 @@ def evaluate(opts: gate.CheckOptions, receipt_path: Path, *, shards: bool = Fals
     # One repository for the plan and every judgement: what the plan asked git (the root, the commits, the
     # configuration's listing) is not asked again, and a ref that moves meanwhile cannot split the run.
     repo = Repo(opts.repo, pin_revisions=True)
+    # The plan's object reads and the first judgement's static lanes share one kept-open `cat-file` (`gate.check`
+    # ends it before the property lane).
+    repo.start_batch_session()
+    try:
+        return _judge(opts, receipt_path, shards, repo)
+    finally:
+        repo.end_batch_session()
+
+
+def _judge(opts: gate.CheckOptions, receipt_path: Path, shards: bool, repo: Repo) -> Outcome:
+    """`evaluate` on the one repository of the run."""
     try:
         plan = _plan(opts, shards, repo)
     except GateError:  # history, event or configuration unusable: the one receipt says so, as without contexts

@@ -305,6 +305,7 @@ def check(opts: CheckOptions, receipt: ReceiptJson, repo: Repo | None = None) ->
     with repo.batch_session():  # the static lanes' object reads, through one git process
         trusted = _trusted(repo, opts, receipt)
         static = _static_lanes(repo, trusted, opts.today, receipt)
+    repo.end_batch_session()  # also one the caller opened (`contexts.evaluate`): the property lane reads as before
     lanes = static.lanes
     facts: set[str] = {decision.FACT_HUMAN} if trusted.human else set()
     before_tests = {v.row for lane in lanes for v in lane.violations} & decision.stops_tests()

@@ -6,21 +6,25 @@ trip and can be recognised (it contains lone surrogates) instead of being silent
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_gate.errors import GateError
+from evidence_gate.git_batch import (
+    TREE_MODE,
+    BatchSession,
+    SessionDied,
+    listed,
+    object_id,
+)
 from evidence_gate.row_ids import HISTORY_MISSING
 
 NULL_OID = "0" * 40
-TREE_MODE = "040000"
 # What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
 _OBJECT_TROUBLE = (
     "could not read",
@@ -50,6 +54,7 @@ _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_
 # A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
 _SESSION_MAX_REQUEST = 16 * 1024
 _FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -75,12 +80,6 @@ def unreadable_checkout(path: Path, detail: str) -> GateError:
         "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
         "user), or `chmod -R a+rX` the checkout in a step before this one",
     )
-
-
-def object_id(kind: str, data: bytes, length: int) -> str:
-    """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
-    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
-    return algorithm(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
 
 
 def decode_path(raw: bytes) -> str:
@@ -130,7 +129,9 @@ class Repo:
         # What a commit named by its full id holds never changes: its listings and object ids are asked once.
         self._listings: dict[tuple[str, tuple[str, ...], bool], tuple[TreeEntry, ...]] = {}
         self._ids: dict[str, str | None] = {}
-        self._session: _BatchSession | None = None
+        self._diffs: dict[tuple[str, str], tuple[DiffEntry, ...]] = {}
+        self._session: BatchSession | None = None
+        self._check: BatchSession | None = None  # `cat-file --batch-check`, started on the first question
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """Run `git ARGS` in the repository and return the completed process."""
@@ -190,17 +191,25 @@ class Repo:
         if self._session is not None:
             yield
             return
-        try:
-            self._session = _BatchSession(self)
-        except OSError:  # reads then go one process each, which report the trouble in their own words
-            yield
-            return
+        self.start_batch_session()
         try:
             yield
         finally:
-            session, self._session = self._session, None
+            self.end_batch_session()
+
+    def start_batch_session(self) -> None:
+        """Open the kept-open `cat-file --batch` until `end_batch_session` (a `batch_session` block inside uses it
+        and leaves it open); nothing when one is open."""
+        if self._session is None:
+            with suppress(OSError):  # reads then go one process each, which report the trouble in their own words
+                self._session = BatchSession(self.path, scrubbed_env())
+
+    def end_batch_session(self) -> None:
+        """End the kept-open processes now (an enclosing `batch_session` block then has nothing left to end)."""
+        for session in (self._session, self._check):
             if session is not None:  # None when its git ended early (the read that saw it raised)
                 session.close()
+        self._session = self._check = None
 
     def _cat_file_batch(self, stdin: bytes, count: int) -> bytes:
         """`git cat-file --batch`'s output for `count` names (`stdin`, one a line): from the open session when the
@@ -208,10 +217,36 @@ class Repo:
         if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
             try:
                 return self._session.ask(stdin, count)
-            except _SessionDied as died:
+            except SessionDied as died:
                 self._session = None
                 raise self._failure(("cat-file", "--batch"), died.stderr) from None
         return self.run("cat-file", "--batch", stdin=stdin).stdout
+
+    def _batch_check(self, stdin: bytes, count: int) -> bytes:
+        """`git cat-file --batch-check=%(objectname) %(objecttype)`'s output for `count` names, from a kept-open
+        process while a batch session is open (started on the first question), else from a process of its own."""
+        if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
+            try:
+                if self._check is None:
+                    self._check = BatchSession(self.path, scrubbed_env(), _CHECK_FORMAT)
+                return self._check.ask(stdin, count)
+            except SessionDied as died:
+                self._check = None
+                raise self._failure(("cat-file", _CHECK_FORMAT), died.stderr) from None
+            except OSError:  # could not start: this one question goes to a process of its own
+                pass
+        return self.run("cat-file", _CHECK_FORMAT, stdin=stdin).stdout
+
+    def _checked(self, name: str) -> bytes | None:
+        """The kept-open `--batch-check` line for `name` (`ID TYPE`, or ending in ` missing`), or None outside a
+        batch session, for a name it cannot take, or when its git ended (the process the caller then starts says
+        why in its own words)."""
+        if self._session is None or "\n" in name:
+            return None
+        try:
+            return self._batch_check(encode_path(name) + b"\n", 1).rstrip(b"\n")
+        except GateError:
+            return None
 
     def out(self, *args: str) -> str:
         """Stdout of `git ARGS`, stripped."""
@@ -236,6 +271,11 @@ class Repo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
+        if _FULL_ID.fullmatch(rev):  # an id names the same commit however it is asked: the open batch answers
+            line = self._checked(f"{rev}^{{commit}}")
+            if line is not None:
+                oid, _, type_ = line.decode().partition(" ")
+                return oid if type_ == "commit" else None
         proc = self._ask(
             "-c",
             "core.warnAmbiguousRefs=true",
@@ -256,6 +296,9 @@ class Repo:
 
     def has_object(self, oid: str) -> bool:
         """Whether the object is present and its header readable (`-e` would accept a damaged loose file)."""
+        line = self._checked(oid)  # `--batch-check` reads the header as `-t` does, and says missing where -t fails
+        if line is not None:
+            return not line.endswith((b" missing", b" ambiguous"))
         return self._ask("cat-file", "-t", oid, check=False).returncode == 0
 
     def is_shallow(self) -> bool:
@@ -268,8 +311,38 @@ class Repo:
         Read from the object itself: `rev-list` hides the parents of a shallow clone's boundary commit, which
         would make a merge commit look like a plain one.
         """
-        header = self._ask("cat-file", "commit", commit).stdout.split(b"\n\n", 1)[0]
+        body = self._commit_object(commit)
+        if body is None:
+            body = self._ask("cat-file", "commit", commit).stdout
+        header = body.split(b"\n\n", 1)[0]
         return [line[7:].decode() for line in header.split(b"\n") if line.startswith(b"parent ")]
+
+    def _commit_object(self, commit: str) -> bytes | None:
+        """A commit object named by its full id, read (and hashed) through the open batch; None outside a session,
+        or when it is not a readable commit there (the caller's own process then says why)."""
+        if self._session is None or not _FULL_ID.fullmatch(commit):
+            return None
+        session = self._session
+        try:
+            data = session.ask(commit.encode() + b"\n", 1)
+        except SessionDied:
+            self._session = None
+            return None
+        header, _, body = data.partition(b"\n")
+        if (
+            header != f"{commit} commit {len(body) - 1}".encode()
+            or object_id("commit", body[:-1], len(commit)) != commit
+        ):
+            return None
+        return body[:-1]
+
+    def root_tree(self, commit: str) -> str:
+        """The id of `commit`'s root tree (`COMMIT^{tree}`); `history-missing` when it is not in this clone."""
+        name = f"{commit}^{{tree}}"
+        oid = self.object_ids([name])[name]
+        if oid is None:  # object_ids raises first for an id that is absent
+            raise GateError(f"the object {name} is not in this clone", fix=FSCK_FIX, row=HISTORY_MISSING)
+        return oid
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor, or None when history does not connect them here."""
@@ -285,7 +358,8 @@ class Repo:
         key = (commit, tuple(paths), recursive)
         if key in self._listings:
             return list(self._listings[key])
-        entries = self._ls_tree(commit, key[1], recursive)
+        listed = None if recursive else self._listed_from_trees(commit, key[1])
+        entries = self._ls_tree(commit, key[1], recursive) if listed is None else listed
         if _FULL_ID.fullmatch(commit):
             self._listings[key] = tuple(entries)
         return entries
@@ -305,12 +379,40 @@ class Repo:
             entries.append(TreeEntry(mode, type_, oid, decode_path(path)))
         return entries
 
+    def _listed_from_trees(self, commit: str, paths: tuple[str, ...]) -> list[TreeEntry] | None:
+        """`git_batch.listed` through the open session: None to ask `ls-tree` itself (also when its git ended)."""
+        if self._session is None or not _FULL_ID.fullmatch(commit):
+            return None
+        try:
+            rows = listed(self._session, commit, paths)
+        except SessionDied:
+            self._session = None
+            return None
+        return None if rows is None else [TreeEntry(*row) for row in rows]
+
     def diff_tree(self, base: str, head: str) -> list[DiffEntry]:
         """Every changed path between two commits, renames shown as delete plus add.
 
         git skips, without an error, a changed folder whose tree object is absent, which would hide every change
         below it; `-t` lists the changed folders too, and each must be readable or the diff is `history-missing`.
         """
+        entries = self._diff(base, head)
+        folders = [e for e in entries if TREE_MODE in (e.old_mode, e.new_mode)]
+        self._require_trees(
+            {
+                oid: e.path
+                for e in folders
+                for oid, mode in ((e.old_oid, e.old_mode), (e.new_oid, e.new_mode))
+                if mode == TREE_MODE and oid != NULL_OID
+            }
+        )
+        return [e for e in entries if TREE_MODE not in (e.old_mode, e.new_mode)]
+
+    def _diff(self, base: str, head: str) -> tuple[DiffEntry, ...]:
+        """`git diff-tree -r -t --raw` between two commits, folders included; asked once for two full ids."""
+        key = (base, head)
+        if key in self._diffs:
+            return self._diffs[key]
         raw = self.run(
             "diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", "--no-ext-diff", "--no-textconv", base, head
         ).stdout
@@ -325,16 +427,9 @@ class Repo:
             old_mode, new_mode, old_oid, new_oid, status = meta[1:].split()
             entries.append(DiffEntry(old_mode, new_mode, old_oid, new_oid, status[0], decode_path(fields[i + 1])))
             i += 2
-        folders = [e for e in entries if TREE_MODE in (e.old_mode, e.new_mode)]
-        self._require_trees(
-            {
-                oid: e.path
-                for e in folders
-                for oid, mode in ((e.old_oid, e.old_mode), (e.new_oid, e.new_mode))
-                if mode == TREE_MODE and oid != NULL_OID
-            }
-        )
-        return [e for e in entries if TREE_MODE not in (e.old_mode, e.new_mode)]
+        if _FULL_ID.fullmatch(base) and _FULL_ID.fullmatch(head):
+            self._diffs[key] = tuple(entries)
+        return tuple(entries)
 
     def changed_lines(self, base: str, head: str, paths: Iterable[str]) -> dict[str, set[int]]:
         """Per path, the head's line numbers the patch added or changed (`diff -U0` hunks), for the files named."""
@@ -362,7 +457,7 @@ class Repo:
         if not trees:
             return
         stdin = b"".join(oid.encode() + b"\n" for oid in trees)
-        lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
+        lines = self._batch_check(stdin, len(trees)).splitlines()
         for (oid, path), line in zip(trees.items(), lines, strict=True):
             if not line.endswith(b" tree"):
                 raise GateError(
@@ -373,14 +468,7 @@ class Repo:
 
     def changed_trees(self, base: str, head: str) -> list[tuple[str, str]]:
         """(object id, path) of every tree the head adds or changes against the base (`diff-tree -r -t`)."""
-        raw = self.run("diff-tree", "-r", "-t", "-z", "--no-renames", "--raw", base, head).stdout
-        fields = raw.split(b"\0")
-        out = []
-        for meta, path in zip(fields[::2], fields[1::2], strict=False):
-            parts = meta.decode().lstrip(":").split()
-            if len(parts) == 5 and parts[1] == "040000":
-                out.append((parts[3], decode_path(path)))
-        return out
+        return [(e.new_oid, e.path) for e in self._diff(base, head) if e.new_mode == TREE_MODE]
 
     def grep_files(self, rev: str, words: Iterable[str], pathspec: str = "*.py") -> list[str]:
         """Paths of `rev`'s files (matching `pathspec`) that contain one of `words` as a whole word."""
@@ -474,7 +562,7 @@ class Repo:
         if not keys:
             return known
         stdin = b"".join(encode_path(k) + b"\n" for k in keys)
-        lines = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=stdin).stdout.splitlines()
+        lines = self._batch_check(stdin, len(keys)).splitlines()
         ids = {
             k: None if line.endswith((b" missing", b" ambiguous")) else line.split(b" ", 1)[0].decode()
             for k, line in zip(keys, lines, strict=True)
@@ -510,77 +598,3 @@ class Repo:
         proc = self.run("merge-tree", "--write-tree", "--no-messages", base, head, check=False)
         first = proc.stdout.decode().split("\n", 1)[0].strip()
         return first if proc.returncode == 0 and first else None
-
-
-class _SessionDied(Exception):
-    """The kept-open `cat-file --batch` ended before answering; carries what it printed on stderr."""
-
-    def __init__(self, stderr: bytes) -> None:
-        super().__init__("git cat-file --batch ended")
-        self.stderr = stderr
-
-
-class _BatchSession:
-    """One `git cat-file --batch` answering request after request (git flushes after each object, unbuffered)."""
-
-    def __init__(self, repo: Repo) -> None:
-        cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", "cat-file", "--batch"]
-        self.proc = subprocess.Popen(
-            cmd,
-            cwd=repo.path,
-            env=scrubbed_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        if self.proc.stdin is None or self.proc.stdout is None or self.proc.stderr is None:
-            raise OSError("git cat-file --batch started without its pipes")
-        self._in, self._out, self._err = self.proc.stdin, self.proc.stdout, self.proc.stderr
-        self._stderr: list[bytes] = []
-        # Drained as it comes, so git can never block on a full stderr pipe while the gate waits for its stdout.
-        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
-        self._drain.start()
-
-    def _read_stderr(self) -> None:
-        self._stderr.append(self._err.read())
-
-    def ask(self, stdin: bytes, count: int) -> bytes:
-        """The answers to `count` names, exactly as a one-off `cat-file --batch` would print them."""
-        out = self._out
-        try:
-            self._in.write(stdin)  # small: fits the pipe whole, so writing first cannot deadlock
-            self._in.flush()
-        except BrokenPipeError:
-            raise self._died() from None
-        chunks: list[bytes] = []
-        for _ in range(count):
-            header = out.readline()
-            if not header.endswith(b"\n"):
-                raise self._died()
-            chunks.append(header)
-            if header.endswith((b" missing\n", b" ambiguous\n")):
-                continue
-            size = int(header.rsplit(b" ", 1)[1])
-            body = out.read(size + 1)  # the object and its trailing newline
-            if len(body) != size + 1:
-                raise self._died()
-            chunks.append(body)
-        return b"".join(chunks)
-
-    def _died(self) -> _SessionDied:
-        self.close()
-        return _SessionDied(b"".join(self._stderr))
-
-    def close(self) -> None:
-        """End the process (EOF on its input) and collect it."""
-        if not self._in.closed:
-            with suppress(BrokenPipeError):
-                self._in.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._drain.join(timeout=30)
-        self._out.close()
-        self._err.close()

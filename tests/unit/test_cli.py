@@ -275,3 +275,26 @@ def test_readme_cli_synopsis_lists_every_option() -> None:
         if line.strip():
             documented[command].update(re.findall(r"--[a-z][a-z-]*", line))
     assert documented == _leaf_options(cli.build_parser())
+
+
+@pytest.mark.parametrize("columns", [None, "57", "0", "wide"])
+def test_help_is_laid_out_as_argparse_lays_it_out(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The help formatter that reads the width without shutil prints every page exactly as argparse's own does,
+    with `COLUMNS` set, unusable or unset."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = cli.build_parser()
+    monkeypatch.setattr(cli, "_Parser", argparse.ArgumentParser)
+    stock = cli.build_parser()
+
+    def pages(parser: argparse.ArgumentParser) -> list[str]:
+        found = [parser.format_help()]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found += [page for child in action.choices.values() for page in pages(child)]
+        return found
+
+    assert pages(ours) == pages(stock)
+    assert len(pages(ours)) == 11

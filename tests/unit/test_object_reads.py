@@ -165,3 +165,69 @@ def test_a_session_whose_git_ended_fails_the_read_and_later_reads_go_alone(tmp_p
         with pytest.raises(GateError):
             reader.read_blobs(["HEAD^1:freeze.yaml"])
         assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]
+
+
+def _raw_tree(repo: GitRepo, entries: list[tuple[str, str, str]]) -> str:
+    """A tree object of (mode, name, id) entries written byte for byte as given (no sorting, no checks)."""
+    raw = b"".join(f"{mode} {name}".encode() + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries)
+    return repo.git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", input=raw)
+
+
+def test_listings_inside_the_session_are_what_ls_tree_prints(tmp_path: Path) -> None:
+    """`ls_tree` of named paths through the kept-open batch (reading the trees on the way) returns exactly what
+    `git ls-tree` prints: files, executables, folders, links, a link or file on the way, a gitlink, absent paths
+    and folders, paths it leaves to `ls-tree` itself and malformed trees (out of order, a name twice)."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("one", {"a.txt": "1\n", "a/b/c.py": "2\n", "a-b/x": "3\n", "run.sh": "4\n"})
+    (repo.path / "run.sh").chmod(0o755)
+    (repo.path / "link").symlink_to("a")
+    good = repo.commit("two", {})
+    blob = repo.git("rev-parse", f"{good}:a.txt")
+    bad_trees = [
+        _raw_tree(repo, [("100644", "z", blob), ("100644", "a", blob)]),
+        _raw_tree(repo, [("100644", "a", blob), ("100755", "a", blob)]),
+        _raw_tree(repo, [("100664", "a", blob), ("40000", "t", repo.git("rev-parse", f"{good}:a"))]),
+    ]
+    roots = [
+        _raw_tree(repo, [("40000", "bad", tree), ("100644", "ok", blob), ("160000", "sub", "1" * 40)])
+        for tree in bad_trees
+    ]
+    odd = [repo.git("commit-tree", root, "-m", "odd") for root in roots]
+    asks = [
+        (good, ("a.txt",)),
+        (good, ("run.sh", "a.txt", "a-b", "a/b/c.py", "nope", "no/such/folder")),
+        (good, ("link", "a.txt/x", "a/b")),
+        (good, ("link/b", "a.txt/x/y")),
+        (good, ("a", "a/b")),
+        (good, ("./a.txt", "a//b", "a/")),
+        (odd[-1], ("sub/x",)),
+        *((commit, ("ok", "bad/a", "bad/z", "bad/t", "sub")) for commit in odd),
+    ]
+    alone = [Repo(repo.path).ls_tree(commit, paths) for commit, paths in asks]
+    session = Repo(repo.path)
+    ran: list[tuple[str, ...]] = []
+    original = Repo.run
+
+    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
+        ran.append(args)
+        return original(self, *args, stdin=stdin, check=check)
+
+    with pytest.MonkeyPatch.context() as patch, session.batch_session():
+        patch.setattr(Repo, "run", counting)
+        inside = [session.ls_tree(commit, paths) for commit, paths in asks]
+    assert inside == alone
+    # ls-tree itself only for the nested paths, the unplain ones and the two malformed trees
+    assert len([a for a in ran if "ls-tree" in a]) == 4, [a[4:] for a in ran]
+    assert [(e.mode, e.type, e.path) for e in alone[1]] == [
+        ("040000", "tree", "a-b"),
+        ("100644", "blob", "a.txt"),
+        ("100644", "blob", "a/b/c.py"),
+        ("100755", "blob", "run.sh"),
+    ]
+    assert [(e.mode, e.type) for e in alone[2]] == [("040000", "tree"), ("120000", "blob")]
+    assert [(e.mode, e.type, e.path) for e in alone[-1]] == [
+        ("100644", "blob", "bad/a"),
+        ("040000", "tree", "bad/t"),
+        ("100644", "blob", "ok"),
+        ("160000", "commit", "sub"),
+    ]

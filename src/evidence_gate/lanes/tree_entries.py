@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence_gate.git import Repo, decode_path
+from evidence_gate.git_batch import parse_tree
 from evidence_gate.lanes.locked_paths import display_path
 
 FIX = (
@@ -51,20 +52,6 @@ def _sort_key(name: bytes, mode: bytes) -> bytes:
     return name + b"/" if mode == TREE_MODE else name
 
 
-def parse_tree(raw: bytes, oid_len: int = 20) -> list[tuple[bytes, bytes, bytes]] | None:
-    """(mode, name, object id) of each entry of a raw tree object (ids of `oid_len` bytes); None when unparsable."""
-    entries = []
-    pos = 0
-    while pos < len(raw):
-        space = raw.find(b" ", pos)
-        nul = raw.find(b"\0", space + 1) if space >= 0 else -1
-        if nul < 0 or nul + 1 + oid_len > len(raw):
-            return None
-        entries.append((raw[pos:space], raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_len]))
-        pos = nul + 1 + oid_len
-    return entries
-
-
 def check_tree(folder: str, raw: bytes, oid_len: int = 20) -> list[BadEntry]:
     """Every refused entry of one raw tree object (unparsable trees are one refused entry)."""
     entries = parse_tree(raw, oid_len)
@@ -89,7 +76,7 @@ def check_tree(folder: str, raw: bytes, oid_len: int = 20) -> list[BadEntry]:
 
 def refused_entries(repo: Repo, baseline: str, head: str) -> list[BadEntry]:
     """Refused entries in every tree the head adds or changes against the baseline (the root tree included)."""
-    trees = {"": repo.out("rev-parse", f"{head}^{{tree}}")}
+    trees = {"": repo.root_tree(head)}
     for oid, path in repo.changed_trees(baseline, head):
         trees.setdefault(path, oid)
     raw = repo.read_objects(trees.values(), "tree")

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_gate.model import Violation
-from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.report import terminal as terminal_report
+
+if TYPE_CHECKING:
+    from evidence_gate.receipt import delta as receipt_delta
 
 
 def violations_of(receipt: Mapping[str, Any]) -> list[Violation]:

@@ -23,17 +23,19 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision, visible
-from evidence_gate.lanes.properties import patch_coverage
-from evidence_gate.receipt import delta as receipt_delta
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
-from evidence_gate.report import properties as property_report
-from evidence_gate.report import reproduce
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.row_ids import HUMAN_PATCH
+
+if TYPE_CHECKING:
+    from evidence_gate.receipt import delta as receipt_delta
+
+# A passing run prints no finding, no seed ledger, no patch coverage and no delta: the modules that word those
+# (the property report with its Markdown and reproduce commands, patch coverage, the delta) load when one is shown.
 
 DEFAULT_WIDTH = 80
 BUG = "this is a bug in evidence-gate"  # how gate.CRASH_FIX begins
@@ -100,6 +102,8 @@ def _said_in_help(what: str, todo: str) -> str:
 
 
 def _ledger_of(receipt: Mapping[str, Any], v: ViolationJson) -> SeedLedgerJson | None:
+    from evidence_gate.report import properties as property_report  # noqa: PLC0415 - see the imports
+
     if v.get("row") not in property_report.FAILED_ROWS:
         return None
     message = str(v.get("message", ""))
@@ -119,6 +123,8 @@ def diagnostic(
     receipt: Mapping[str, Any], v: ViolationJson, style: Style, source: SourceLine | None, with_help: bool
 ) -> list[str]:
     """One finding as `level[row]: message`, `--> path:line`, the source line, notes, `help:` and the docs link."""
+    from evidence_gate.report import properties as property_report  # noqa: PLC0415 - see the imports
+
     row = str(v.get("row"))
     level = _level(receipt, row)
     path = v.get("path")
@@ -175,6 +181,8 @@ def _help(
         todo = todo.split(";", 1)[0].rstrip(".") + f". Reproduce seed {seed} from the repository root:"
     out = style.wrap(visible.line(todo), style.paint("help", "help") + style.paint("bold", ":") + " ", "      ")
     if ledger is not None and ledger.get("failing_seed") is not None:
+        from evidence_gate.report import reproduce  # noqa: PLC0415 - see the imports
+
         command = reproduce.for_ledger(receipt, ledger, int(ledger["failing_seed"] or 0))
         out += ["", *("    " + visible.line(c) for c in command.split("\n")), ""]
     out.append(f"{pad} {style.paint('frame', '=')} docs: {_docs(style, row)}")
@@ -220,6 +228,8 @@ def render(
 
 def _delta(delta: receipt_delta.Delta, style: Style) -> list[str]:
     """`since main's last receipt (abc): 1 new finding, 0 fixed; …`, then one line per new and fixed finding."""
+    from evidence_gate.receipt import delta as receipt_delta  # noqa: PLC0415 - see the imports
+
     out = style.wrap(visible.line(f"since {delta.against}: {receipt_delta.counts(delta)}"), "", "    ")
     for what, found in (("new", delta.new), ("fixed", delta.fixed)):
         shown = found[: receipt_delta.MAX_LISTED]
@@ -246,6 +256,8 @@ def _tail(receipt: Mapping[str, Any], style: Style, delta: receipt_delta.Delta |
         )
     coverage = receipt_types.patch_coverage(receipt)
     if coverage is not None:
+        from evidence_gate.lanes.properties import patch_coverage  # noqa: PLC0415 - see the imports
+
         out += style.wrap(visible.line(patch_coverage.summary(coverage)), "patch coverage: ", "    ")
     if delta is not None:
         out += _delta(delta, style)

@@ -1,0 +1,187 @@
+"""Reading objects through a kept-open `git cat-file`: the session, raw tree objects, and what `ls-tree` makes of a
+tree entry's mode. `git.Repo` is the one user (it decides when a session answers and when git itself is asked)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import subprocess
+import threading
+from contextlib import suppress
+from pathlib import Path
+
+TREE_MODE = "040000"
+
+
+def object_id(kind: str, data: bytes, length: int) -> str:
+    """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
+    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
+    return algorithm(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
+
+
+def parse_tree(raw: bytes, oid_len: int = 20) -> list[tuple[bytes, bytes, bytes]] | None:
+    """(mode, name, object id) of each entry of a raw tree object (ids of `oid_len` bytes); None when unparsable."""
+    entries = []
+    pos = 0
+    while pos < len(raw):
+        space = raw.find(b" ", pos)
+        nul = raw.find(b"\0", space + 1) if space >= 0 else -1
+        if nul < 0 or nul + 1 + oid_len > len(raw):
+            return None
+        entries.append((raw[pos:space], raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_len]))
+        pos = nul + 1 + oid_len
+    return entries
+
+
+def well_formed(entries: list[tuple[bytes, bytes, bytes]]) -> bool:
+    """Whether a parsed tree is one `git add` could write: octal modes, plain unique names in git's order."""
+    keys = []
+    for mode, name, _oid in entries:
+        if not mode or mode.strip(b"01234567") or not name or name in (b".", b"..") or b"/" in name:
+            return False
+        keys.append(name + b"/" if ls_tree_mode(mode)[1] == "tree" else name)
+    names = [name for _mode, name, _oid in entries]
+    return len(set(names)) == len(names) and all(a < b for a, b in itertools.pairwise(keys))
+
+
+def ls_tree_mode(raw: bytes) -> tuple[str, str]:
+    """The mode and type `ls-tree` prints for a tree entry's raw mode (git's `canon_mode`: any other mode is a
+    gitlink, a file is 644 or 755 by its owner's execute bit)."""
+    mode = int(raw, 8)
+    kind = mode & 0o170000
+    if kind == 0o100000:
+        return ("100755" if mode & 0o100 else "100644"), "blob"
+    if kind == 0o120000:
+        return "120000", "blob"
+    if kind == 0o040000:
+        return TREE_MODE, "tree"
+    return "160000", "commit"
+
+
+def listed(session: BatchSession, commit: str, paths: tuple[str, ...]) -> list[tuple[str, str, str, str]] | None:
+    """What `ls-tree --full-tree COMMIT -- PATHS` prints (mode, type, id, path), walking the tree objects as it does
+    but through the open session: None (ask `ls-tree` itself) for a path that is not plain (`.`, `..`, empty parts,
+    a slash at an end, one path inside another), or when a tree on the way is not readable here or not one `git add`
+    could write."""
+    plain = [p.split("/") for p in paths]
+    if not plain or len(set(paths)) < len(paths) or any(p.startswith(q + "/") for p in paths for q in paths):
+        return None
+    if any(not all(part not in ("", ".", "..") for part in parts) or "\n" in "".join(parts) for parts in plain):
+        return None
+    trees: dict[str, dict[bytes, tuple[bytes, bytes]]] = {}
+    found = []
+    for parts in plain:
+        folder, name = "", f"{commit}^{{tree}}"
+        for n, part in enumerate(parts):
+            if folder not in trees:
+                tree = read_tree(session, name)
+                if tree is None:
+                    return None
+                trees[folder] = tree
+            entry = trees[folder].get(part.encode("utf-8", "surrogateescape"))
+            if entry is None or (n < len(parts) - 1 and ls_tree_mode(entry[0])[1] != "tree"):
+                break  # absent: ls-tree does not descend into a file, a link or a gitlink either
+            if n == len(parts) - 1:
+                found.append((*ls_tree_mode(entry[0]), entry[1].hex(), "/".join(parts)))
+            folder, name = "/".join(parts[: n + 1]), entry[1].hex()
+    return sorted(found, key=_walk_order)
+
+
+def _walk_order(row: tuple[str, str, str, str]) -> list[bytes]:
+    """The order `ls-tree` walks entries in: by path part, a folder's name compared as if it ended in '/'."""
+    parts = [p.encode("utf-8", "surrogateescape") + b"/" for p in row[3].split("/")]
+    if row[1] != "tree":
+        parts[-1] = parts[-1][:-1]
+    return parts
+
+
+def read_tree(session: BatchSession, name: str) -> dict[bytes, tuple[bytes, bytes]] | None:
+    """The entries (name -> raw mode, raw id) of the tree `name` read through the open batch, or None unless it
+    is a tree here whose bytes hash to its id, with octal modes and plain unique names in git's order."""
+    data = session.ask(name.encode() + b"\n", 1)
+    header, _, body = data.partition(b"\n")
+    oid, _, rest = header.decode("utf-8", "surrogateescape").partition(" ")
+    type_, _, size = rest.partition(" ")
+    body = body[:-1]
+    if type_ != "tree" or size != str(len(body)) or object_id("tree", body, len(oid)) != oid:
+        return None
+    entries = parse_tree(body, len(oid) // 2)
+    if entries is None or not well_formed(entries):
+        return None
+    return {entry_name: (mode, raw_id) for mode, entry_name, raw_id in entries}
+
+
+class SessionDied(Exception):
+    """The kept-open `cat-file --batch` ended before answering; carries what it printed on stderr."""
+
+    def __init__(self, stderr: bytes) -> None:
+        super().__init__("git cat-file --batch ended")
+        self.stderr = stderr
+
+
+class BatchSession:
+    """One `git cat-file --batch` (or `--batch-check=FORMAT`: a line per name, no contents) answering request after
+    request (git flushes after each object, unbuffered)."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], mode: str = "--batch") -> None:
+        cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", "cat-file", mode]
+        self._contents = mode == "--batch"
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if self.proc.stdin is None or self.proc.stdout is None or self.proc.stderr is None:
+            raise OSError("git cat-file --batch started without its pipes")
+        self._in, self._out, self._err = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        self._stderr: list[bytes] = []
+        # Drained as it comes, so git can never block on a full stderr pipe while the gate waits for its stdout.
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        self._stderr.append(self._err.read())
+
+    def ask(self, stdin: bytes, count: int) -> bytes:
+        """The answers to `count` names, exactly as a one-off `cat-file` in the same mode would print them."""
+        out = self._out
+        try:
+            self._in.write(stdin)  # small: fits the pipe whole, so writing first cannot deadlock
+            self._in.flush()
+        except BrokenPipeError:
+            raise self._died() from None
+        chunks: list[bytes] = []
+        for _ in range(count):
+            header = out.readline()
+            if not header.endswith(b"\n"):
+                raise self._died()
+            chunks.append(header)
+            if not self._contents or header.endswith((b" missing\n", b" ambiguous\n")):
+                continue
+            size = int(header.rsplit(b" ", 1)[1])
+            body = out.read(size + 1)  # the object and its trailing newline
+            if len(body) != size + 1:
+                raise self._died()
+            chunks.append(body)
+        return b"".join(chunks)
+
+    def _died(self) -> SessionDied:
+        self.close()
+        return SessionDied(b"".join(self._stderr))
+
+    def close(self) -> None:
+        """End the process (EOF on its input) and collect it."""
+        if not self._in.closed:
+            with suppress(BrokenPipeError):
+                self._in.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._drain.join(timeout=30)
+        self._out.close()
+        self._err.close()
