@@ -80,6 +80,38 @@ EVASIONS = {
     "exec-computed": ("exec(code)\n", "exec(non-literal)"),
     "eval-computed": ("v = eval(chr(103) + chr(99))\n", "eval(non-literal)"),
     "compile-computed": ('c = compile(src, "x", "exec")\n', "compile(non-literal)"),
+    # `eval(name)` is `eval(compile(...))` only for a function's local bound by compile alone; anything else counts.
+    "eval-code-name-rebound": (
+        'def f(s):\n    code = compile(s, "<x>", "eval")\n    code = s\n    return eval(code)\n',
+        "eval(non-literal)",
+    ),
+    "eval-a-parameter": ("def f(code):\n    return eval(code)\n", "eval(non-literal)"),
+    "eval-a-module-global-code": ('code = compile(s, "<x>", "eval")\nx = eval(code)\n', "eval(non-literal)"),
+    "eval-code-compile-shadowed": (
+        'def compile(s, f, m):\n    return s\n\n\ndef f(s):\n    code = compile(s, "<x>", "eval")\n    return eval(code)\n',
+        "eval(non-literal)",
+    ),
+    "eval-code-declared-global": (
+        'def f(s):\n    global code\n    code = compile(s, "<x>", "eval")\n    return eval(code)\n',
+        "eval(non-literal)",
+    ),
+    "eval-code-rebound-by-walrus": (
+        'def f(s):\n    code = compile(s, "<x>", "eval")\n    return [eval(code) for _ in [code := s]]\n',
+        "eval(non-literal)",
+    ),
+    "eval-code-rebound-by-a-closure": (
+        'def f(s):\n    code = compile(s, "<x>", "eval")\n\n    def g():\n        nonlocal code\n'
+        "        code = s\n\n    g()\n    return eval(code)\n",
+        "eval(non-literal)",
+    ),
+    "exec-code-after-star-import": (
+        'from m import *\n\n\ndef f(s):\n    code = compile(s, "<x>", "exec")\n    exec(code)\n',
+        "exec(non-literal)",
+    ),
+    "eval-code-compiled-from-a-probe": (
+        'import sys\n\n\ndef f():\n    code = compile(sys.modules["m"].S, "<x>", "eval")\n    return eval(code)\n',
+        "code (bound to a probe)",
+    ),
     "exec-as-value": ("run = exec\n", "exec (as a value)"),
     "nested-exec": ("exec(\"exec('import ctypes')\")\n", "ctypes"),
     "stdlib-monkeypatch": ("import os\nos.write = rewrite\n", "os.write (write)"),
@@ -326,6 +358,37 @@ CHANGED_USE = {
         "code (bound to a probe)",
     ),
     "import-alias-added": ("from sys import modules\n", "from sys import modules as m\n", "sys.modules"),
+    # Renames (attrs 9b9a69140d) are old statements only when consistent through the whole file and meaning-neutral.
+    "rename-leaves-the-old-name": (
+        "import typing\nh = typing.get_type_hints(C)\nlog(h)\n",
+        "import typing\nh = typing.get_type_hints(C)\nlog(h)\nsend(h)\n",
+        "h (bound to a probe)",
+    ),
+    "rename-split-in-two": (
+        "import typing\nh = typing.get_type_hints(C)\nlog(h)\nlog(h)\n",
+        "import typing\nh = typing.get_type_hints(C)\nkeep(h)\nsend(h)\n",
+        "h (bound to a probe)",
+    ),
+    "rename-to-a-builtin": (
+        'import sys\nf = sys._getframe(1)\n_keep(f, "f_lineno", 9)\n',
+        'import sys\nf = sys._getframe(1)\nsetattr(f, "f_lineno", 9)\n',
+        "f (bound to a probe)",
+    ),
+    "rename-to-a-dunder": (
+        "import sys\nm = sys.modules\n_lookup = m.get\n",
+        "import sys\nm = sys.modules\n__getattr__ = m.get\n",
+        "m (bound to a probe)",
+    ),
+    "rename-a-bound-name-to-another-probe": (
+        "import sys\nimport typing\nh = typing.get_type_hints(C)\nuse(h)\n",
+        "import sys\nimport typing\nk = sys._getframe(1)\nuse(k)\n",
+        "k (bound to a probe)",
+    ),
+    "rename-kept-in-a-string": (
+        "import typing\nh = typing.get_type_hints(C)\n_set(h)\n",
+        'import typing\nh = typing.get_type_hints(C)\n_SET(h)\nNAME = "_set"\n',
+        "h (bound to a probe)",
+    ),
     "string-annotation-edited": (
         "def f(x: 'int') -> None:\n    pass\n",
         "def f(x: 'list[__import__(\"gc\").get_objects()]') -> None:\n    pass\n",
@@ -366,6 +429,24 @@ HONEST_EDITS = {
     "literal-name-in-builtins": (
         "import builtins\n",
         'import builtins\nOLD = "ExceptionGroup" not in __builtins__\nNEW = "ExceptionGroup" in dir(builtins)\n',
+    ),
+    # attrs 9b9a69140d: a constant renamed through the whole file, in a statement that uses a probe-bound name.
+    "consistent-rename": (
+        "import typing\n\n_obj_setattr = object.__setattr__\n\n\ndef resolve(cls):\n"
+        "    hints = typing.get_type_hints(cls)\n    for field in cls.fields:\n"
+        '        _obj_setattr(field, "type", hints[field.name])\n',
+        "import typing\n\n_OBJ_SETATTR = object.__setattr__\n\n\ndef resolve(cls):\n"
+        "    hints = typing.get_type_hints(cls)\n    for field in cls.fields:\n"
+        '        _OBJ_SETATTR(field, "type", hints[field.name])\n',
+    ),
+    "probe-bound-name-renamed": (
+        "import sys\nmods = sys.modules\nok = 'json' in mods\n",
+        "import sys\nloaded = sys.modules\nok = 'json' in loaded\n",
+    ),
+    # attrs dcfbb7b955: `exec_(bytecode, ...)` became `eval(bytecode, ...)` of a local bound only by compile.
+    "eval-of-a-local-code-object": (
+        'def make(script, globs):\n    bytecode = compile(script, "", "exec")\n    exec_(bytecode, globs, {})\n',
+        'def make(script, globs):\n    bytecode = compile(script, "", "exec")\n    eval(bytecode, globs, {})\n',
     ),
 }
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from evidence_gate.lanes.literal_fold import fold
+from evidence_gate.lanes.probe_binds import holds_code, is_code_object
 from evidence_gate.lanes.probe_rules import (
     ALLOW_ONLY,
     ANNOTATIONS,
@@ -85,6 +86,8 @@ class _Scanner(ast.NodeVisitor):
         self.held: Mapping[tuple[str, str], str] = held or {}
         self.binds: dict[tuple[str, str], str] = {}
         self.returned: str | None = None  # the first probe the current function returns
+        self.tree: ast.AST | None = None
+        self.function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost one
 
     def add(self, node: ast.AST, name: str, why: str, bound_to: str = "") -> None:
         line = getattr(node, "lineno", 1)
@@ -360,6 +363,17 @@ class _Scanner(ast.NodeVisitor):
             for arg in [*node.args[1:], *node.keywords]:
                 self.visit(arg)
             return
+        if (
+            name != "compile"
+            and isinstance(first, ast.Name)
+            and self.function is not None
+            and self.tree is not None
+            and holds_code(self.tree, self.function, first.id)
+        ):
+            # `code = compile(...)` then `eval(code)`: the same as `eval(compile(...))`, split in two statements
+            for arg in [*node.args, *node.keywords]:
+                self.visit(arg)  # a compile whose arguments hold a probe bound it to `code`: that use counts
+            return
         code = fold(first) if first is not None else None
         if name == "compile":
             given = (
@@ -435,10 +449,12 @@ class _Scanner(ast.NodeVisitor):
             self._annotation(node.returns)
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
         returned, self.returned = self.returned, None
+        function, self.function = self.function, node
         try:
             self._weak_equality(node)
         finally:
             self.scope = saved
+            self.function = function
             # `def mods(): return sys.modules` kept as it was: a new call `mods()` is the probe used anew.
             if self.returned is not None:
                 self.binds.setdefault((saved, node.name), self.returned)
@@ -447,7 +463,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         before = len(self.found)
         self.generic_visit(node)
-        if len(self.found) > before and self.returned is None and not _code_object(node.value, self.found[before:]):
+        if len(self.found) > before and self.returned is None and not is_code_object(node.value, self.found[before:]):
             self.returned = self.found[before].name.split(" (bound to ", 1)[0]
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -509,7 +525,7 @@ class _Scanner(ast.NodeVisitor):
 
     def _hold(self, targets: list[ast.expr], before: int, value: ast.expr | None = None) -> None:
         """Bind the plain names among `targets` to the first probe found since `before` (if any) in `value`."""
-        if len(self.found) > before and not _code_object(value, self.found[before:]):
+        if len(self.found) > before and not is_code_object(value, self.found[before:]):
             probe = self.found[before].name.split(" (bound to ", 1)[0]
             names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
             names += [e for t in targets if isinstance(t, ast.Tuple | ast.List) for e in t.elts]
@@ -545,6 +561,7 @@ class _Scanner(ast.NodeVisitor):
     def scan(self, tree: ast.AST) -> None:
         """Visit the whole tree."""
         self.stdlib = stdlib_aliases(tree)
+        self.tree = tree
         self.visit(tree)
 
 
@@ -561,17 +578,6 @@ def _shape(node: ast.AST) -> str:
         items = value if isinstance(value, list) else [value]
         parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
     return f"{type(node).__name__}({'; '.join(parts)})"
-
-
-def _code_object(value: ast.expr | None, found: list[Reference]) -> bool:
-    """Whether `value` is a `compile(...)` call with no probe but the call's own: a code object reaches nothing. The
-    call is the probe, judged in its own statement; the object runs only what that call compiled."""
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "compile"
-        and all(r.name.startswith("compile(") for r in found)
-    )
 
 
 def references(source: bytes) -> Iterator[Reference]:
