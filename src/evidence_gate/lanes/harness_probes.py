@@ -250,7 +250,9 @@ def _resolve(ref: Any, roots: tuple[str, ...]) -> list[str]:
     return [c for root in dict.fromkeys(("", *roots)) for c in import_scan.candidates(root, ref.parts)]
 
 
-def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]) -> list[Hit]:
+def _unreadable(
+    repo: Repo, head: str, diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]
+) -> list[Hit]:
     """Compiled modules and symlinks the patch puts below pythonpath: the scan cannot vouch for them."""
     out = []
     for e in diff:
@@ -262,7 +264,9 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
                 0,
                 "a compiled extension module the scan cannot read; commit its Python source instead",
             )
-        elif e.new_mode == "120000" and (e.path.endswith(".py") or "." not in posixpath.basename(e.path)):
+        elif e.new_mode == "120000" and (
+            e.path.endswith(".py") or ("." not in posixpath.basename(e.path) and not _links_a_file(repo, head, e))
+        ):
             ref = Reference(
                 "symlink",
                 0,
@@ -273,6 +277,19 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
             continue
         out.append(Hit(e.path, ref))
     return out
+
+
+def _links_a_file(repo: Repo, head: str, entry: DiffEntry) -> bool:
+    """Whether a symlink points at a regular file of the head tree (`README` → `README.rst`): Python imports a file
+    only by a suffix the link's name lacks, and a file is no package. A link to a folder, to another link, out of
+    the repository or to nothing may be a package in the sealed run."""
+    target = repo.read_blobs([entry.new_oid]).get(entry.new_oid)
+    text = target.decode(errors="replace") if target else "/"
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), text))
+    if text.startswith("/") or path == ".." or path.startswith("../"):
+        return False
+    found = repo.ls_tree(head, [path])
+    return [(t.path, t.type, t.mode in REGULAR) for t in found] == [(path, "blob", True)]
 
 
 def _is_cut(path: str, roots: tuple[str, ...]) -> bool:
@@ -381,7 +398,7 @@ def check(
     moves = new_references(sides, move_from=was_cut)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    for hit in [*_unreadable(diff, roots, locked), *moves]:
+    for hit in [*_unreadable(repo, head, diff, roots, locked), *moves]:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None

@@ -1,14 +1,16 @@
-"""What a name in one file is bound to, for the probe scan: code objects from `compile(...)` reach nothing.
+"""Shapes the probe scan reads: a statement's code, and values that reach nothing (code objects, handled exceptions).
 
-`probe_scan.py` asks two things here: whether an assigned value is a code object that holds no probe but its own
-compile call (then the name it is bound to is no probe), and whether a local name given to `eval`/`exec` can hold
-nothing but such a code object (then the call is `eval(compile(...))` split in two statements).
+`shape` is a statement's identity (a reference is old when the baseline has it in the same shape). The scan also
+asks whether an assigned value is a code object that holds no probe but its own compile call (then the name it is
+bound to is no probe), whether a local name given to `eval`/`exec` can hold
+nothing but such a code object (then the call is `eval(compile(...))` split in two statements); and whether a
+subscript is `sys.exc_info()[1]`, the exception an `except` body handles (its traceback is `[2]`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -56,7 +58,40 @@ def holds_code(tree: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef, 
     return bool(bound) and all(id(b) in compiled for b in bound)
 
 
+def handled_exception(node: ast.Subscript, module_of: Callable[[ast.AST], str | None]) -> bool:
+    """Whether `node` is `X.exc_info()[0]` or `[1]`: the type or the exception being handled, not the traceback
+    (`[2]`, a slice, a computed index or the whole tuple reach frames). Only inside an `except` body, in the
+    handler's own frame, is that the handler's own exception (anywhere else it may be the harness's)."""
+    call, index = node.value, node.slice
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "exc_info"
+        and module_of(call.func.value) == "sys"
+        and not call.args
+        and not call.keywords
+        and isinstance(index, ast.Constant)
+        and type(index.value) is int
+        and index.value in {0, 1}
+    )
+
+
 def is_code_object(value: ast.expr | None, found: list[Reference]) -> bool:
     """Whether `value` is a `compile(...)` call with no probe but the call's own: a code object reaches nothing. The
     call is the probe, judged in its own statement; the object runs only what that call compiled."""
     return is_compile(value) and all(r.name.startswith("compile(") for r in found)
+
+
+# Compound statements: their bodies are statements of their own, so only the header is a reference's context.
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def shape(node: ast.AST) -> str:
+    """A statement's code without positions (a compound statement's header only): equal for a moved statement."""
+    parts = []
+    for name, value in ast.iter_fields(node):
+        if name in _BODIES:
+            continue
+        items = value if isinstance(value, list) else [value]
+        parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
+    return f"{type(node).__name__}({'; '.join(parts)})"

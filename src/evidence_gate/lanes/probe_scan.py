@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from evidence_gate.lanes.literal_fold import fold
-from evidence_gate.lanes.probe_binds import holds_code, is_code_object
+from evidence_gate.lanes.probe_binds import handled_exception, holds_code, is_code_object, shape
 from evidence_gate.lanes.probe_rules import (
     ALLOW_ONLY,
     ANNOTATIONS,
@@ -88,6 +88,7 @@ class _Scanner(ast.NodeVisitor):
         self.returned: str | None = None  # the first probe the current function returns
         self.tree: ast.AST | None = None
         self.function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost one
+        self.handling = False  # in an `except` body, in its own frame (not a nested def, lambda or generator)
 
     def add(self, node: ast.AST, name: str, why: str, bound_to: str = "") -> None:
         line = getattr(node, "lineno", 1)
@@ -96,7 +97,7 @@ class _Scanner(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
             saved = self.context
-            self.context = _shape(node)
+            self.context = shape(node)
             try:
                 super().visit(node)
             finally:
@@ -279,6 +280,25 @@ class _Scanner(ast.NodeVisitor):
         elif not isinstance(node, ast.Name):
             self.visit(node)
 
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._in_frame(node, True)
+
+    def _later(self, node: ast.AST) -> None:
+        self._in_frame(node, False)  # a lambda or a generator runs later, when another exception may be handled
+
+    visit_Lambda = visit_GeneratorExp = _later
+
+    def _in_frame(self, node: ast.AST, handling: bool) -> None:
+        saved, self.handling = self.handling, handling
+        try:
+            self.generic_visit(node)
+        finally:
+            self.handling = saved
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not (self.handling and handled_exception(node, self.module_of)):  # `except ... as e`'s exception
+            self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else None
@@ -431,12 +451,6 @@ class _Scanner(ast.NodeVisitor):
                     continue
             self.visit(child)
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._function(node)
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._function(node)
-
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
         try:
@@ -450,15 +464,17 @@ class _Scanner(ast.NodeVisitor):
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
         returned, self.returned = self.returned, None
         function, self.function = self.function, node
+        handling, self.handling = self.handling, False
         try:
             self._weak_equality(node)
         finally:
-            self.scope = saved
-            self.function = function
+            self.scope, self.function, self.handling = saved, function, handling
             # `def mods(): return sys.modules` kept as it was: a new call `mods()` is the probe used anew.
             if self.returned is not None:
                 self.binds.setdefault((saved, node.name), self.returned)
             self.returned = returned
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
 
     def visit_Return(self, node: ast.Return) -> None:
         before = len(self.found)
@@ -563,21 +579,6 @@ class _Scanner(ast.NodeVisitor):
         self.stdlib = stdlib_aliases(tree)
         self.tree = tree
         self.visit(tree)
-
-
-# Compound statements: their bodies are statements of their own, so only the header is a reference's context.
-_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-
-
-def _shape(node: ast.AST) -> str:
-    """A statement's code without positions (a compound statement's header only): equal for a moved statement."""
-    parts = []
-    for name, value in ast.iter_fields(node):
-        if name in _BODIES:
-            continue
-        items = value if isinstance(value, list) else [value]
-        parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
-    return f"{type(node).__name__}({'; '.join(parts)})"
 
 
 def references(source: bytes) -> Iterator[Reference]:
