@@ -45,6 +45,13 @@ EVASIONS = {
     "frame-below-module-name": ("f = report.traceback.tb_frame\n", "tb_frame"),
     "traceback-computed": ("f = getattr(err.__traceback__, codecs.decode('go_senzr', 'rot13'))\n", "__traceback__"),
     "exc-info": ("import sys\ntb = sys.exc_info()[2]\n", "sys.exc_info"),
+    # A parameter or a comprehension target shadows a module alias only where Python binds it there.
+    "module-as-a-parameter-default": ("import sys\nf = lambda sys=sys: sys.modules\n", "sys (as a value)"),
+    "alias-in-a-comprehension-first-iterable": ("import sys as t\nX = [t for t in t.modules]\n", "sys.modules"),
+    "global-alias-under-a-parameter": (
+        "import sys\n\n\ndef f(sys):\n    def g():\n        global sys\n        return sys.modules\n",
+        "sys.modules",
+    ),
     # `sys.exc_info()[1]` is a handler's own exception only in its except body, in its frame; else it may be the harness's.
     "exc-info-traceback-in-a-handler": (
         "import sys\ntry:\n    f()\nexcept OSError:\n    tb = sys.exc_info()[2]\n",
@@ -271,6 +278,10 @@ HONEST = [
     "import json\nx = json.loads(data)\n",
     "x.code = 1\ny = err.code\nz = self.trace\n",
     "frame = node.lineno\nprint(frame)\n",
+    # bidict 678c007d39, 869f7c2fb0: `import typing as t`, then `t` as a comprehension target or a parameter.
+    "import typing as t\nX = tuple(t for t in types if issubclass(t, M))\n",
+    "import typing as t\nF = S.filter(lambda t: t[0] != t[1])\n",
+    "import typing as t\n\n\ndef first(t):\n    return t[0]\n",
     # pyrsistent 11362c5d62, 058ccde77c (setup.py): the Python 2 spelling of `except OSError as e`.
     "import sys\ntry:\n    f()\nexcept OSError:\n    e = sys.exc_info()[1]\n    log(e)\n",
 ]

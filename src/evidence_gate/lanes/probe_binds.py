@@ -10,8 +10,11 @@ subscript is `sys.exc_info()[1]`, the exception an `except` body handles (its tr
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
+
+from evidence_gate.lanes.literal_fold import fold
+from evidence_gate.lanes.probe_rules import CONSTANT_COMPARE
 
 if TYPE_CHECKING:
     from evidence_gate.lanes.probe_scan import Reference
@@ -95,3 +98,51 @@ def shape(node: ast.AST) -> str:
         items = value if isinstance(value, list) else [value]
         parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
     return f"{type(node).__name__}({'; '.join(parts)})"
+
+
+def namespace_of(
+    node: ast.expr, stdlib: Mapping[str, str], aliases: Mapping[str, str], module_of: Callable[[ast.AST], str | None]
+) -> str | None:
+    """The module whose names `node` lists (`__builtins__`, `dir(m)`, `vars(m)`), else None."""
+    if isinstance(node, ast.Name) and node.id == "__builtins__":
+        return "builtins"
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"dir", "vars"}
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Name) and arg.id == "__builtins__":
+        return "builtins"
+    if isinstance(arg, ast.Name) and arg.id in stdlib and arg.id not in aliases:
+        return stdlib[arg.id]
+    return module_of(arg)
+
+
+def parameters(args: ast.arguments) -> set[str]:
+    """The names a function's or a lambda's parameters bind in its body."""
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+
+
+def constant_compare(name: str, value: ast.expr | None) -> str | None:
+    """`__eq__` that returns a truthy constant, `__ne__` a falsy one (a function's one statement or a lambda's
+    body; `NotImplemented` defers to the other operand): the probe's name, else None."""
+    if (
+        name in CONSTANT_COMPARE
+        and isinstance(value, ast.Constant)
+        and bool(value.value) is CONSTANT_COMPARE[name]
+        and value.value is not NotImplemented
+    ):
+        return f"{name} returns {CONSTANT_COMPARE[name]}"
+    return None
+
+
+def claims_file(node: ast.Call) -> bool:
+    """Whether a `compile(...)` call claims its code comes from a file: a literal filename (`""` and `"<...>"` name
+    none) or a computed one."""
+    given = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "filename"), None)
+    filename = fold(given) if given is not None else "<none>"
+    return filename is None or (bool(filename) and not filename.startswith("<"))
