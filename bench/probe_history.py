@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import posixpath
 import sys
 import time
 from pathlib import Path
@@ -42,14 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     flagged = touched = unconfigured = 0
     folders = [p for p in config.properties.pythonpath if p.strip("/.")]
+    # The lane's own reading of the folders ("." is the whole repository, "src/" is "src").
+    roots = tuple("" if (n := posixpath.normpath(p).strip("/")) == "." else n for p in config.properties.pythonpath)
     for commit in commits:
         parents = repo.parents(commit)
         if not parents:
             continue
         diff = repo.diff_tree(parents[0], commit)
-        if not any(
-            harness_probes.in_pythonpath(e.path, config.properties.pythonpath) and e.path.endswith(".py") for e in diff
-        ):
+        if not any(harness_probes.in_pythonpath(e.path, roots) and e.path.endswith(".py") for e in diff):
             continue
         if folders and all(repo.tree_oid(parents[0], f.strip("/")) is None for f in folders):
             unconfigured += 1

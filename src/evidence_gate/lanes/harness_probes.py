@@ -11,7 +11,10 @@ compiled extension module or a symlink added below `pythonpath` cannot be read, 
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import posixpath
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -88,14 +91,96 @@ def new_references(
     hits: list[Hit] = []
     for path, (base, head) in keyed.items():
         kept = Counter(k for k, _ in base)
+        unmatched = []
         for key, ref in head:
             if kept[key] > 0:
                 kept[key] -= 1
-            elif pool[key] > 0:
+            else:
+                unmatched.append((key, ref))
+        for key, ref in _renamed(sides[path], base, kept, unmatched):
+            if pool[key] > 0:
                 pool[key] -= 1
             else:
                 hits.append(Hit(path, ref))
     return hits
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)'")
+_BOUND = " (bound to a probe)"
+# Renaming to or from one of these changes what the code means (a builtin shadowed or unshadowed, a module hook).
+_MEANINGFUL = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+
+
+def _renamable(base: bytes, head: bytes) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of the base file gone from the head file, and those of the head file absent from the base one:
+    the only names a patch can have renamed consistently through the whole file (builtins, keywords and dunders
+    left out). Words, not names: a name left in a string or a comment is not gone."""
+    old, new = (set(_WORD.findall(side.decode(errors="replace"))) for side in (base, head))
+    plain = {w for w in old ^ new if w not in _MEANINGFUL and not (w.startswith("__") and w.endswith("__"))}
+    return frozenset(old - new & plain), frozenset(new - old & plain)
+
+
+def _canonical(key: tuple[str, str], names: frozenset[str]) -> tuple[str, tuple[str, ...]]:
+    """A reference's (name, statement) with each of `names` replaced by its order of first appearance, and those
+    names in that order: two references with equal forms differ only by a one-to-one renaming."""
+    name, context = key
+    if name.endswith(_BOUND):  # `m (bound to a probe)`: the bound name is renamed with the statement
+        name = f"'{name.removesuffix(_BOUND)}'{_BOUND}"
+    order: dict[str, int] = {}
+
+    def place(match: re.Match[str]) -> str:
+        word = match.group(1)
+        return f"'\x00{order.setdefault(word, len(order))}'" if word in names else match.group(0)
+
+    form = _QUOTED.sub(place, f"{name}\x01{context}")
+    return form, tuple(order)
+
+
+def _renamed(
+    sources: tuple[bytes | None, bytes | None],
+    base: list[tuple[tuple[str, str], Reference]],
+    kept: Counter[tuple[str, str]],
+    unmatched: list[tuple[tuple[str, str], Reference]],
+) -> list[tuple[tuple[str, str], Reference]]:
+    """`unmatched` without the references whose statement is a baseline one (still unclaimed in `kept`) but for
+    names renamed consistently through the whole file: each old name gone from the head file, each new name absent
+    from the base file, one old name to one new name across every statement, and the same probe bound."""
+    old_source, new_source = sources
+    if old_source is None or new_source is None or not unmatched:
+        return unmatched
+    gone, added = _renamable(old_source, new_source)
+    if not gone or not added:
+        return unmatched
+    left: dict[str, list[tuple[tuple[str, ...], Reference]]] = {}
+    for key, ref in base:
+        if kept[key] > 0:
+            kept[key] -= 1
+            form, words = _canonical(key, gone)
+            if words:
+                left.setdefault(form, []).append((words, ref))
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    rest = []
+    for key, ref in unmatched:
+        form, words = _canonical(key, added)
+        candidates = left.get(form, []) if words else []
+        match = next(
+            (
+                i
+                for i, (olds, old_ref) in enumerate(candidates)
+                if old_ref.bound_to == ref.bound_to
+                and all(forward.get(o, n) == n and backward.get(n, o) == o for o, n in zip(olds, words, strict=True))
+            ),
+            None,
+        )
+        if match is None:
+            rest.append((key, ref))
+            continue
+        olds, _ = candidates.pop(match)
+        forward.update(zip(olds, words, strict=True))
+        backward.update(zip(words, olds, strict=True))
+    return rest
 
 
 def _scanned(
@@ -165,7 +250,9 @@ def _resolve(ref: Any, roots: tuple[str, ...]) -> list[str]:
     return [c for root in dict.fromkeys(("", *roots)) for c in import_scan.candidates(root, ref.parts)]
 
 
-def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]) -> list[Hit]:
+def _unreadable(
+    repo: Repo, head: str, diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]
+) -> list[Hit]:
     """Compiled modules and symlinks the patch puts below pythonpath: the scan cannot vouch for them."""
     out = []
     for e in diff:
@@ -177,7 +264,9 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
                 0,
                 "a compiled extension module the scan cannot read; commit its Python source instead",
             )
-        elif e.new_mode == "120000" and (e.path.endswith(".py") or "." not in posixpath.basename(e.path)):
+        elif e.new_mode == "120000" and (
+            e.path.endswith(".py") or ("." not in posixpath.basename(e.path) and not _links_a_file(repo, head, e))
+        ):
             ref = Reference(
                 "symlink",
                 0,
@@ -188,6 +277,19 @@ def _unreadable(diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset
             continue
         out.append(Hit(e.path, ref))
     return out
+
+
+def _links_a_file(repo: Repo, head: str, entry: DiffEntry) -> bool:
+    """Whether a symlink points at a regular file of the head tree (`README` → `README.rst`): Python imports a file
+    only by a suffix the link's name lacks, and a file is no package. A link to a folder, to another link, out of
+    the repository or to nothing may be a package in the sealed run."""
+    target = repo.read_blobs([entry.new_oid]).get(entry.new_oid)
+    text = target.decode(errors="replace") if target else "/"
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), text))
+    if text.startswith("/") or path == ".." or path.startswith("../"):
+        return False
+    found = repo.ls_tree(head, [path])
+    return [(t.path, t.type, t.mode in REGULAR) for t in found] == [(path, "blob", True)]
 
 
 def _is_cut(path: str, roots: tuple[str, ...]) -> bool:
@@ -296,7 +398,7 @@ def check(
     moves = new_references(sides, move_from=was_cut)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    for hit in [*_unreadable(diff, roots, locked), *moves]:
+    for hit in [*_unreadable(repo, head, diff, roots, locked), *moves]:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None

@@ -17,16 +17,16 @@ from literals are read by `literal_fold.py`. This module walks the tree.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from evidence_gate.lanes import probe_binds as binds
 from evidence_gate.lanes.literal_fold import fold
 from evidence_gate.lanes.probe_rules import (
     ALLOW_ONLY,
     ANNOTATIONS,
     BUILTIN_RESOLVERS,
     CODE_FIELDS,
-    CONSTANT_COMPARE,
     DENY,
     DYNAMIC,
     IMPORTLIB_HARMLESS,
@@ -85,6 +85,10 @@ class _Scanner(ast.NodeVisitor):
         self.held: Mapping[tuple[str, str], str] = held or {}
         self.binds: dict[tuple[str, str], str] = {}
         self.returned: str | None = None  # the first probe the current function returns
+        self.tree: ast.AST = ast.Module(body=[], type_ignores=[])
+        self.function: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost one
+        self.handling = False  # in an `except` body, in its own frame (not a nested def, lambda or generator)
+        self.local: frozenset[str] = frozenset()  # parameters and comprehension targets: no module alias here
 
     def add(self, node: ast.AST, name: str, why: str, bound_to: str = "") -> None:
         line = getattr(node, "lineno", 1)
@@ -93,7 +97,7 @@ class _Scanner(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
             saved = self.context
-            self.context = _shape(node)
+            self.context = binds.shape(node)
             try:
                 super().visit(node)
             finally:
@@ -104,7 +108,7 @@ class _Scanner(ast.NodeVisitor):
     def module_of(self, node: ast.AST) -> str | None:
         """The watched module an expression names (`sys`, an alias of it, `os.sys`), else None."""
         if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
+            return None if node.id in self.local else self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
             parent = self.module_of(node.value)
             if parent is not None and f"{parent}.{node.attr}" in PREFIXES:
@@ -191,7 +195,7 @@ class _Scanner(ast.NodeVisitor):
     # ---- names, attributes, calls -----------------------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> None:
-        module = self.aliases.get(node.id)
+        module = None if node.id in self.local else self.aliases.get(node.id)
         held = self.held.get((self.scope, node.id)) or self.held.get(("", node.id))
         if held is not None and isinstance(node.ctx, ast.Load):
             self.add(node, f"{node.id} (bound to a probe)", f"uses a name bound to `{held}`", bound_to=held)
@@ -240,34 +244,17 @@ class _Scanner(ast.NodeVisitor):
         """`"name" in __builtins__` and `"name" in dir(module)` test one literal name: judged as `hasattr` is."""
         single = len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
         namespace = node.comparators[0] if single else None
-        module = self._namespace_of(namespace) if namespace is not None else None
+        module = (
+            binds.namespace_of(namespace, self.stdlib, self.aliases, self.module_of) if namespace is not None else None
+        )
         text = fold(node.left)
         if namespace is None or module is None or text is None:
             self.generic_visit(node)
             return
         self.attribute(node, module, text, store=False)
-        self._children(node, skip=namespace)
+        self._children(node, skip=(namespace,))
         if isinstance(namespace, ast.Call) and not isinstance(namespace.args[0], ast.Name):
             self._visit_base(namespace.args[0])
-
-    def _namespace_of(self, node: ast.expr) -> str | None:
-        """The module whose names `node` lists (`__builtins__`, `dir(m)`, `vars(m)`), else None."""
-        if isinstance(node, ast.Name) and node.id == "__builtins__":
-            return "builtins"
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in {"dir", "vars"}
-            and len(node.args) == 1
-            and not node.keywords
-        ):
-            return None
-        arg = node.args[0]
-        if isinstance(arg, ast.Name) and arg.id == "__builtins__":
-            return "builtins"
-        if isinstance(arg, ast.Name) and arg.id in self.stdlib and arg.id not in self.aliases:
-            return self.stdlib[arg.id]
-        return self.module_of(arg)
 
     def _visit_base(self, node: ast.AST) -> None:
         """Visit the inside of a module expression (`os.sys` → `os`) without reporting the module itself twice."""
@@ -275,6 +262,53 @@ class _Scanner(ast.NodeVisitor):
             self._visit_base(node.value)
         elif not isinstance(node, ast.Name):
             self.visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._in_frame(True, lambda: self.generic_visit(node))
+
+    # A lambda or a generator runs later, when another exception may be handled; its parameters are its own.
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._in_frame(False, lambda: self._scoped(node, binds.parameters(node.args), [node.args]))
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._in_frame(False, lambda: self._comprehension(node))
+
+    def _in_frame(self, handling: bool, visit: Callable[[], None]) -> None:
+        saved, self.handling = self.handling, handling
+        try:
+            visit()
+        finally:
+            self.handling = saved
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        """The first iterable runs in the enclosing scope; every target is local to the whole comprehension."""
+        first = node.generators[0]
+        self._child(first, first.iter)
+        targets = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        saved, self.local = self.local, self.local | targets
+        try:
+            for generator in node.generators:
+                self._children(generator, skip=(first.iter,))
+            self._children(node, skip=tuple(node.generators))
+        finally:
+            self.local = saved
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+
+    def _scoped(self, node: ast.AST, names: set[str], outer: list[ast.AST]) -> None:
+        """Visit `node`'s children, those in `outer` (decorators, defaults) in the enclosing scope, the others with
+        `names` local (a parameter named `sys` is not the module `sys` in its function)."""
+        for child in outer:
+            self._child(node, child)
+        saved, self.local = self.local, self.local | names
+        try:
+            self._children(node, skip=tuple(outer))
+        finally:
+            self.local = saved
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not (self.handling and binds.handled_exception(node, self.module_of)):  # `except ... as e`'s exception
+            self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -338,7 +372,7 @@ class _Scanner(ast.NodeVisitor):
                 return
             if name in {"getattr", "hasattr"} and attr in WRITE_ATTRS and attr not in REACH_ATTRS:
                 # `getattr(f, "__closure__", None)` reads, as `f.__closure__` does: only writing one rebinds
-                self._children(node, skip=node.args[1])
+                self._children(node, skip=(node.args[1],))
                 return
             if name == "setattr" and (attr in WRITE_ATTRS or attr in ANNOTATIONS):
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
@@ -350,30 +384,20 @@ class _Scanner(ast.NodeVisitor):
 
     def _dynamic(self, node: ast.Call, name: str) -> None:
         first = node.args[0] if node.args else None
-        if (
-            name != "compile"
-            and isinstance(first, ast.Call)
-            and isinstance(first.func, ast.Name)
-            and first.func.id == "compile"
+        if name != "compile" and (
+            binds.is_compile(first)
+            or (isinstance(first, ast.Name) and self.function and binds.holds_code(self.tree, self.function, first.id))
         ):
-            self.visit(first)  # `exec(compile(...))`: the compile call is judged (and its literal scanned) itself
-            for arg in [*node.args[1:], *node.keywords]:
+            # `exec(compile(...))`: the compile call is judged (and its literal scanned) itself; `code = compile(...)`
+            # then `eval(code)` is the same in two statements (a compile whose arguments hold a probe binds `code`)
+            for arg in [*node.args, *node.keywords]:
                 self.visit(arg)
             return
         code = fold(first) if first is not None else None
-        if name == "compile":
-            given = (
-                node.args[1]
-                if len(node.args) > 1
-                else next((k.value for k in node.keywords if k.arg == "filename"), None)
+        if name == "compile" and binds.claims_file(node):
+            self.add(
+                node, "compile(filename)", "compiles code that claims to come from a file (a locked test's would pass)"
             )
-            filename = fold(given) if given is not None else "<none>"
-            if filename is None or (filename and not filename.startswith("<")):  # "" names no file
-                self.add(
-                    node,
-                    "compile(filename)",
-                    "compiles code that claims to come from a file (a locked test's name would pass for it)",
-                )
         if code is None or self.depth >= _MAX_DEPTH:
             self.add(node, f"{name}(non-literal)", "runs code the scan cannot read")
             if first is not None:
@@ -400,28 +424,25 @@ class _Scanner(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         self._children(node)
 
-    def _children(self, node: ast.AST, skip: ast.AST | None = None) -> None:
-        """Visit every child but `skip`; a child that folds to a string is judged as that string."""
+    def _children(self, node: ast.AST, skip: tuple[ast.AST, ...] = ()) -> None:
+        """Visit every child but those in `skip`."""
         for child in ast.iter_child_nodes(node):
-            if child is skip:
-                continue
-            if isinstance(child, ast.expr) and not isinstance(child, ast.Name | ast.Attribute):
-                text = fold(child)
-                if text is not None:
-                    lookup = (isinstance(node, ast.Subscript) and child is node.slice) or (
-                        isinstance(node, ast.Call) and child in node.args
-                    )
-                    hit = string_probe(text, lookup)
-                    if hit is not None:
-                        self.add(child, *hit)
-                    continue
-            self.visit(child)
+            if not any(child is s for s in skip):
+                self._child(node, child)
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._function(node)
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._function(node)
+    def _child(self, node: ast.AST, child: ast.AST) -> None:
+        """Visit one child of `node`; a child that folds to a string is judged as that string."""
+        if isinstance(child, ast.expr) and not isinstance(child, ast.Name | ast.Attribute):
+            text = fold(child)
+            if text is not None:
+                lookup = (isinstance(node, ast.Subscript) and child is node.slice) or (
+                    isinstance(node, ast.Call) and child in node.args
+                )
+                hit = string_probe(text, lookup)
+                if hit is not None:
+                    self.add(child, *hit)
+                return
+        self.visit(child)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
@@ -435,19 +456,27 @@ class _Scanner(ast.NodeVisitor):
             self._annotation(node.returns)
         saved, self.scope = self.scope, f"{self.scope}.{node.name}"
         returned, self.returned = self.returned, None
+        function, self.function = self.function, node
+        handling, self.handling = self.handling, False
         try:
             self._weak_equality(node)
         finally:
-            self.scope = saved
+            self.scope, self.function, self.handling = saved, function, handling
             # `def mods(): return sys.modules` kept as it was: a new call `mods()` is the probe used anew.
             if self.returned is not None:
                 self.binds.setdefault((saved, node.name), self.returned)
             self.returned = returned
 
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
     def visit_Return(self, node: ast.Return) -> None:
         before = len(self.found)
         self.generic_visit(node)
-        if len(self.found) > before and self.returned is None and not _code_object(node.value, self.found[before:]):
+        if (
+            len(self.found) > before
+            and self.returned is None
+            and not binds.is_code_object(node.value, self.found[before:])
+        ):
             self.returned = self.found[before].name.split(" (bound to ", 1)[0]
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -509,7 +538,7 @@ class _Scanner(ast.NodeVisitor):
 
     def _hold(self, targets: list[ast.expr], before: int, value: ast.expr | None = None) -> None:
         """Bind the plain names among `targets` to the first probe found since `before` (if any) in `value`."""
-        if len(self.found) > before and not _code_object(value, self.found[before:]):
+        if len(self.found) > before and not binds.is_code_object(value, self.found[before:]):
             probe = self.found[before].name.split(" (bound to ", 1)[0]
             names: list[ast.expr] = [t for t in targets if isinstance(t, ast.Name)]
             names += [e for t in targets if isinstance(t, ast.Tuple | ast.List) for e in t.elts]
@@ -519,59 +548,30 @@ class _Scanner(ast.NodeVisitor):
 
     def _weak_equality(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        if node.name in CONSTANT_COMPARE and len(body) == 1 and isinstance(body[0], ast.Return):
-            value = body[0].value
-            if (
-                isinstance(value, ast.Constant)
-                and bool(value.value) is CONSTANT_COMPARE[node.name]
-                and value.value is not NotImplemented
-            ):
-                self.add(node, f"{node.name} returns {CONSTANT_COMPARE[node.name]}", WHY["weak"])
-        self.generic_visit(node)
+        if (
+            len(body) == 1
+            and isinstance(body[0], ast.Return)
+            and (weak := binds.constant_compare(node.name, body[0].value))
+        ):
+            self.add(node, weak, WHY["weak"])
+        declared = {n for part in ast.walk(node) if isinstance(part, ast.Global) for n in part.names}
+        outer = [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]
+        self._scoped(node, binds.parameters(node.args) - declared, outer)
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        value = node.value
         for target in node.targets:
-            name = target.id if isinstance(target, ast.Name) else None
-            if (
-                name in CONSTANT_COMPARE
-                and isinstance(value, ast.Lambda)
-                and isinstance(value.body, ast.Constant)
-                and bool(value.body.value) is CONSTANT_COMPARE[name]
-            ):
-                self.add(node, f"{name} returns {CONSTANT_COMPARE[name]}", WHY["weak"])
+            weak = isinstance(node.value, ast.Lambda) and binds.constant_compare(
+                getattr(target, "id", ""), node.value.body
+            )
+            if weak:
+                self.add(node, weak, WHY["weak"])
         self._bind(node.targets, node)
 
     def scan(self, tree: ast.AST) -> None:
         """Visit the whole tree."""
         self.stdlib = stdlib_aliases(tree)
+        self.tree = tree
         self.visit(tree)
-
-
-# Compound statements: their bodies are statements of their own, so only the header is a reference's context.
-_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-
-
-def _shape(node: ast.AST) -> str:
-    """A statement's code without positions (a compound statement's header only): equal for a moved statement."""
-    parts = []
-    for name, value in ast.iter_fields(node):
-        if name in _BODIES:
-            continue
-        items = value if isinstance(value, list) else [value]
-        parts.append(name + "=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else repr(v) for v in items))
-    return f"{type(node).__name__}({'; '.join(parts)})"
-
-
-def _code_object(value: ast.expr | None, found: list[Reference]) -> bool:
-    """Whether `value` is a `compile(...)` call with no probe but the call's own: a code object reaches nothing. The
-    call is the probe, judged in its own statement; the object runs only what that call compiled."""
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "compile"
-        and all(r.name.startswith("compile(") for r in found)
-    )
 
 
 def references(source: bytes) -> Iterator[Reference]:
