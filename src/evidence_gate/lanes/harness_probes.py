@@ -24,7 +24,8 @@ from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
 from evidence_gate.lanes import import_scan
 from evidence_gate.lanes.locked_paths import display_path, glob_matches
-from evidence_gate.lanes.probe_scan import Reference, references
+from evidence_gate.lanes.probe_binds import Reference
+from evidence_gate.lanes.probe_scan import references
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.row_ids import HARNESS_PROBED
 

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from evidence_gate.lanes.literal_fold import fold
 from evidence_gate.lanes.probe_rules import CONSTANT_COMPARE
 
-if TYPE_CHECKING:
-    from evidence_gate.lanes.probe_scan import Reference
+
+@dataclass(frozen=True)
+class Reference:
+    """One probe: its stable name, where it is, and why it counts."""
+
+    name: str
+    line: int
+    why: str
+    # The statement the reference sits in, positions left out (a compound statement's header only): a probe kept
+    # in a statement the patch did not touch is old; the same name in a statement the patch wrote is new.
+    context: str = field(default="", compare=False)
+    # For a name bound to a probe (`m = sys.modules`, then `m`): that probe, so an allow entry for it covers the name.
+    bound_to: str = field(default="", compare=False)
 
 
 def binds(node: ast.AST, name: str) -> Iterator[ast.AST]:

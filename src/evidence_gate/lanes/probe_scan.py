@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 
 from evidence_gate.lanes import probe_binds as binds
 from evidence_gate.lanes.literal_fold import fold
+from evidence_gate.lanes.probe_binds import Reference
 from evidence_gate.lanes.probe_rules import (
     ALLOW_ONLY,
     ANNOTATIONS,
@@ -47,20 +47,6 @@ from evidence_gate.lanes.probe_rules import (
 )
 
 _MAX_DEPTH = 3
-
-
-@dataclass(frozen=True)
-class Reference:
-    """One probe: its stable name, where it is, and why it counts."""
-
-    name: str
-    line: int
-    why: str
-    # The statement the reference sits in, positions left out (a compound statement's header only): a probe kept
-    # in a statement the patch did not touch is old; the same name in a statement the patch wrote is new.
-    context: str = field(default="", compare=False)
-    # For a name bound to a probe (`m = sys.modules`, then `m`): that probe, so an allow entry for it covers the name.
-    bound_to: str = field(default="", compare=False)
 
 
 class _Scanner(ast.NodeVisitor):
