@@ -99,8 +99,8 @@ def test_answer_key_for_the_plan_fails_on_a_fresh_seed(
     close = sealed_run.Workspace.close
 
     def keep_record(ws: sealed_run.Workspace) -> None:
-        seen = ws.root / "tmp" / "seen.txt"
-        if seen.exists():
+        # The head's tmp, moved aside (`tmp.1`) when the baseline's census got a fresh one.
+        for seen in sorted(ws.root.glob("tmp*/seen.txt")):
             shutil.copyfile(seen, record)
         close(ws)
 

@@ -10,6 +10,7 @@ import pytest
 
 from evidence_gate import cli
 from evidence_gate.errors import GateError
+from evidence_gate.lanes.properties import steering
 from evidence_gate.receipt.shard_merge import merge
 from support.property_repo import judge, ledger, red_repo
 from support.repo_builder import GitRepo
@@ -39,9 +40,12 @@ def test_merge_closes_ledgers_over_shards(
     assert code == 0, merged["violations"]
     assert sorted(ledger(merged)["attempted_seeds"]) == [11, 12, 13, 14]
     assert ledger(merged)["status"] == "budget_pass_no_freeze"
-    # Each shard compared its seeds with the baseline's run of them; the merged ledger keeps all four comparisons.
-    assert sorted(ledger(merged)["steering"]["compared"]) == [11, 12, 13, 14]
-    assert sorted(ledger(merged)["steering"]["baseline"]["discards"]) == ["11", "12", "13", "14"]
+    # Each shard's census described the property on the baseline and counted the seeds its head discards could
+    # have been steered on (none here); the merged ledger keeps all four head counts and needs no other.
+    steer = ledger(merged)["steering"]
+    assert sorted(steer["head"]["outcomes"]) == sorted(steer["head"]["discards"]) == ["11", "12", "13", "14"]
+    assert steer["baseline"]["strategies"] == steer["head"]["strategies"] is not None, steer
+    assert steer["compared"] == [] and steering.uncounted(steer) == [], steer
     assert "PASS" in capsys.readouterr().out
 
 

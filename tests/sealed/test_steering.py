@@ -36,10 +36,18 @@ def test_steering_case(name: str, patch: str, git_repo: GitRepo, tmp_path: Path)
     assert receipt["state"] == "final", receipt["errors"]
     found = ledger(receipt)["steering"]
     assert found is not None
+    assert found["seeds"] == [11, 12, 13, 14], found
+    # The census counted exactly the seeds whose head discards could be a steered rise, and no other.
+    head = found["head"]
+    could = [s for s in found["seeds"] if steering.could_be_steered(head["discards"][str(s)], head["examples"][str(s)])]
+    assert sorted(int(s) for s in found["baseline"]["outcomes"]) == could, found
+    assert steering.uncounted(found) == [], found
     if row == "pass":
         assert receipt["decision"]["row"] == "pass", receipt["violations"]
-        assert found["compared"] == found["seeds"] == [11, 12, 13, 14], found
+        assert found["compared"] == could, found
         assert found["head"]["strategies"] == found["baseline"]["strategies"], found
+        if case.get("census") == "every seed":
+            assert could == found["seeds"], found
         return
     assert receipt["decision"]["row"] == row, receipt["violations"]
     messages = [v["message"] for v in receipt["violations"] if v["row"] == row]
@@ -54,7 +62,12 @@ def _section(base: dict[str, int], head: dict[str, int], examples: int = 50) -> 
     strategies = {"x": "integers(0, 10)"}
     return {
         "seeds": [int(s) for s in base],
-        "baseline": {"strategies": strategies, "discards": base, "examples": dict.fromkeys(base, examples)},
+        "baseline": {
+            "strategies": strategies,
+            "discards": base,
+            "examples": dict.fromkeys(base, examples),
+            "outcomes": dict.fromkeys(base, "passed"),
+        },
         "head": {"strategies": strategies, "discards": head, "examples": dict.fromkeys(head, examples)},
         "compared": [int(s) for s in base],
         "margin": {"min_rise": steering.MIN_RISE, "share": steering.RISE_SHARE},
@@ -87,6 +100,38 @@ def test_changed_strategy_and_missing_baseline_are_rows() -> None:
     [found] = steering.rows("p::t", "p.py", recorded)
     assert "did not report the property's strategies" in found.message
     assert steering.rows("p::t", "p.py", None) == []
+
+
+def test_a_seed_the_census_had_to_count_but_did_not_is_a_row() -> None:
+    """The census counts only the seeds whose head discards could be a steered rise; a receipt that shows such a seed
+    with no baseline run (a census worker lost, or a forger dropping the baseline's counts) fails closed, and so
+    does one whose head outcomes were dropped too. A seed the head discarded too little on needs no count."""
+    recorded = _section({"1": 0}, {"1": 20})
+    for side in ("discards", "examples"):
+        del recorded["baseline"][side]["1"]
+    recorded["compared"] = []
+    recorded["baseline"]["outcomes"] = {}
+    recorded["head"]["outcomes"] = {"1": "passed"}
+    [found] = steering.rows("p::t", "p.py", recorded)
+    assert "seed 1: 20 discarded, 50 kept" in found.message and "did not count" in found.message
+    del recorded["head"]["outcomes"]
+    assert len(steering.rows("p::t", "p.py", recorded)) == 1
+    recorded["head"]["outcomes"] = {"1": "failed"}  # a failing head seed is not compared, so not counted either
+    assert steering.rows("p::t", "p.py", recorded) == []
+    quiet = _section({"1": 0}, {"1": 12})
+    quiet["baseline"] = {**quiet["baseline"], "discards": {}, "examples": {}, "outcomes": {}}
+    quiet["compared"] = []
+    assert steering.rows("p::t", "p.py", quiet) == []
+
+
+@pytest.mark.parametrize(
+    ("discards", "examples", "needed"), [(5, 10, True), (4, 0, False), (12, 50, False), (13, 50, True)]
+)
+def test_needed_is_the_margin_on_the_heads_own_count(discards: int, examples: int, needed: bool) -> None:
+    """A rise can never exceed the head's own count, so only a head count past the margin needs the baseline's."""
+    head = [{"seed": 7, "outcome": "passed", "discards": discards, "examples": examples}]
+    assert steering.needed(head, [7]) == ([7] if needed else [])
+    assert steering.needed([{**head[0], "outcome": "failed"}], [7]) == []
 
 
 def test_shard_sections_merge_into_the_rows_of_the_whole_plan() -> None:

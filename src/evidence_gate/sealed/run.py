@@ -217,6 +217,7 @@ class Workspace:
             self._hand_over(self.root / name)
         self._runner: runner_env.Runner | None = None
         self._runner_lock = threading.Lock()
+        self._scratches = 0
 
     @property
     def runner(self) -> runner_env.Runner:
@@ -231,6 +232,18 @@ class Workspace:
         sweep_orphans()
         adopt_orphans(False)
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def fresh_scratch(self) -> None:
+        """New, empty `home` and `tmp` for the workers started from now on: what earlier workers left there (the
+        head's code: a cache file, a config) is moved aside, out of every later worker's reach, and removed with
+        the run. Called between the head's workers and the baseline's census, with no worker alive."""
+        sweep_orphans()
+        self._scratches += 1
+        for name in ("home", "tmp"):
+            (self.root / name).rename(self.root / f"{name}.{self._scratches}")
+            (self.root / name).mkdir(mode=0o700)
+            (self.root / name).chmod(0o700)
+            self._hand_over(self.root / name)
 
     def site(self, name: str) -> Path:
         """A fresh folder the sealed user owns, for `properties.install` to fill."""

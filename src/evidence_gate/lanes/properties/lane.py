@@ -5,7 +5,8 @@ seeds in-process), and turns the workers' event streams into seed ledgers and vi
 checked against what the trusted process saw start and finish; nothing the test process prints is read.
 
 This module is the orchestration alone; each stage takes the one before it: `plan` (trees, seeds, jobs), `launch`
-(the sealed workers), `replays` (the replays after the head ran, the freeze and counterexample verdicts), `ledgers`
+(the sealed workers), `census` (the baseline's steering census after the head ran), `replays` (the replays after the
+head ran, the freeze and counterexample verdicts), `ledgers`
 (the seed ledgers) and `integrity` (provenance, hooks, locked files, digests, isolation).
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_gate.lanes.properties import patch_coverage, seed_ledger
+from evidence_gate.lanes.properties.census import census_stage
 from evidence_gate.lanes.properties.integrity import (
     changed_locked,
     code_provenance,
@@ -130,6 +132,7 @@ def _run(req: DynamicRequest, ws: Workspace) -> LaneResult:
     launched = launch(ws, plan)
     if launched.failed:
         return _not_run(req, launched.failed, {"sealed": {**_sandbox(ws, plan), "install": launched.install}})
+    plan, launched = census_stage(ws, plan, launched)
     plan, launched = excuse_stage(ws, plan, launched)
     plan, launched = replay_stage(ws, plan, launched)
     collected = _collect(plan, launched)

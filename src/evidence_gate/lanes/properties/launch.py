@@ -18,7 +18,7 @@ from typing import Any
 from evidence_gate import visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.lanes.properties import patch_coverage
-from evidence_gate.lanes.properties.plan import HEAD_PREFIX, STEER_PREFIX, Job, Plan
+from evidence_gate.lanes.properties.plan import HEAD_PREFIX, Job, Plan
 from evidence_gate.model import Violation
 from evidence_gate.row_ids import RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult, Workspace, count_files, run_install, run_worker
@@ -243,14 +243,15 @@ def launch(ws: Workspace, plan: Plan) -> Launched:
     trees, jobs = plan.trees, plan.jobs
     # Once the patch's code has run, it may have rewritten any tree the sealed user can write to (the gate's own user
     # when it cannot drop root), the baseline tree included. So each tree gets its own install (the head's installs
-    # the patch's requirements), the baseline's before its replays.
+    # the patch's requirements), the baseline's before its replays and before the head: the steering census after
+    # the head (census.py) imports from that install too.
     first: dict[str, WorkerResult] = {}
     failed: Violation | None = None
-    base_names = [j.name for j in jobs if j.name == "base" or j.name.startswith(STEER_PREFIX)]
-    stages = ([("base", trees.base, base_names)] if trees.base is not None else []) + [("head", trees.head, [])]
+    base_runs = any(j.name == "base" for j in jobs) or bool(plan.seeds and plan.request.specs)
+    stages = ([("base", trees.base, ["base"])] if trees.base is not None and base_runs else []) + [
+        ("head", trees.head, [])
+    ]
     for label, tree, names in stages:
-        if names and not any(j.name in names for j in jobs):
-            continue
         if props.install:
             failed = launcher.install(label, tree)
             if failed:

@@ -177,7 +177,8 @@ def _steering(node: str, runs: HeadRuns, plan_results: list[ResultEvent]) -> dic
     steer = [w for name, w in runs.by_job.items() if name.startswith(STEER_PREFIX)]
     if not steer:
         return None
-    base = [e for e in result_events(steer) if e.get("node") == node and e.get("kind") == Kind.STEER_BASE]
+    census = (Kind.STEER_BASE, Kind.DESCRIBE)
+    base = [e for e in result_events(steer) if e.get("node") == node and e.get("kind") in census]
     head = [e for e in plan_results if e.get("kind") == Kind.PLAN]
     return steering.section(head, base, runs.plan)
 

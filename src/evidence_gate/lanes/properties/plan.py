@@ -196,7 +196,8 @@ def other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
     test_files = locked_modules(req, trees.locked)
     owner = ws.runner.owner
     base: Path | None = None
-    # The baseline runs the same planned seeds in every shard (steering), and the first shard's replays.
+    # The baseline describes its properties in every shard (steering, after the head, in a tree of its own) and
+    # runs the first shard's counterexamples and removal replays.
     if req.specs or (first_shard and bool(req.removed)):
         base = ws.root / "base"
         sealed_tree.build(req.repo, req.baseline, req.baseline, trees.locked, base, test_files, owner)
@@ -272,7 +273,6 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
                 for _ in range(req.config.freeze.removal_runs):
                     base_job.add(entry.test, replay_seed, Kind.FREEZE_BASE)
         jobs.append(base_job)
-        jobs += _steer_jobs(req, trees.base, seeds, n_prop)
     return [j for j in jobs if j.runs]
 
 
@@ -286,15 +286,3 @@ REPLAY_JOB = "replay-failing"
 
 
 HEAD_PREFIX = "head-"
-
-
-def _steer_jobs(req: DynamicRequest, base: Path, seeds: list[int], parallel: int) -> list[Job]:
-    """The baseline's census of the planned seeds (every property, as on the head), for the steering comparison."""
-    if not seeds:
-        return []  # only fresh seeds, or a shard that owns none: there is no planned seed to compare
-    n = max(1, min(parallel, len(seeds)))
-    jobs = [Job(f"{STEER_PREFIX}{i}", str(base)) for i in range(n)]
-    for i, seed in enumerate(seeds):
-        for spec in req.specs:
-            jobs[i % n].add(spec.node, seed, Kind.STEER_BASE)
-    return jobs

@@ -1,9 +1,13 @@
 """Steering without touching the property: what the patch changed in what a locked property draws or keeps.
 
-The baseline runs the same planned seeds as the head (its census: failures counted, the search goes on). Per
-property, `section` records what was compared — each `@given` argument's strategy as its `repr` after resolution,
-and Hypothesis' discard count per seed on both trees — and `rows` derives `property-steered` from that recorded
-section alone, so anyone holding the receipt (the fork publisher) derives the same rows from its facts.
+After the head ran, the baseline describes every property's strategies, and runs again each planned seed on which
+the head's own discard count could be a steered rise (`needed`: at least the margin's examples and share; a rise
+can never be more than the head's count), as its census (failures counted, the search goes on). A seed the head
+discarded too few examples on cannot have been steered, whatever the baseline would discard, so the verdict is the
+one a census of every seed gives. Per property, `section` records what was compared — each `@given` argument's
+strategy as its `repr` after resolution, and Hypothesis' discard count per seed on both trees — and `rows` derives
+`property-steered` from that recorded section alone, so anyone holding the receipt (the fork publisher) derives the
+same rows from its facts, a needed seed the census did not count included.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from evidence_gate.model import Violation
 from evidence_gate.row_ids import PROPERTY_STEERED
+from evidence_gate.sealed.worker.protocol import Kind
 
 ROW = PROPERTY_STEERED
 # A rise in discards counts as steering when it is at least this many examples ...
@@ -23,6 +28,24 @@ RISE_SHARE = 0.25
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def could_be_steered(discards: int, examples: int) -> bool:
+    """Whether a head run's own discards pass the margin: only then can its rise over the baseline's pass it."""
+    return discards >= MIN_RISE and discards > RISE_SHARE * examples
+
+
+def needed(head: Iterable[Mapping[str, Any]], seeds: Iterable[int]) -> list[int]:
+    """The planned seeds of one property whose head run passed with discards that could be a steered rise: the
+    seeds the baseline's census must count (`head` are the property's planned runs on the head)."""
+    runs = {r.get("seed"): r for r in head if r.get("outcome") == "passed"}
+    out = []
+    for seed in seeds:
+        run = runs.get(seed) or {}
+        count, kept = _count(run.get("discards")), _count(run.get("examples")) or 0
+        if count is not None and could_be_steered(count, kept):
+            out.append(seed)
+    return out
 
 
 def _strategies(results: Iterable[Mapping[str, Any]]) -> dict[str, str] | None:
@@ -38,19 +61,26 @@ def section(
 ) -> dict[str, Any]:
     """What was compared for one property: `head` are its planned runs on the head, `base` the baseline's census
     runs of the same seeds. A seed is compared when the head passed on it and both trees counted its discards."""
+    base = list(base)
     heads = {int(r["seed"]): r for r in head if isinstance(r.get("seed"), int)}
-    bases = {int(r["seed"]): r for r in base if isinstance(r.get("seed"), int)}
+    # A `describe` run shows the strategies only; the census' runs (`steer-base`) count discards.
+    bases = {int(r["seed"]): r for r in base if isinstance(r.get("seed"), int) and r.get("kind") != Kind.DESCRIBE}
     planned = list(seeds)
     out: dict[str, Any] = {
         "seeds": planned,
         "baseline": {
-            "strategies": _strategies(bases.values()),
+            "strategies": _strategies(base),
             "discards": {},
             "examples": {},
             "outcomes": {str(s): str(bases[s].get("outcome")) for s in planned if s in bases},
             "census_failures": {str(s): _count(bases[s].get("census_failures")) or 0 for s in planned if s in bases},
         },
-        "head": {"strategies": _strategies(heads.values()), "discards": {}, "examples": {}},
+        "head": {
+            "strategies": _strategies(heads.values()),
+            "discards": {},
+            "examples": {},
+            "outcomes": {str(s): str(heads[s].get("outcome")) for s in planned if s in heads},
+        },
         "compared": [],
         "margin": {"min_rise": MIN_RISE, "share": RISE_SHARE},
     }
@@ -80,8 +110,25 @@ def steered_seeds(recorded: Mapping[str, Any]) -> list[tuple[int, int, int, int]
     for seed in recorded.get("compared") or ():
         before, after = int(base["discards"][str(seed)]), int(head["discards"][str(seed)])
         examples = int(head["examples"].get(str(seed), 0))
-        if after - before >= MIN_RISE and after - before > RISE_SHARE * examples:
+        if could_be_steered(after - before, examples):
             found.append((int(seed), before, after, examples))
+    return found
+
+
+def uncounted(recorded: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+    """(seed, head discards, head examples) of each seed the census had to count but did not: the head's discards
+    could be a steered rise and the baseline shows no run of that seed. A head outcome other than a pass is not
+    compared (nor counted); a missing one is taken as a pass, so dropping the head's outcomes hides nothing."""
+    head, base = recorded.get("head") or {}, recorded.get("baseline") or {}
+    counts, kept = head.get("discards") or {}, head.get("examples") or {}
+    outcomes, censused = head.get("outcomes") or {}, base.get("outcomes") or {}
+    found = []
+    for seed in recorded.get("seeds") or ():
+        count, examples = _count(counts.get(str(seed))), _count(kept.get(str(seed))) or 0
+        if count is None or outcomes.get(str(seed), "passed") != "passed" or str(seed) in censused:
+            continue
+        if could_be_steered(count, examples):
+            found.append((int(seed), count, examples))
     return found
 
 
@@ -118,6 +165,18 @@ def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Viola
                         file,
                     )
                 )
+    missing = uncounted(recorded)
+    if missing:
+        counts = "; ".join(f"seed {s}: {d} discarded, {n} kept" for s, d, n in missing)
+        found.append(
+            Violation(
+                ROW,
+                f"{node}: the property discarded many examples on the head ({counts}) and the baseline's run of the "
+                "same seeds did not count its own, so a steered rise cannot be ruled out; make the property run on "
+                "the baseline (fix the baseline first, in a pull request of its own)",
+                file,
+            )
+        )
     steered = steered_seeds(recorded) if recorded.get("compared") else []
     if steered:
         counts = "; ".join(f"seed {s}: {a} discarded against {b}, {n} kept" for s, b, a, n in steered)

@@ -24,7 +24,7 @@ from _pytest.runner import runtestprotocol
 from . import failures, harness_guard, steering_stats
 from .assertion_hash import bound_failures, exception_hash
 from .effects import Effects
-from .protocol import EV, PLAN_KINDS, Event, Job, shrink_kind
+from .protocol import EV, PLAN_KINDS, Event, Job, Kind, shrink_kind
 
 # Per-example digests a result carries, so that two runs of one seed can name the first example that differs.
 MAX_CASE_DIGESTS = 64
@@ -332,6 +332,12 @@ class SealedPlugin:
         sibling = copy.copy(item)
         # The harness is checked once per item (and at the session's end): any change fails the whole worker.
         changed = self._tampered()
+        if queue and all(kind == Kind.DESCRIBE for _spec, _seed, kind in queue):
+            for spec, seed, kind in queue:
+                self._describe_once(item, spec, seed, kind, changed)
+            # Nothing was set up for this item; end what an earlier item left that the next one does not need.
+            item.session._setupstate.teardown_exact(nextitem)
+            return True
         while queue:
             spec, seed, kind = queue.pop(0)
             result = self._run_once(item, spec, seed, kind, sibling if queue else nextitem, changed)
@@ -414,6 +420,20 @@ class SealedPlugin:
         }
         self.emit(result)
         return result
+
+    def _describe_once(self, item: pytest.Item, spec: str, seed: int, kind: str, changed: list[str]) -> None:
+        """Report the property's strategies without running it (no fixture, no example): steering's census of a
+        property whose head run discarded too few examples to be steered. Resolving a strategy runs code under test."""
+        self.emit({EV: Event.START, "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind})
+        self.effects.check(f"before {item.nodeid} was described")
+        hooked, foreign = self.effects.count, self._foreign_test(item)
+        described = steering_stats.strategies(_test_function(item))
+        self.effects.check(f"while {item.nodeid} was described")
+        outcome, message = ("error", HOOKED) if self.effects.count > hooked else ("passed", "")
+        if foreign is not None and outcome == "passed":
+            outcome, message = "error", f"the test function that ran was defined in {foreign}, not the locked file"
+        result = {EV: Event.RESULT, "node": item.nodeid, "spec": spec, "seed": seed, "kind": kind}
+        self.emit({**result, "outcome": outcome, "message": message, **steering_stats.described(described, changed)})
 
     def _steering(self, item: pytest.Item, stats: dict[str, Any]) -> dict[str, Any]:
         """What the steering comparison reads: the strategies, the discards, the census' failures, the blob."""

@@ -52,6 +52,7 @@ class Kind(enum.StrEnum):
     FREEZE_EXPIRED = "freeze-expired"  # an expired entry's test
     HASH = "hash"  # `freeze hash`: the failing assertion's hash
     STEER_BASE = "steer-base"  # a planned seed on the baseline, failures counted: strategies and discards to compare
+    DESCRIBE = "describe"  # a property's strategies described on the baseline, no example run (steering's census)
     EXCUSE_BASE = "excuse-base"  # a frozen property's minimal example from the head, replayed on the baseline
     REPLAY = "replay"  # a failing plan or fresh seed run again in a fresh worker: it must fail the same way
     SHIFTED = "shifted"  # a sample planned seed under a shifted clock and another hash seed: the same examples

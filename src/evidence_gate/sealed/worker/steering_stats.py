@@ -32,12 +32,14 @@ def _repr(value: object) -> str:
 
 
 def describe(strategy: object) -> str:
-    """`repr(strategy)`, and after `=` the repr of what a lazy or deferred strategy resolves to, when it differs."""
-    shown = _repr(strategy)
+    """`repr(strategy)`, and after `=` the repr of what a lazy or deferred strategy resolves to, when it differs.
+    Resolved first: a deferred strategy's own repr changes once resolved, and a run that drew examples resolved it,
+    so a description without a run (`describe`) must read the same as one after it."""
     try:
         resolved = getattr(strategy, "wrapped_strategy", None)
     except Exception as exc:  # noqa: BLE001 - resolving ran code under test; that it raised is the description
-        return f"{shown} = <resolving raised {type(exc).__name__}>"
+        return f"{_repr(strategy)} = <resolving raised {type(exc).__name__}>"
+    shown = _repr(strategy)
     if resolved is None or resolved is strategy:
         return shown
     after = _repr(resolved)
@@ -51,6 +53,28 @@ def strategies(target: object) -> dict[str, str] | None:
     if not isinstance(given, Mapping):
         return None
     return {str(name): describe(given[name]) for name in sorted(given, key=str)[:MAX_STRATEGIES]}
+
+
+def described(strategies: dict[str, str] | None, tampered: list[str]) -> dict[str, Any]:
+    """The rest of a `describe` run's result event: the strategies, and nothing run (no example, discard or blob)."""
+    return {
+        "hypothesis": strategies is not None,
+        "examples": None,
+        "stopped_because": None,
+        "stop": None,
+        "assertion_hash": None,
+        "falsifying": None,
+        "failure": None,
+        "assertion_bound": None,
+        "tampered": tampered[:20],
+        "examples_digest": None,
+        "cases": 0,
+        "case_digests": [],
+        "strategies": strategies,
+        "discards": None,
+        "census_failures": 0,
+        "blob": None,
+    }
 
 
 def discards(cases: Iterable[Mapping[str, Any]]) -> int:

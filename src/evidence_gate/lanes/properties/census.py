@@ -1,0 +1,70 @@
+"""The baseline's census for the steering comparison, launched after the head ran.
+
+Every property's strategies are described on the baseline (one `describe` worker: collection, no example), and
+each planned seed whose head run discarded enough examples to be a steered rise (`steering.needed`) runs again on
+the baseline as a census (`steer-N` workers). The census runs in a tree of its own, written from git once the
+head's code has finished, with a home and temporary folder the head's code never saw: nothing that code did
+reaches what the baseline reads.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from evidence_gate.lanes.properties import steering
+from evidence_gate.lanes.properties.launch import Launched, pytest_job, result_events
+from evidence_gate.lanes.properties.plan import HEAD_PREFIX, STEER_PREFIX, Job, Plan, locked_modules
+from evidence_gate.sealed import tree as sealed_tree
+from evidence_gate.sealed.run import WorkerResult, Workspace, run_worker
+from evidence_gate.sealed.worker.protocol import Kind
+
+CENSUS_TREE = "census"
+DESCRIBE_JOB = f"{STEER_PREFIX}describe"
+
+
+def census_jobs(plan: Plan, heads: list[WorkerResult], tree: str) -> list[Job]:
+    """The census' workers: each needed (property, seed) spread over `properties.jobs` workers, and one worker that
+    describes the strategies of every property that needs no seed counted."""
+    req = plan.request
+    if plan.trees.base is None or not plan.seeds or not req.specs:
+        return []  # only fresh seeds, or a shard that owns none: there is no planned seed to compare
+    planned = [e for e in result_events(heads) if e.get("kind") == Kind.PLAN]
+    counted: list[tuple[str, int]] = []
+    describe = Job(DESCRIBE_JOB, tree)
+    for spec in req.specs:
+        runs = [e for e in planned if e.get("spec") == spec.node]
+        nodes = sorted({str(e.get("node")) for e in runs})
+        seeds = sorted({s for n in nodes for s in steering.needed([e for e in runs if e.get("node") == n], plan.seeds)})
+        if seeds:
+            counted += [(spec.node, s) for s in seeds]
+        else:
+            describe.add(spec.node, plan.seeds[0], Kind.DESCRIBE)
+    n = max(1, min(plan.parallel, len(counted)))
+    jobs = [Job(f"{STEER_PREFIX}{i}", tree) for i in range(n)]
+    for i, (node, seed) in enumerate(counted):
+        jobs[i % n].add(node, seed, Kind.STEER_BASE)
+    return [j for j in [describe, *jobs] if j.runs]
+
+
+def census_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
+    """After the head ran: the baseline's census (its own tree and scratch folders), appended to the plan's jobs."""
+    req = plan.request
+    heads = [w for j, w in zip(plan.jobs, launched.workers, strict=True) if j.name.startswith(HEAD_PREFIX)]
+    tree = ws.root / CENSUS_TREE
+    jobs = census_jobs(plan, heads, str(tree))
+    if not jobs:
+        return plan, launched
+    ws.fresh_scratch()
+    locked = plan.trees.locked
+    sealed_tree.build(req.repo, req.baseline, req.baseline, locked, tree, locked_modules(req, locked), ws.runner.owner)
+    # The baseline's install site, which only the baseline's install wrote (Landlock: workers write home and tmp).
+    site = ws.root / "site-base" if req.config.properties.install else None
+
+    def start(job: Job) -> WorkerResult:
+        body = pytest_job(req.config, tree, job.runs, plan.limit, site=site, trusted=locked)
+        return run_worker(ws, job.name, body, req.config.properties.timeout_s, launched.order)
+
+    with ThreadPoolExecutor(max_workers=max(1, plan.parallel)) as pool:
+        workers = list(pool.map(start, jobs))
+    return replace(plan, jobs=[*plan.jobs, *jobs]), replace(launched, workers=[*launched.workers, *workers])
