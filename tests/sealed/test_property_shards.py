@@ -46,6 +46,13 @@ def test_merge_closes_ledgers_over_shards(
     assert sorted(steer["head"]["outcomes"]) == sorted(steer["head"]["discards"]) == ["11", "12", "13", "14"]
     assert steer["baseline"]["strategies"] == steer["head"]["strategies"] is not None, steer
     assert steer["compared"] == [] and steering.uncounted(steer) == [], steer
+    # The shifted-clock replay of the plan's first seed runs once, in the first shard, as in an unsharded run.
+    assert [(r["kind"], r["seed"]) for r in ledger(merged)["replays"]] == [("shifted", 11)]
+    shards = [json.loads(p.read_text()) for p in paths]
+    assert [[w["name"] for w in r["sealed"]["workers"] if w["name"] == "replay-shifted"] for r in shards] == [
+        ["replay-shifted"],
+        [],
+    ]
     assert "PASS" in capsys.readouterr().out
 
 

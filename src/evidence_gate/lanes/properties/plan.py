@@ -247,8 +247,9 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
         for spec in req.specs:
             jobs[i % n_prop].add(spec.node, seed, kind)
     sample = (seeds or fresh)[:1]
-    if n_prop and sample:
+    if n_prop and sample and _first_shard(req):
         # One sample seed per property, run again under another clock and hash seed: its examples must not change.
+        # Once per plan: the first shard owns the plan's first seed, so shards merge to the unsharded replays.
         shifted = Job(SHIFTED_JOB, str(trees.head), hash_seed=SHIFTED_HASH_SEED, clock_shift_s=CLOCK_SHIFT_S)
         for spec in req.specs:
             shifted.add(spec.node, sample[0], Kind.SHIFTED)
