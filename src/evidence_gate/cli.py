@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from evidence_gate import __version__, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.receipt.write import write_receipt
+from evidence_gate.records import replace
 from evidence_gate.report import attestation
 from evidence_gate.report.registry import DEFAULT_FORMAT, REPORTERS, Context, render
 from evidence_gate.report.terminal import CRASH_HELP, SourceLine

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from evidence_gate import package_data
 from evidence_gate.errors import InputInvalid
 from evidence_gate.receipt.types import ContextJson
+from evidence_gate.records import dataclass, field
 from evidence_gate.schema_check import Check, compile_schema
 from evidence_gate.strict_parse import load_yaml
 

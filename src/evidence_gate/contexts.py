@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.lanes import locked_evidence
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.records import dataclass, field, replace
 from evidence_gate.row_ids import PASS
 from evidence_gate.strict_parse import load_json
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt.types import ContextJson, ReceiptJson
 from evidence_gate.receipt.write import empty_receipt, finalise, scrub, write_receipt
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module

@@ -11,7 +11,6 @@ import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_gate.errors import GateError
@@ -22,6 +21,7 @@ from evidence_gate.git_batch import (
     listed,
     object_id,
 )
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HISTORY_MISSING
 
 NULL_OID = "0" * 40

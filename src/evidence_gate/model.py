@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gate.receipt.types import ViolationJson
+from evidence_gate.records import dataclass, field
 
 
 @dataclass(frozen=True)

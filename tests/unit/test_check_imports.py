@@ -60,6 +60,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.receipt",
         "evidence_gate.receipt.types",
         "evidence_gate.receipt.write",
+        "evidence_gate.records",
         "evidence_gate.report",
         "evidence_gate.report.attestation",
         "evidence_gate.report.registry",
@@ -74,8 +75,14 @@ STATIC_RUN = frozenset(
 # Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
 # tempfile and difflib serve the property run and a changed attributes file, traceback records a crash (and brings
 # textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
-# lzma) asks a terminal's width, which argparse's help formatter reads without it here.
+# lzma) asks a terminal's width, which argparse's help formatter reads without it here. dataclasses brings inspect
+# (with dis, tokenize and linecache) and compiles six methods a class: `records` makes the gate's value classes.
 NOT_ON_A_CLEAN_RUN = (
+    "dataclasses",
+    "inspect",
+    "dis",
+    "tokenize",
+    "linecache",
     "jsonschema",
     "referencing",
     "rpds",

@@ -10,7 +10,6 @@ import hashlib
 import json
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gate.config import Config, schema_errors
@@ -19,6 +18,7 @@ from evidence_gate.errors import InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
 from evidence_gate.receipt.types import FixturesJson
+from evidence_gate.records import dataclass, field
 from evidence_gate.row_ids import CONFIG_INVALID
 from evidence_gate.strict_parse import load_json
 

@@ -17,7 +17,6 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from evidence_gate.config import CONFIG_PATH, Config
@@ -27,6 +26,7 @@ from evidence_gate.lanes.locked_paths import display_path, glob_matches
 from evidence_gate.lanes.probe_binds import Reference
 from evidence_gate.lanes.probe_scan import references
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HARNESS_PROBED
 
 ROW = HARNESS_PROBED

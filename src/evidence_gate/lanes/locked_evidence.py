@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gate.config import CONFIG_PATH, Config
@@ -18,6 +17,7 @@ from evidence_gate.lanes import import_scan, locked_paths, tree_entries
 from evidence_gate.lanes.locked_paths import FIX_LOCKED, display_path, fold, glob_matches
 from evidence_gate.lanes.score_properties import PropertySpec
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.records import dataclass, field
 from evidence_gate.row_ids import EVIDENCE_PATH_EDITED
 
 ROW = EVIDENCE_PATH_EDITED

@@ -13,10 +13,10 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from evidence_gate import visible
+from evidence_gate.records import dataclass
 from evidence_gate.visible import INVISIBLE, is_hostile
 
 # The one sanitiser (visible.py), under the name the path rules' callers know it by.

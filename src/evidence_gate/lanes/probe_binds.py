@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 
 from evidence_gate.lanes.literal_fold import fold
 from evidence_gate.lanes.probe_rules import CONSTANT_COMPARE
+from evidence_gate.records import dataclass, field
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evidence_gate.model import Violation
 from evidence_gate.receipt import types as receipt_types
+from evidence_gate.records import dataclass
 from evidence_gate.report import terminal as terminal_report
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 from urllib.parse import urljoin
@@ -15,6 +14,7 @@ from urllib.parse import urljoin
 from evidence_gate import decision, package_data
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ViolationJson
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, HISTORY_MISSING
 
 # pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,

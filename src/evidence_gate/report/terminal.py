@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision, visible
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
+from evidence_gate.records import dataclass
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.row_ids import HUMAN_PATCH
 

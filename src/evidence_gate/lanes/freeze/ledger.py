@@ -18,10 +18,8 @@ violations plus the entries the dynamic lane must replay (removed) or re-run (ex
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cached_property, lru_cache
 from itertools import islice
@@ -33,6 +31,8 @@ from evidence_gate.errors import InputInvalid
 from evidence_gate.lanes.freeze.formats import LedgerFormat, format_of
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
 from evidence_gate.receipt.types import FreezeJson
+from evidence_gate.records import dataclass
+from evidence_gate.records import field as record_field
 from evidence_gate.row_ids import (
     FREEZE_BUDGET_RAISED,
     FREEZE_ENTRY_REWRITTEN,
@@ -56,7 +56,7 @@ _PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 class FreezeLane(LaneResult):
     """The freeze lane's result: its section is the receipt's `freeze`."""
 
-    receipt: FreezeJson = dataclasses.field(
+    receipt: FreezeJson = record_field(
         default_factory=lambda: FreezeJson(file="", added=[], removed=[], file_sha256=None)
     )
 
