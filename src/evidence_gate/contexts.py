@@ -101,7 +101,7 @@ def _judge(opts: gate.CheckOptions, receipt_path: Path, shards: bool, repo: Repo
         write_receipt(receipt_path, out)
         return Outcome(out, EXIT_INTERNAL)
     if plan is None:
-        out, code = gate.evaluate(opts, receipt_path, repo)
+        out, code = gate.evaluate(opts, receipt_path, repo, first_written=True)
         return Outcome(out, code)
     judged: list[Judged] = []
     for ctx, _why, run in plan.contexts:

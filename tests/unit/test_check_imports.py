@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,22 @@ def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pyt
     once = [a for a in asked if a[0] in ("rev-parse", "merge-base") or "--verify" in a or a[:2] == ("cat-file", "-t")]
     assert once, asked
     assert len(once) == len(set(once)), asked
+
+
+def test_check_writes_its_receipt_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` writes `aborted` once before judging (not again when `gate.evaluate` takes the same path) and the
+    verdict once: two synced writes of the receipt, not three (the attestation beside it is a file of its own)."""
+    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+    synced: list[str] = []
+    fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(Path(f"/proc/self/fd/{fd}").readlink().name)  # the temporary file's name
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    receipt = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
+    assert cli.main([*argv, "--format", "json"]) == 0
+    assert json.loads(receipt.read_text("utf-8"))["decision"]["row"] == "pass"
+    assert [name.rsplit(".", 1)[0] for name in synced if name.startswith(".receipt.json.")] == [".receipt.json"] * 2
