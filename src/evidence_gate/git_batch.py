@@ -3,20 +3,20 @@ tree entry's mode. `git.Repo` is the one user (it decides when a session answers
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import subprocess
 import threading
 from contextlib import suppress
 from pathlib import Path
 
+from evidence_gate.digest import hex_digest
+
 TREE_MODE = "040000"
 
 
 def object_id(kind: str, data: bytes, length: int) -> str:
     """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
-    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
-    return algorithm(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
+    return hex_digest("sha256" if length == 64 else "sha1", f"{kind} {len(data)}\0".encode() + data)
 
 
 def parse_tree(raw: bytes, oid_len: int = 20) -> list[tuple[bytes, bytes, bytes]] | None:

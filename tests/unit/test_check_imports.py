@@ -78,7 +78,10 @@ STATIC_RUN = frozenset(
 # textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
 # lzma) asks a terminal's width, which argparse's help formatter reads without it here. dataclasses brings inspect
 # (with dis, tokenize and linecache) and compiles six methods a class: `records` makes the gate's value classes.
+# hashlib loads OpenSSL: `digest` hashes a run's first 64 KiB with CPython's own sha1 and sha256.
 NOT_ON_A_CLEAN_RUN = (
+    "hashlib",
+    "_hashlib",
     "dataclasses",
     "inspect",
     "dis",

@@ -6,14 +6,13 @@ sha256 of the output that the producer named by `fixtures.producer` must return;
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 from collections.abc import Mapping
 from typing import Any
 
 from evidence_gate.config import Config, schema_errors
-from evidence_gate.digest import sha256_digest
+from evidence_gate.digest import hex_digest, sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
@@ -65,7 +64,7 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
                 "id": record["id"],
                 "input": value,
                 "output_sha256": record["output_sha256"],
-                "input_sha256": hashlib.sha256(canonical_json(value)).hexdigest(),
+                "input_sha256": hex_digest("sha256", canonical_json(value)),
                 "missing_input": "input_file" in record and value is None,
             }
         )

@@ -7,12 +7,12 @@ always describes the bytes a later step uploads or signs, and a stale Statement 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+from evidence_gate.digest import hex_digest
 from evidence_gate.receipt.write import write_atomic
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -47,7 +47,7 @@ def statement(receipt_bytes: bytes, receipt_name: str, commit: str | None = None
         "_type": STATEMENT_TYPE,
         "subject": [
             {"name": COMMIT_NAME, "digest": {"gitCommit": named}},
-            {"name": receipt_name, "digest": {"sha256": hashlib.sha256(receipt_bytes).hexdigest()}},
+            {"name": receipt_name, "digest": {"sha256": hex_digest("sha256", receipt_bytes)}},
         ],
         "predicateType": PREDICATE_TYPE,
         "predicate": receipt,
