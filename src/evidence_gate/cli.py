@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
 
 from evidence_gate import __version__, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
@@ -17,6 +15,11 @@ from evidence_gate.records import replace
 from evidence_gate.report import attestation
 from evidence_gate.report.registry import DEFAULT_FORMAT, REPORTERS, Context, render
 from evidence_gate.report.terminal import CRASH_HELP, SourceLine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "

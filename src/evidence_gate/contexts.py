@@ -10,9 +10,6 @@ context is listed in the index as not judged, with why, and runs nothing. Withou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from evidence_gate import __version__, gate
 from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
@@ -20,11 +17,18 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.lanes import locked_evidence
-from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.records import dataclass, field, replace
 from evidence_gate.row_ids import PASS
 from evidence_gate.strict_parse import load_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from evidence_gate.receipt.types import ReceiptJson
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
 # Worst first: the gate's own failure, a usage error, a precondition, a failing decision, a pass.

@@ -10,7 +10,6 @@ import os
 import posixpath
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision
 from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
@@ -21,13 +20,16 @@ from evidence_gate.lanes import fixtures, harness_probes, locked_evidence
 from evidence_gate.lanes.freeze import ledger as freeze_ledger
 from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt.types import ContextJson, ReceiptJson
 from evidence_gate.receipt.write import canonical_bytes, empty_receipt, finalise, scrub, write_atomic, write_receipt
 from evidence_gate.records import dataclass
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
+    from typing import Any
+
     from evidence_gate.action.event import EventContext
+    from evidence_gate.receipt.types import ContextJson, ReceiptJson
 
 # Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
 PULL_REQUEST_TARGET_FIX = (

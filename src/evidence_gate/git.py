@@ -9,20 +9,17 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from evidence_gate.errors import GateError
-from evidence_gate.git_batch import (
-    TREE_MODE,
-    BatchSession,
-    SessionDied,
-    listed,
-    object_id,
-)
+from evidence_gate.git_batch import TREE_MODE, BatchSession, SessionDied, listed, object_id
 from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HISTORY_MISSING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 NULL_OID = "0" * 40
 # What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).

@@ -7,9 +7,12 @@ import itertools
 import subprocess
 import threading
 from contextlib import suppress
-from pathlib import Path
 
 from evidence_gate.digest import hex_digest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TREE_MODE = "040000"
 

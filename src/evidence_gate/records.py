@@ -12,7 +12,7 @@ between these classes; anything else is a `TypeError` at class creation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (≈ 3 ms)
 
 __all__ = ["FrozenInstanceError", "dataclass", "field", "replace"]
 

@@ -59,7 +59,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.model",
         "evidence_gate.package_data",
         "evidence_gate.receipt",
-        "evidence_gate.receipt.types",
+        "evidence_gate.receipt.access",
         "evidence_gate.receipt.write",
         "evidence_gate.records",
         "evidence_gate.report",
@@ -78,8 +78,10 @@ STATIC_RUN = frozenset(
 # textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
 # lzma) asks a terminal's width, which argparse's help formatter reads without it here. dataclasses brings inspect
 # (with dis, tokenize and linecache) and compiles six methods a class: `records` makes the gate's value classes.
-# hashlib loads OpenSSL: `digest` hashes a run's first 64 KiB with CPython's own sha1 and sha256.
+# hashlib loads OpenSSL: `digest` hashes a run's first 64 KiB with CPython's own sha1 and sha256. typing (and the
+# receipt's TypedDicts, which need it) serve mypy only: those imports sit under `TYPE_CHECKING = False`.
 NOT_ON_A_CLEAN_RUN = (
+    "typing",
     "hashlib",
     "_hashlib",
     "dataclasses",

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-from typing import Any
 
 from evidence_gate.digest import hex_digest
 from evidence_gate.receipt.write import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 # The gate's own type identifier (in-toto TypeURI: lower-case scheme and host, versioned). It names the receipt
