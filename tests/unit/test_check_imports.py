@@ -77,13 +77,14 @@ STATIC_RUN = frozenset(
 )
 # Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
 # tempfile and difflib serve the property run and a changed attributes file, traceback records a crash (and brings
-# textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
+# textwrap, which the text report loads only for a line that does not fit), shlex quotes a failing seed's command, shutil (with bz2 and
 # lzma) asks a terminal's width, which argparse's help formatter reads without it here. dataclasses brings inspect
 # (with dis, tokenize and linecache) and compiles six methods a class: `records` makes the gate's value classes.
 # hashlib loads OpenSSL: `digest` hashes a run's first 64 KiB with CPython's own sha1 and sha256. typing (and the
 # receipt's TypedDicts, which need it) serve mypy only: those imports sit under `TYPE_CHECKING = False`.
 NOT_ON_A_CLEAN_RUN = (
     "typing",
+    "textwrap",
     "hashlib",
     "_hashlib",
     "dataclasses",
