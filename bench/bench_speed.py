@@ -254,8 +254,9 @@ def bench_import(repeat: int) -> dict[str, float]:
     code = {
         "pass": "pass",
         "import_yaml": "import yaml",
-        # The standard library the gate cannot start without (the CLI's parser, paths, value classes, git calls).
-        "import_stdlib": "import yaml, json, subprocess, argparse, pathlib, dataclasses, typing, hashlib",
+        # The standard library the gate cannot start without: the CLI's parser, paths (pathlib brings urllib.parse
+        # and ipaddress), the probe scan's ast, git calls (value classes, typing and hashing no longer need any).
+        "import_stdlib": "import yaml, json, subprocess, argparse, pathlib, ast",
         "import_article": "import yaml, json, subprocess",  # what bench/article_freeze_budget.py imports
         "import_cli": "import evidence_gate.cli",
     }

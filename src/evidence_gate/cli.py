@@ -5,18 +5,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
 
 from evidence_gate import __version__, contexts, gate, visible
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.receipt.write import write_receipt
+from evidence_gate.records import replace
 from evidence_gate.report import attestation
 from evidence_gate.report.registry import DEFAULT_FORMAT, REPORTERS, Context, render
 from evidence_gate.report.terminal import CRASH_HELP, SourceLine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -72,13 +75,20 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(**kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser for every subcommand; with `command`, the other subcommands are named (usage lists
+    them) but get no arguments: each `add_argument` costs a run's start-up, and `check` needs only its own."""
     parser = _Parser(prog="evidence-gate", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"evidence-gate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_arguments) in _SUBCOMMANDS.items():
+        made = sub.add_parser(name, help=help_text)
+        if command in (None, name):
+            add_arguments(made)
+    return parser
 
-    check = sub.add_parser("check", help="judge a pull request on a git checkout")
+
+def _check_arguments(check: argparse.ArgumentParser) -> None:
     _repo_option(check)
     check.add_argument(
         "--base",
@@ -116,22 +126,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="the base branch's last receipt: the text report adds the findings new and fixed since it",
     )
 
-    demo = sub.add_parser("demo", help="run the gate on a built-in example with honest and tampering patches")
+
+def _demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--workdir", type=Path, default=None, help="keep the demo repositories here")
     demo.add_argument("--no-run", action="store_true", help="static lanes only (faster)")
 
-    verify = sub.add_parser("verify", help="re-derive a receipt from git objects and its seeds; name what differs")
+
+def _verify_arguments(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("receipt", type=Path, metavar="RECEIPT", help="the receipt.json to verify")
     verify.add_argument("--repo", type=Path, default=Path(), help="the git checkout holding its commits (default: .)")
 
-    sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and GITHUB_* variables)")
 
-    merge = sub.add_parser("merge", help="close seed ledgers over the receipts of --shard runs")
+def _merge_arguments(merge: argparse.ArgumentParser) -> None:
     merge.add_argument("receipts", nargs="+", type=Path, metavar="RECEIPT", help="one receipt per shard 1..N")
     merge.add_argument("--receipt", type=Path, default=Path("receipt.json"), metavar="PATH", help=RECEIPT_HELP)
     merge.add_argument("--format", choices=tuple(REPORTERS), default=DEFAULT_FORMAT, help=FORMAT_HELP)
 
-    freeze = sub.add_parser("freeze", help="helpers for the people who own the freeze ledger")
+
+def _freeze_arguments(freeze: argparse.ArgumentParser) -> None:
     fsub = freeze.add_subparsers(dest="freeze_command", required=True)
     fhash = fsub.add_parser("hash", help="the assertion hash of a failing test")
     fhash.add_argument("node", metavar="NODE", help="a pytest node id, e.g. properties/test_x.py::test_y")
@@ -146,8 +158,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="YYYY-MM-DD",
         help="the entry's added_at; it expires 14 days later (default: today, UTC)",
     )
-    _add_hook_commands(sub)
-    return parser
 
 
 def _repo_option(parser: argparse.ArgumentParser) -> None:
@@ -155,9 +165,7 @@ def _repo_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, default=Path(), metavar="DIR", help="the git checkout (default: .)")
 
 
-def _add_hook_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    """`pre-push` and `history`: the gate's static lanes before a push, and the ledger's size over time."""
-    push = sub.add_parser("pre-push", help="the static lanes on the commit being pushed (a pre-commit hook)")
+def _pre_push_arguments(push: argparse.ArgumentParser) -> None:
     _repo_option(push)
     push.add_argument(
         "--against",
@@ -169,7 +177,8 @@ def _add_hook_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     push.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD", help="date for expiry checks")
     push.add_argument("--receipt", type=Path, default=None, metavar="PATH", help="also write the receipt here")
 
-    history = sub.add_parser("history", help="the freeze ledger's entries and bytes over the base branch (SVG)")
+
+def _history_arguments(history: argparse.ArgumentParser) -> None:
     _repo_option(history)
     history.add_argument("--branch", default="HEAD", metavar="REF", help="the base branch to walk (default: HEAD)")
     history.add_argument("--svg", type=Path, default=None, metavar="FILE", help="write the picture here")
@@ -183,6 +192,19 @@ def _add_hook_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         metavar="REV",
         help="also draw the ledger at REV (a pull request's merge or head commit) as `this PR`",
     )
+
+
+# Each subcommand, in the order `--help` lists them: its help and what adds its arguments.
+_SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "check": ("judge a pull request on a git checkout", _check_arguments),
+    "demo": ("run the gate on a built-in example with honest and tampering patches", _demo_arguments),
+    "verify": ("re-derive a receipt from git objects and its seeds; name what differs", _verify_arguments),
+    "action": ("run as the GitHub Action (reads INPUT_* and GITHUB_* variables)", lambda _parser: None),
+    "merge": ("close seed ledgers over the receipts of --shard runs", _merge_arguments),
+    "freeze": ("helpers for the people who own the freeze ledger", _freeze_arguments),
+    "pre-push": ("the static lanes on the commit being pushed (a pre-commit hook)", _pre_push_arguments),
+    "history": ("the freeze ledger's entries and bytes over the base branch (SVG)", _history_arguments),
+}
 
 
 def today_utc() -> date:
@@ -356,8 +378,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evidence-gate` command."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in _SUBCOMMANDS else None)
+    args = parser.parse_args(words)
     try:
         return _dispatch(args)
     except GateError as exc:

@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import islice
-from typing import TYPE_CHECKING, Any
 
 from evidence_gate import package_data
 from evidence_gate.errors import InputInvalid
-from evidence_gate.receipt.types import ContextJson
-from evidence_gate.schema_check import Check, compile_schema
+from evidence_gate.records import dataclass, field
+from evidence_gate.schema_check import compile_schema
 from evidence_gate.strict_parse import load_yaml
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import jsonschema
+
+    from evidence_gate.receipt.types import ContextJson
+    from evidence_gate.schema_check import Check
 
 CONFIG_PATH = ".evidence-gate.yml"
 # A context's name goes into file names (`receipt-<name>.json`) and check-run names: a slug, never a path.

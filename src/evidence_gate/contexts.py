@@ -10,10 +10,6 @@ context is listed in the index as not judged, with why, and runs nothing. Withou
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 from evidence_gate import __version__, gate
 from evidence_gate.config import CONFIG_PATH, BoundedContext, schema_errors
@@ -21,10 +17,18 @@ from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError, InputInvalid
 from evidence_gate.git import DiffEntry, Repo
 from evidence_gate.lanes import locked_evidence
-from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import MAX_RECEIPT, canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
+from evidence_gate.records import dataclass, field, replace
 from evidence_gate.row_ids import PASS
 from evidence_gate.strict_parse import load_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from evidence_gate.receipt.types import ReceiptJson
 
 INDEX_SCHEMA_ID = "evidence-gate/receipt-index/v1"
 # Worst first: the gate's own failure, a usage error, a precondition, a failing decision, a pass.
@@ -101,7 +105,7 @@ def _judge(opts: gate.CheckOptions, receipt_path: Path, shards: bool, repo: Repo
         write_receipt(receipt_path, out)
         return Outcome(out, EXIT_INTERNAL)
     if plan is None:
-        out, code = gate.evaluate(opts, receipt_path, repo)
+        out, code = gate.evaluate(opts, receipt_path, repo, first_written=True)
         return Outcome(out, code)
     judged: list[Judged] = []
     for ctx, _why, run in plan.contexts:
@@ -120,6 +124,7 @@ def _judge(opts: gate.CheckOptions, receipt_path: Path, shards: bool, repo: Repo
 def _plan(opts: gate.CheckOptions, shards: bool, repo: Repo) -> _Plan | None:
     """Which contexts the patch touches, and why each is judged or not; None without contexts (or with a shard
     the caller cannot merge per context, which the gate then refuses itself with the fix)."""
+    repo.ask_revisions([opts.head] if opts.event is not None else [opts.head, *filter(None, [opts.base])])
     repo.toplevel()
     commits = gate.resolve_commits(repo, opts.head, opts.base, opts.event)
     config, blob = gate.read_config(repo, commits.baseline)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 
 from evidence_gate import package_data
-from evidence_gate.model import Violation
-from evidence_gate.receipt.types import DecisionJson
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HUMAN_PATCH, PASS_FREEZE_SHRANK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from evidence_gate.model import Violation
+    from evidence_gate.receipt.types import DecisionJson
 
 # Facts a lane may assert that are not violations.
 FACT_HUMAN = HUMAN_PATCH

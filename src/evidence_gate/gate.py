@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision
 from evidence_gate.config import CONFIG_PATH, Config, is_agent, parse_config
@@ -22,12 +20,16 @@ from evidence_gate.lanes import fixtures, harness_probes, locked_evidence
 from evidence_gate.lanes.freeze import ledger as freeze_ledger
 from evidence_gate.lanes.score_properties import PropertySpec, parse_properties
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt.types import ContextJson, ReceiptJson
-from evidence_gate.receipt.write import empty_receipt, finalise, scrub, write_receipt
+from evidence_gate.receipt.write import canonical_bytes, empty_receipt, finalise, scrub, write_atomic, write_receipt
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, EVIDENCE_PATH_EDITED, HISTORY_MISSING, RUN_INTEGRITY
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the event is parsed at the edge; a run without one never imports its module
+    from typing import Any
+
     from evidence_gate.action.event import EventContext
+    from evidence_gate.receipt.types import ContextJson, ReceiptJson
 
 # Never "check out the PR's merge commit" under pull_request_target: that hands the PR's code a write token.
 PULL_REQUEST_TARGET_FIX = (
@@ -482,7 +484,7 @@ def first_write(receipt_path: Path) -> None:
     """An `aborted` receipt first, so one that the patch committed at this path never outlives a killed gate; a
     usage error naming the fix when the path cannot be written."""
     try:
-        write_receipt(receipt_path, empty_receipt())
+        write_atomic(receipt_path, canonical_bytes(empty_receipt()))  # a constant, schema-checked by its test
     except OSError as exc:
         raise GateError(
             f"cannot write the receipt at {receipt_path}: {exc.strerror}",
@@ -491,15 +493,19 @@ def first_write(receipt_path: Path) -> None:
         ) from exc
 
 
-def evaluate(opts: CheckOptions, receipt_path: Path, repo: Repo | None = None) -> tuple[ReceiptJson, int]:
+def evaluate(
+    opts: CheckOptions, receipt_path: Path, repo: Repo | None = None, *, first_written: bool = False
+) -> tuple[ReceiptJson, int]:
     """Run the gate and write the receipt whatever happens; returns the receipt and the exit code.
 
     This is the one code path behind `check` and `action`. A GateError goes through `record_error`; any other
-    exception leaves the receipt `aborted` with the error and its traceback.
+    exception leaves the receipt `aborted` with the error and its traceback. `first_written`: the caller has just
+    made `receipt_path` an `aborted` receipt (`first_write`), which is not written twice.
     """
     out = empty_receipt()
     code = EXIT_INTERNAL
-    first_write(receipt_path)
+    if not first_written:
+        first_write(receipt_path)
     try:
         code = check(opts, out, repo).row.exit_code
     except GateError as exc:

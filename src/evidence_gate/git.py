@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 from evidence_gate.errors import GateError
@@ -19,10 +17,18 @@ from evidence_gate.git_batch import (
     TREE_MODE,
     BatchSession,
     SessionDied,
+    decode_path,
+    encode_path,
     listed,
     object_id,
+    scrubbed_env,
 )
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HISTORY_MISSING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 NULL_OID = "0" * 40
 # What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
@@ -47,28 +53,18 @@ FSCK_FIX = (
     "the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
     "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone"
 )
-# GIT_* variables that may legitimately steer how git is found, never what it reads.
-_KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
 
 # A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
 _SESSION_MAX_REQUEST = 16 * 1024
 _FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
+_TOPLEVEL = ("rev-parse", "--show-toplevel")
+_AMBIGUOUS = "core.warnAmbiguousRefs=true"  # git then warns of a name that is both a ref and a short id
+_RESOLVE = ("-c", _AMBIGUOUS, "rev-parse", "--verify", "--end-of-options")  # `resolve`: one revision only
+
+
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment without GIT_* variables that would redirect git (GIT_DIR, GIT_INDEX_FILE...)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARS}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    # Replace-objects and grafts would let a repository rewrite history under the gate's feet.
-    env["GIT_NO_REPLACE_OBJECTS"] = "1"
-    env["GIT_GRAFT_FILE"] = os.devnull  # `.git/info/grafts` still rewrites parents; a shallow clone's cut is kept
-    if extra:
-        env.update(extra)
-    return env
 
 
 def unreadable_checkout(path: Path, detail: str) -> GateError:
@@ -80,16 +76,6 @@ def unreadable_checkout(path: Path, detail: str) -> GateError:
         "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
         "user), or `chmod -R a+rX` the checkout in a step before this one",
     )
-
-
-def decode_path(raw: bytes) -> str:
-    """A git path as text; invalid UTF-8 becomes lone surrogates."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def encode_path(path: str) -> bytes:
-    """The inverse of `decode_path`."""
-    return path.encode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)
@@ -254,7 +240,7 @@ class Repo:
 
     def toplevel(self) -> Path:
         """The work tree root; raises when `path` is not in a repository."""
-        proc = self._ask("rev-parse", "--show-toplevel", check=False)
+        proc = self._ask(*_TOPLEVEL, check=False)
         if proc.returncode != 0:
             # git says "not a git repository" also when it may not read the `.git` that is there.
             for folder in (self.path, *self.path.absolute().parents):
@@ -269,6 +255,27 @@ class Repo:
             )
         return Path(proc.stdout.decode().strip())
 
+    def ask_revisions(self, names: Iterable[str]) -> None:
+        """Pinned: the root and the commits `names` resolve to from one `rev-parse` (not one each), kept only when
+        git answers plainly (exit 0, only hints on stderr, a full id a name); else `toplevel` and `resolve` ask."""
+        if self._pinned is None:
+            return
+        # A name like an option (rev-parse passes those through, `--end-of-options` too) is left to `resolve`.
+        specs = [f"{n}^{{commit}}" for n in dict.fromkeys(names) if not (_FULL_ID.fullmatch(n) or n.startswith("-"))]
+        try:
+            proc = self.run("-c", _AMBIGUOUS, *_TOPLEVEL, *specs, check=False)
+        except GateError:
+            return  # `toplevel` raises it again, in its own words
+        said = [line for line in proc.stderr.splitlines() if not line.startswith(b"hint:")]  # hints: a graft file
+        lines = proc.stdout.split(b"\n")  # the root, an id a name, and the empty rest after the last newline
+        if proc.returncode or said or len(lines) != len(specs) + 2 or lines[0] == b"" or lines[-1] != b"":
+            return
+        if not all(_FULL_ID.fullmatch(oid.decode("latin-1")) for oid in lines[1:-1]):
+            return
+        self._pinned[_TOPLEVEL] = subprocess.CompletedProcess(_TOPLEVEL, 0, lines[0] + b"\n", b"")
+        for spec, oid in zip(specs, lines[1:-1], strict=True):
+            self._pinned[(*_RESOLVE, spec)] = subprocess.CompletedProcess((*_RESOLVE, spec), 0, oid + b"\n", b"")
+
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
         if _FULL_ID.fullmatch(rev):  # an id names the same commit however it is asked: the open batch answers
@@ -276,15 +283,7 @@ class Repo:
             if line is not None:
                 oid, _, type_ = line.decode().partition(" ")
                 return oid if type_ == "commit" else None
-        proc = self._ask(
-            "-c",
-            "core.warnAmbiguousRefs=true",
-            "rev-parse",
-            "--verify",
-            "--end-of-options",
-            f"{rev}^{{commit}}",
-            check=False,
-        )
+        proc = self._ask(*_RESOLVE, f"{rev}^{{commit}}", check=False)
         full_id = len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)  # git reads these as ids
         if b"is ambiguous" in proc.stderr and not full_id:  # git would quietly prefer a ref named like a short id
             raise GateError(

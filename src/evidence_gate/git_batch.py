@@ -1,22 +1,53 @@
 """Reading objects through a kept-open `git cat-file`: the session, raw tree objects, and what `ls-tree` makes of a
-tree entry's mode. `git.Repo` is the one user (it decides when a session answers and when git itself is asked)."""
+tree entry's mode, with the scrubbed environment and path decoding every git process of the gate shares. `git.Repo`
+is the one user (it decides when a session answers and when git itself is asked)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
+import os
 import subprocess
 import threading
 from contextlib import suppress
-from pathlib import Path
+
+from evidence_gate.digest import hex_digest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 TREE_MODE = "040000"
+# GIT_* variables that may legitimately steer how git is found, never what it reads.
+_KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
+
+
+def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment without GIT_* variables that would redirect git (GIT_DIR, GIT_INDEX_FILE...)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    # Replace-objects and grafts would let a repository rewrite history under the gate's feet.
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_GRAFT_FILE"] = os.devnull  # `.git/info/grafts` still rewrites parents; a shallow clone's cut is kept
+    if extra:
+        env.update(extra)
+    return env
+
+
+def decode_path(raw: bytes) -> str:
+    """A git path as text; invalid UTF-8 becomes lone surrogates."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode_path(path: str) -> bytes:
+    """The inverse of `decode_path`."""
+    return path.encode("utf-8", "surrogateescape")
 
 
 def object_id(kind: str, data: bytes, length: int) -> str:
     """The id git gives an object of `kind` with these bytes: sha1, or sha256 for a 64-character id."""
-    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
-    return algorithm(f"{kind} {len(data)}\0".encode() + data, usedforsecurity=False).hexdigest()
+    return hex_digest("sha256" if length == 64 else "sha1", f"{kind} {len(data)}\0".encode() + data)
 
 
 def parse_tree(raw: bytes, oid_len: int = 20) -> list[tuple[bytes, bytes, bytes]] | None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from evidence_gate.records import dataclass, field
 
-from evidence_gate.receipt.types import ViolationJson
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from evidence_gate.receipt.types import ViolationJson
 
 
 @dataclass(frozen=True)

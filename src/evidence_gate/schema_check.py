@@ -10,10 +10,13 @@ here: when an instance is invalid, the messages still come from jsonschema (see 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
-Check = Callable[[Any], bool]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Check = Callable[[Any], bool]
 
 IGNORED = frozenset({"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"})
 _TYPES: dict[str, Check] = {

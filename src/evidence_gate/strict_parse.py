@@ -10,12 +10,15 @@ import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable
-from typing import Any
 
 import yaml
 
 from evidence_gate.errors import InputInvalid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 32

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from evidence_gate.lanes.properties import patch_coverage
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.shard_merge import merge, merged_coverage
 from evidence_gate.report import check_run as check_report
@@ -19,7 +20,7 @@ UNREACHED_BRANCH = "def double(x):\n    if x > 10**9:\n        return x + x\n   
 
 
 def _coverage(receipt: dict[str, object]) -> receipt_types.PatchCoverageJson:
-    found = receipt_types.patch_coverage(receipt)
+    found = receipt_access.patch_coverage(receipt)
     assert found is not None, json.dumps(receipt, indent=1)[:3000]
     return found
 

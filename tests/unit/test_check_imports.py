@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from evidence_gate import cli
+from evidence_gate.errors import GateError
 from evidence_gate.git import Repo
 from support import scenario_repo
 from support.repo_builder import GitRepo
@@ -58,8 +61,9 @@ STATIC_RUN = frozenset(
         "evidence_gate.model",
         "evidence_gate.package_data",
         "evidence_gate.receipt",
-        "evidence_gate.receipt.types",
+        "evidence_gate.receipt.access",
         "evidence_gate.receipt.write",
+        "evidence_gate.records",
         "evidence_gate.report",
         "evidence_gate.report.attestation",
         "evidence_gate.report.registry",
@@ -73,9 +77,21 @@ STATIC_RUN = frozenset(
 )
 # Libraries a clean static run has no use for: jsonschema (and what it pulls in) words an invalid file's errors,
 # tempfile and difflib serve the property run and a changed attributes file, traceback records a crash (and brings
-# textwrap, which the text report then loads itself), shlex quotes a failing seed's command, shutil (with bz2 and
-# lzma) asks a terminal's width, which argparse's help formatter reads without it here.
+# textwrap, which the text report loads only for a line that does not fit), shlex quotes a failing seed's command, shutil (with bz2 and
+# lzma) asks a terminal's width, which argparse's help formatter reads without it here. dataclasses brings inspect
+# (with dis, tokenize and linecache) and compiles six methods a class: `records` makes the gate's value classes.
+# hashlib loads OpenSSL: `digest` hashes a run's first 64 KiB with CPython's own sha1 and sha256. typing (and the
+# receipt's TypedDicts, which need it) serve mypy only: those imports sit under `TYPE_CHECKING = False`.
 NOT_ON_A_CLEAN_RUN = (
+    "typing",
+    "textwrap",
+    "hashlib",
+    "_hashlib",
+    "dataclasses",
+    "inspect",
+    "dis",
+    "tokenize",
+    "linecache",
     "jsonschema",
     "referencing",
     "rpds",
@@ -194,6 +210,88 @@ def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pyt
     argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
     assert cli.main([*argv, "--format", "json"]) == 0
     assert json.loads(receipt.read_text("utf-8"))["decision"]["row"] == "pass"
-    once = [a for a in asked if a[0] in ("rev-parse", "merge-base") or "--verify" in a or a[:2] == ("cat-file", "-t")]
+    once = [a for a in asked if "rev-parse" in a or a[0] == "merge-base" or a[:2] == ("cat-file", "-t")]
     assert once, asked
     assert len(once) == len(set(once)), asked
+
+
+def test_check_writes_its_receipt_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` writes `aborted` once before judging (not again when `gate.evaluate` takes the same path) and the
+    verdict once: two synced writes of the receipt, not three (the attestation beside it is a file of its own)."""
+    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+    synced: list[str] = []
+    fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(Path(f"/proc/self/fd/{fd}").readlink().name)  # the temporary file's name
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    receipt = tmp_path / "receipt.json"
+    argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
+    assert cli.main([*argv, "--format", "json"]) == 0
+    assert json.loads(receipt.read_text("utf-8"))["decision"]["row"] == "pass"
+    assert [name.rsplit(".", 1)[0] for name in synced if name.startswith(".receipt.json.")] == [".receipt.json"] * 2
+
+
+@pytest.mark.parametrize("base", [None, "HEAD^1", "-HEAD"], ids=["merge-head", "named-base", "option-like-base"])
+def test_the_root_and_named_revisions_are_one_rev_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str | None
+) -> None:
+    """`check` asks git for the work tree root and every revision it was named by in one `rev-parse` (where it
+    started one each); a name that looks like an option is asked on its own, with `--verify`, as before."""
+    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+    asked: list[tuple[str, ...]] = []
+    original = Repo.run
+
+    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
+        asked.append(args)
+        return original(self, *args, stdin=stdin, check=check)
+
+    monkeypatch.setattr(Repo, "run", counting)
+    argv = ["check", "--repo", str(repo), "--receipt", str(tmp_path / "r.json"), "--today", "2026-09-20", "--no-run"]
+    code = cli.main([*argv, "--format", "json", *([f"--base={base}"] if base else [])])
+    rev_parse = [a for a in asked if "rev-parse" in a]
+    if base == "-HEAD":
+        assert code == 11  # history-missing: no such revision
+        assert rev_parse[1:] == [
+            ("-c", "core.warnAmbiguousRefs=true", "rev-parse", "--verify", "--end-of-options", "-HEAD^{commit}")
+        ]
+    else:
+        assert code == 0
+        assert len(rev_parse) == 1, rev_parse
+    assert "--show-toplevel" in rev_parse[0]
+
+
+def test_one_rev_parse_is_kept_only_when_git_answers_plainly(tmp_path: Path) -> None:
+    """`ask_revisions` keeps the root and the ids only from a clean answer: not from a folder that is no repository,
+    a name git does not know, or a ref named like a short id (git warns); `toplevel` and `resolve` then ask again,
+    in git's own words. A full id is left to `resolve` (which reads it from cat-file in a batch session)."""
+    repo = GitRepo(tmp_path / "repo")
+    first = repo.commit("one", {"a.txt": "1\n"})
+    repo.git("update-ref", f"refs/heads/{first[:10]}", first)
+    (tmp_path / "empty").mkdir()
+    # (folder, name) -> git processes `toplevel()` then `resolve(name)` start afterwards (outside a batch session)
+    cases = {
+        (tmp_path / "empty", "main"): 1,  # toplevel raises
+        (repo.path, "nope"): 2,
+        (repo.path, first[:10]): 2,  # resolve raises: ambiguous
+        (repo.path, first): 1,
+        (repo.path, "main"): 0,
+    }
+    original = Repo.run
+    asked: list[tuple[str, ...]] = []
+
+    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
+        asked.append(args)
+        return original(self, *args, stdin=stdin, check=check)
+
+    for (path, name), expected in cases.items():
+        pinned = Repo(path, pin_revisions=True)
+        pinned.ask_revisions([name])
+        asked.clear()
+        with pytest.MonkeyPatch.context() as patch, contextlib.suppress(GateError):
+            patch.setattr(Repo, "run", counting)
+            pinned.toplevel()
+            assert pinned.resolve(name) == (first if name in ("main", first) else None)
+        assert len(asked) == expected, (name, asked)

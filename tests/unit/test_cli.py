@@ -298,3 +298,23 @@ def test_help_is_laid_out_as_argparse_lays_it_out(columns: str | None, monkeypat
 
     assert pages(ours) == pages(stock)
     assert len(pages(ours)) == 11
+
+
+@pytest.mark.parametrize("command", ["check", "demo", "verify", "action", "merge", "freeze", "pre-push", "history"])
+def test_a_parser_for_one_command_is_that_commands_parser(command: str) -> None:
+    """`build_parser(command)` (what `main` builds when the first word names a subcommand) prints the same
+    top-level page and the same page for `command` as the whole parser; the other subcommands are named only."""
+
+    def pages(parser: argparse.ArgumentParser) -> dict[str, str]:
+        found = {"": parser.format_help()}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found |= {
+                    f"{name} {k}".strip(): v for name, child in action.choices.items() for k, v in pages(child).items()
+                }
+        return found
+
+    whole, one = pages(cli.build_parser()), pages(cli.build_parser(command))
+    assert one[""] == whole[""]
+    mine = {k for k in whole if k.split(" ")[0] == command}
+    assert {k: one.get(k) for k in mine} == {k: whole[k] for k in mine}

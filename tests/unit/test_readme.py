@@ -3,7 +3,6 @@ package data."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_gate import docs
+from evidence_gate import docs, records
 from evidence_gate.config import Config, parse_config
 from evidence_gate.report import row_docs
 from support import doc_pages
@@ -57,7 +56,7 @@ def test_configuration_example_is_valid_and_shows_the_defaults() -> None:
     example = section.split("```yaml", 1)[1].split("```", 1)[0]
     parsed = parse_config(example.encode())
     assert parsed.locked == ("tools/**",)
-    assert dataclasses.replace(parsed, locked=()) == Config()
+    assert records.replace(parsed, locked=()) == Config()
 
 
 def test_action_tables_follow_action_yml(tmp_path: Path) -> None:

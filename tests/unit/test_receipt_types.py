@@ -14,6 +14,7 @@ import pytest
 
 from evidence_gate.decision import decide
 from evidence_gate.model import Violation
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import empty_receipt, validate
 
@@ -77,22 +78,22 @@ def test_producers_write_schema_valid_parts() -> None:
     result = decide([violation])
     receipt.update(state="final", violations=[violation.to_json()], decision=result.to_json())
     assert validate(receipt) == []
-    assert receipt_types.violations(receipt) == [
+    assert receipt_access.violations(receipt) == [
         {"row": "history-missing", "path": "a.py", "line": 3, "message": "gone; fix: fetch"}
     ]
-    assert receipt_types.decision_row(receipt) == "history-missing"
-    assert receipt_types.git(receipt) == {"baseline": None, "head": None, "merge_base": None}
+    assert receipt_access.decision_row(receipt) == "history-missing"
+    assert receipt_access.git(receipt) == {"baseline": None, "head": None, "merge_base": None}
 
 
 def test_accessors_skip_what_is_not_an_object() -> None:
     """A receipt read back from a file may hold anything: non-objects are skipped, absent parts are empty or None."""
     odd: dict[str, Any] = {"violations": ["x", None, {"row": "pass"}], "decision": [], "properties": {"ledgers": 5}}
-    assert receipt_types.violations(odd) == [{"row": "pass"}]
-    assert receipt_types.decision(odd) is None
-    assert receipt_types.decision_row({"decision": {"row": 7}}) is None
-    assert receipt_types.ledgers(odd) == []
-    assert receipt_types.counts({}) is None
-    assert receipt_types.git({"git": "abc"}) == {"baseline": None, "head": None, "merge_base": None}
+    assert receipt_access.violations(odd) == [{"row": "pass"}]
+    assert receipt_access.decision(odd) is None
+    assert receipt_access.decision_row({"decision": {"row": 7}}) is None
+    assert receipt_access.ledgers(odd) == []
+    assert receipt_access.counts({}) is None
+    assert receipt_access.git({"git": "abc"}) == {"baseline": None, "head": None, "merge_base": None}
 
 
 def test_mypy_catches_a_misspelt_key_in_a_reader(tmp_path: Path) -> None:
@@ -103,13 +104,13 @@ def test_mypy_catches_a_misspelt_key_in_a_reader(tmp_path: Path) -> None:
             """
             from typing import Any
 
-            from evidence_gate.receipt import types as receipt_types
+            from evidence_gate.receipt import access as receipt_access
 
 
             def first_failure(receipt: dict[str, Any]) -> str:
-                for ledger in receipt_types.ledgers(receipt):
+                for ledger in receipt_access.ledgers(receipt):
                     return str(ledger["failing_sed"])
-                row = receipt_types.violations(receipt)[0]["rwo"]
+                row = receipt_access.violations(receipt)[0]["rwo"]
                 return str(row)
             """
         ),

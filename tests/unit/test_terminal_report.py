@@ -112,3 +112,27 @@ def test_a_crash_says_it_is_a_bug_and_where_to_report_it() -> None:
     assert lines[1] == "    Traceback (most recent call last):" and "\\n" not in out
     assert "help: This is a bug in evidence-gate, not a finding about the pull request." in lines
     assert "https://github.com/evidence-gate/evidence-gate/issues" in out
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", "b", " ", "-", "\t", "\n", "\r", "\x0b", "é", "\u00a0", "\x1b[1m"]), max_size=90
+    ).map("".join),
+    st.integers(min_value=0, max_value=130),
+    st.sampled_from(["", "PASS: ", "\x1b[31merror\x1b[0m: ", "    "]),
+)
+def test_a_line_that_fits_wraps_as_textwrap_wraps_it(text: str, width: int, first: str) -> None:
+    """`Style.wrap` writes a line that fits without textwrap (not imported on a clean run) and gets exactly the
+    lines textwrap makes of it; a line that does not fit, or holds whitespace textwrap rewrites, goes to textwrap."""
+    import textwrap
+
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", first)
+    expected = textwrap.wrap(
+        text,
+        width=max(width, 40),
+        initial_indent=" " * len(plain),
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [" " * len(plain)]
+    assert Style(width=width).wrap(text, first, "    ") == [first + expected[0][len(plain) :], *expected[1:]]

@@ -22,7 +22,7 @@ from evidence_gate.action.verdict import Reporter as Run
 from evidence_gate.action.verdict import Target, _check_run
 from evidence_gate.action.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 from evidence_gate.digest import sha256_digest
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt.write import write_atomic
 from evidence_gate.report import check_run as check_report
 from evidence_gate.report import gfm, job_summary, markdown_limits
@@ -184,7 +184,7 @@ def _outputs(
 ) -> dict[str, str]:
     counts: Counter[str] = Counter()
     for judged in outcome.judged:
-        counts.update(str(v.get("row")) for v in receipt_types.violations(judged.receipt))
+        counts.update(str(v.get("row")) for v in receipt_access.violations(judged.receipt))
     return {
         "decision": "pass" if index["ok"] is True else "fail",
         "row": contexts.worst_row(index),

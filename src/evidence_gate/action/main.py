@@ -41,7 +41,7 @@ from evidence_gate.commands import history
 from evidence_gate.digest import sha256_digest
 from evidence_gate.errors import EXIT_INTERNAL, GateError
 from evidence_gate.git import Repo
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import canonical_bytes, empty_receipt, scrub, write_atomic, write_receipt
 from evidence_gate.report import check_run as check_report
@@ -143,7 +143,7 @@ def ensure_history(repo: Repo, event: EventContext) -> list[str]:
 
 def check_title(receipt: Mapping[str, Any]) -> str:
     """The check run's title (and the `title` output): the row, its title and the counts, at most 255 characters."""
-    if receipt_types.decision(receipt) is None:
+    if receipt_access.decision(receipt) is None:
         return ABORTED_ROW
     return job_summary.title(receipt)
 
@@ -465,12 +465,12 @@ def outputs_of(
     files: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Every step output; `row` is a decision-table id, or `aborted` for a run that never decided."""
-    decision = receipt_types.decision(receipt)
+    decision = receipt_access.decision(receipt)
     final = receipt.get("state") == "final"
-    counts = Counter(str(v.get("row")) for v in receipt_types.violations(receipt))
+    counts = Counter(str(v.get("row")) for v in receipt_access.violations(receipt))
     return {
         "decision": str(decision.get("gate", "fail")) if final and decision else "fail",
-        "row": str(receipt_types.decision_row(receipt)) if final else ABORTED_ROW,
+        "row": str(receipt_access.decision_row(receipt)) if final else ABORTED_ROW,
         "ok": "true" if receipt.get("ok") is True else "false",
         "conclusion": check_report.conclusion(receipt),
         "title": check_title(receipt),

@@ -37,8 +37,8 @@ from evidence_gate.git import Repo
 from evidence_gate.github.artifact_download import MAX_ZIP, ReceiptUnusable, receipt_from_zip
 from evidence_gate.github.run_artifacts import Rest, RestError
 from evidence_gate.model import Violation
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import facts as run_facts
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import empty_receipt, finalise, sha256_of
 from evidence_gate.report.registry import violations_of
@@ -339,7 +339,7 @@ def _accept(
     repo: Repo, ours: Mapping[str, Any], theirs: Mapping[str, Any] | None, baseline: str, merge: str, workflow: str
 ) -> tuple[bool, Violation | None]:
     """Whether the fork's property results count here, and the row that says why not (None: not needed)."""
-    rows = {v["row"] for v in receipt_types.violations(ours)} | {receipt_types.decision_row(ours)}
+    rows = {v["row"] for v in receipt_access.violations(ours)} | {receipt_access.decision_row(ours)}
     if theirs is None or rows & decision.stops_tests() or not ours["mode"].get("scored", True):
         return False, None  # no receipt (already a finding), or a verdict that no test result can change
     if (theirs.get("config", {}).get("blob"), theirs["properties"].get("list_sha256")) != (
@@ -428,7 +428,7 @@ def _plan_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any], merge: st
     fresh = props.get("fresh_seeds")
     if not isinstance(fresh, list) or len(fresh) < effective.get("fresh_seeds", 0):  # each shard draws its own
         found.append(f"fresh seeds {fresh} are fewer than the {effective.get('fresh_seeds')} the baseline asks for")
-    ledgers = receipt_types.ledgers(theirs)
+    ledgers = receipt_access.ledgers(theirs)
     for ledger in ledgers:
         node = str(ledger.get("property_id"))[:100]
         if ledger.get("patch_id") != merge or sorted(ledger.get("planned_seeds") or []) != sorted(plan or []):
@@ -459,7 +459,7 @@ def _static_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list
     replays = [r for r in theirs.get("freeze", {}).get("replays") or [] if isinstance(r, dict)]
     if {(r.get("id"), r.get("kind")) for r in replays} != expected or len(replays) != len(expected):
         found.append("its freeze replays are not those of the entries the patch removed or let expire")
-    claimed = receipt_types.violations(theirs)
+    claimed = receipt_access.violations(theirs)
     runs = ours["config"].get("effective", {}).get("freeze", {}).get("removal_runs")
     for r in replays:
         sides = [r.get("baseline"), r.get("head")] if r.get("kind") == "removed" else [r.get("head")]
@@ -476,7 +476,7 @@ def _static_problems(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list
         elif not ok and not any(v.get("row") == row and str(v.get("message")).startswith(prefix) for v in claimed):
             found.append(f"replay of {str(r.get('id'))[:100]!r} did not pass, and it claims no {row}")
     active = set(freeze.get("active") or [])
-    for ledger in receipt_types.ledgers(theirs):
+    for ledger in receipt_access.ledgers(theirs):
         excuse = ledger.get("excused_by")
         if excuse is not None and excuse not in active:
             found.append(

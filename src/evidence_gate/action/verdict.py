@@ -16,8 +16,8 @@ from evidence_gate import visible
 from evidence_gate.action import files as action_files
 from evidence_gate.action.workflow_commands import COMMAND_LEVEL, annotation, append_outputs, command, log_text
 from evidence_gate.digest import sha256_digest
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import delta as receipt_delta
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.receipt.write import scrub, write_receipt
 from evidence_gate.report import check_run as check_report
@@ -143,7 +143,7 @@ def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], 
         # The fallback: one workflow-command annotation per finding, at the level the check run would use.
         for a in check_report.annotations_for(receipt):
             run.say(annotation(COMMAND_LEVEL[a.level], a.message, path=a.path, line=a.line, title=a.title))
-        for v in receipt_types.violations(receipt):
+        for v in receipt_access.violations(receipt):
             if not v.get("path"):
                 run.say(annotation("error", visible.lines(f"{v['message']} [{v['row']}]"), title="evidence-gate"))
     summary = job_summary.render(receipt, digest, tuple(run.notes), links, target.check_name, None, delta)
@@ -151,10 +151,10 @@ def post(run: Reporter, target: Target, receipt: ReceiptJson, now: Callable[[], 
     if unwritten:
         run.warn_once(unwritten)
     final = receipt.get("state") == "final"
-    decided = receipt_types.decision(receipt)
+    decided = receipt_access.decision(receipt)
     outputs = {
         "decision": str(decided.get("gate", "fail")) if final and decided else "fail",
-        "row": str(receipt_types.decision_row(receipt)),
+        "row": str(receipt_access.decision_row(receipt)),
         "ok": "true" if receipt.get("ok") is True else "false",
         "receipt-path": target.receipt_path_input,
         "check-run-id": "" if run_id is None else str(run_id),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from evidence_gate import contexts
 from evidence_gate.errors import GateError
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import shard_merge
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.write import write_receipt
 from evidence_gate.report.registry import Context, render
 
@@ -26,6 +26,6 @@ def main(receipts: list[Path], out: Path, fmt: str, context: Context | None = No
     merged = shard_merge.merge([shard_merge.load(p) for p in receipts], [str(p) for p in receipts])
     write_receipt(out, merged)
     sys.stdout.write(render(fmt, merged, context))
-    decided = receipt_types.decision(merged)
+    decided = receipt_access.decision(merged)
     assert decided is not None and "exit_code" in decided  # `merge` always decides
     return decided["exit_code"]

@@ -6,21 +6,24 @@ sha256 of the output that the producer named by `fixtures.producer` must return;
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_gate.config import Config, schema_errors
-from evidence_gate.digest import sha256_digest
+from evidence_gate.digest import hex_digest, sha256_digest
 from evidence_gate.errors import InputInvalid
-from evidence_gate.git import Repo
 from evidence_gate.model import LaneResult, Violation
-from evidence_gate.receipt.types import FixturesJson
+from evidence_gate.records import dataclass, field
 from evidence_gate.row_ids import CONFIG_INVALID
 from evidence_gate.strict_parse import load_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from evidence_gate.git import Repo
+    from evidence_gate.receipt.types import FixturesJson
 
 
 def canonical_json(value: Any) -> bytes:
@@ -65,18 +68,23 @@ def resolve_inputs(repo: Repo, baseline: str, fixtures_dir: str, records: list[d
                 "id": record["id"],
                 "input": value,
                 "output_sha256": record["output_sha256"],
-                "input_sha256": hashlib.sha256(canonical_json(value)).hexdigest(),
+                "input_sha256": hex_digest("sha256", canonical_json(value)),
                 "missing_input": "input_file" in record and value is None,
             }
         )
     return out
 
 
+def _no_fixtures() -> FixturesJson:
+    """The `fixtures` section of a lane that has none (a literal: the TypedDict is imported for type checking only)."""
+    return {"tree": None, "digests": []}
+
+
 @dataclass(frozen=True)
 class FixtureLane(LaneResult):
     """The fixture lane's result: its section is the receipt's `fixtures`."""
 
-    receipt: FixturesJson = field(default_factory=lambda: FixturesJson(tree=None, digests=[]))
+    receipt: FixturesJson = field(default_factory=_no_fixtures)
 
 
 def check_records(repo: Repo, baseline: str, head: str, config: Config) -> tuple[FixtureLane, list[dict[str, Any]]]:

@@ -16,9 +16,6 @@ import keyword
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
@@ -27,7 +24,13 @@ from evidence_gate.lanes.locked_paths import display_path, glob_matches
 from evidence_gate.lanes.probe_binds import Reference
 from evidence_gate.lanes.probe_scan import references
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HARNESS_PROBED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 ROW = HARNESS_PROBED
 MAX_VIOLATIONS = 200

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 import posixpath
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 from evidence_gate.lanes.locked_paths import ancestors
+from evidence_gate.records import dataclass
 
 # Reads repository-relative paths from the baseline; None where there is no blob.
 Reader = Callable[[list[str]], dict[str, bytes | None]]

@@ -8,17 +8,21 @@ repository. Tree ids of locked folders go to the receipt and are cross-checked a
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
 from evidence_gate.lanes import import_scan, locked_paths, tree_entries
 from evidence_gate.lanes.locked_paths import FIX_LOCKED, display_path, fold, glob_matches
-from evidence_gate.lanes.score_properties import PropertySpec
 from evidence_gate.model import LaneResult, Violation
+from evidence_gate.records import dataclass, field
 from evidence_gate.row_ids import EVIDENCE_PATH_EDITED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from evidence_gate.lanes.score_properties import PropertySpec
 
 ROW = EVIDENCE_PATH_EDITED
 BUILTIN_GLOBS = (".github/workflows/**",)

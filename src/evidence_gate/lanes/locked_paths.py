@@ -12,12 +12,15 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from evidence_gate import visible
+from evidence_gate.records import dataclass
 from evidence_gate.visible import INVISIBLE, is_hostile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # The one sanitiser (visible.py), under the name the path rules' callers know it by.
 display_path = visible.line

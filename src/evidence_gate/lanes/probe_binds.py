@@ -10,11 +10,14 @@ subscript is `sys.exc_info()[1]`, the exception an `except` body handles (its tr
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 
 from evidence_gate.lanes.literal_fold import fold
 from evidence_gate.lanes.probe_rules import CONSTANT_COMPARE
+from evidence_gate.records import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from literals are read by `literal_fold.py`. This module walks the tree.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
 
 from evidence_gate.lanes import probe_binds as binds
 from evidence_gate.lanes.literal_fold import fold
@@ -45,6 +44,10 @@ from evidence_gate.lanes.probe_rules import (
     stdlib_aliases,
     string_probe,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
 
 _MAX_DEPTH = 3
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 
 from evidence_gate.errors import InputInvalid
+from evidence_gate.records import dataclass
 from evidence_gate.visible import HOSTILE_CATEGORIES
 
 ORACLES = ("human_reviewed", "model_draft")

@@ -7,11 +7,10 @@ root included) is read raw and checked entry by entry, so the cost follows the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from evidence_gate.git import Repo, decode_path
-from evidence_gate.git_batch import parse_tree
+from evidence_gate.git import Repo
+from evidence_gate.git_batch import decode_path, parse_tree
 from evidence_gate.lanes.locked_paths import display_path
+from evidence_gate.records import dataclass
 
 FIX = (
     "rebuild the commit from a normal checkout (`git add` never records such entries); git refuses to check it "

@@ -17,7 +17,7 @@ from typing import Any
 
 from evidence_gate import visible
 from evidence_gate.errors import InputInvalid
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt.write import MAX_RECEIPT, validate
 from evidence_gate.report import properties as property_report
 from evidence_gate.strict_parse import load_json
@@ -93,8 +93,8 @@ def _entries(receipt: Mapping[str, Any]) -> int | None:
 
 def compare(previous: Mapping[str, Any], current: Mapping[str, Any], against: str) -> Delta:
     """New and fixed findings (as multisets: a second copy of a finding is new too) and the entry counts."""
-    before = Counter(_key(v) for v in receipt_types.violations(previous))
-    now = Counter(_key(v) for v in receipt_types.violations(current))
+    before = Counter(_key(v) for v in receipt_access.violations(previous))
+    now = Counter(_key(v) for v in receipt_access.violations(current))
     head = str((previous.get("git") or {}).get("head") or "")[:12]
     return Delta(
         against + (f" ({head})" if head and head not in against else ""),

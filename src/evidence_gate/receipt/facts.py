@@ -16,7 +16,7 @@ from typing import Any
 from evidence_gate import decision
 from evidence_gate.lanes.properties import seed_ledger, steering
 from evidence_gate.model import Violation
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.row_ids import (
     FIXTURE_DIGEST_MISMATCH,
     PROPERTY_FAILED,
@@ -361,7 +361,7 @@ def ledger_contradictions(ledger: Mapping[str, Any]) -> list[str]:
 def claimed_decision_problem(receipt: Mapping[str, Any]) -> str | None:
     """How the receipt's decision differs from the one its own violations give, or None."""
     try:
-        violations = [Violation(str(v.get("row")), "") for v in receipt_types.violations(receipt)]
+        violations = [Violation(str(v.get("row")), "") for v in receipt_access.violations(receipt)]
         facts = set()
         if receipt.get("mode", {}).get("scored") is False:
             facts.add(decision.FACT_HUMAN)
@@ -371,7 +371,7 @@ def claimed_decision_problem(receipt: Mapping[str, Any]) -> str | None:
         result = decision.decide(violations, frozenset(facts))
     except KeyError as exc:
         return f"it names a row the table does not have ({exc})"
-    claimed: Mapping[str, Any] = receipt_types.decision(receipt) or {}
+    claimed: Mapping[str, Any] = receipt_access.decision(receipt) or {}
     expected: Mapping[str, Any] = result.to_json()
     for key in ("row", "gate", "exit_code"):
         if claimed.get(key) != expected[key]:
@@ -392,7 +392,7 @@ def derived_rows(receipt: Mapping[str, Any]) -> list[Violation]:
     props = receipt.get("properties", {})
     trials = props.get("trials")
     rows: list[Violation] = []
-    for ledger in receipt_types.ledgers(receipt):
+    for ledger in receipt_access.ledgers(receipt):
         rows += ledger_rows(ledger, trials if isinstance(trials, int) else 0)
     digests = receipt.get("fixtures", {}).get("digests") or []
     path = receipt.get("config", {}).get("effective", {}).get("fixtures", {}).get("digests", "")
@@ -402,12 +402,12 @@ def derived_rows(receipt: Mapping[str, Any]) -> list[Violation]:
 
 def contradictions(receipt: Mapping[str, Any]) -> list[str]:
     """Each way the receipt's claims (violations, decision) and its facts (ledgers, digests) disagree."""
-    found = [c for ledger in receipt_types.ledgers(receipt) for c in ledger_contradictions(ledger)]
+    found = [c for ledger in receipt_access.ledgers(receipt) for c in ledger_contradictions(ledger)]
     for d in receipt.get("fixtures", {}).get("digests") or []:
         matched = d.get("produced_sha256") == d.get("output_sha256")
         if d.get("status") != ("match" if matched else "mismatch"):
             found.append(f"digest record {str(d.get('id'))[:100]!r} says {d.get('status')!r} of its hashes")
-    claimed = {_key(v) for v in receipt_types.violations(receipt)}
+    claimed = {_key(v) for v in receipt_access.violations(receipt)}
     for row in derived_rows(receipt):
         if _key(row) not in claimed:
             found.append(f"its facts show {row.row} ({row.message[:200]}), which it does not claim")

@@ -15,8 +15,8 @@ from evidence_gate import decision
 from evidence_gate.errors import GateError, InputInvalid
 from evidence_gate.lanes.properties import patch_coverage, seed_ledger, steering
 from evidence_gate.model import Violation
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import facts as run_facts
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import PatchCoverageJson, ReceiptJson, SeedLedgerJson
 from evidence_gate.receipt.write import MAX_RECEIPT, finalise, sha256_of, validate
 from evidence_gate.report.registry import violations_of
@@ -114,7 +114,7 @@ def _shard_gaps(shards: list[list[int]], total: set[int]) -> str:
 def merged_coverage(receipts: Sequence[Mapping[str, Any]]) -> PatchCoverageJson | None:
     """Patch coverage over every shard: each shard lists the same changed lines (from git); a line counts as
     executed when any shard's property workers ran it."""
-    measured = [c for c in map(receipt_types.patch_coverage, receipts) if c is not None and c["measured"]]
+    measured = [c for c in map(receipt_access.patch_coverage, receipts) if c is not None and c["measured"]]
     if not measured:
         return None
     first = measured[0]
@@ -149,7 +149,7 @@ def merge(receipts: list[ReceiptJson], names: list[str]) -> ReceiptJson:
     plan = list(out["properties"].get("plan") or [])
     by_property: dict[str, list[SeedLedgerJson]] = {}
     for receipt in ordered:
-        for ledger in receipt_types.ledgers(receipt):
+        for ledger in receipt_access.ledgers(receipt):
             by_property.setdefault(ledger["property_id"], []).append(ledger)
     ledgers = [_merge_ledgers(parts, plan) for parts in by_property.values()]
     out["properties"]["ledgers"] = ledgers

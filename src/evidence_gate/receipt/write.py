@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from evidence_gate import __version__, decision
 from evidence_gate.config import schema_errors
 from evidence_gate.digest import sha256_digest
-from evidence_gate.model import Violation
-from evidence_gate.receipt.types import ReceiptJson
 from evidence_gate.visible import encodable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from evidence_gate.model import Violation
+    from evidence_gate.receipt.types import ReceiptJson
 
 SCHEMA_ID = "evidence-gate/receipt/v1"
 # The most bytes any reader takes of one receipt or index file (`merge`, the action's shard download, `--previous`).

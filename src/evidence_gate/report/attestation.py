@@ -7,13 +7,16 @@ always describes the bytes a later step uploads or signs, and a stale Statement 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from pathlib import Path
-from typing import Any
 
+from evidence_gate.digest import hex_digest
 from evidence_gate.receipt.write import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 # The gate's own type identifier (in-toto TypeURI: lower-case scheme and host, versioned). It names the receipt
@@ -47,7 +50,7 @@ def statement(receipt_bytes: bytes, receipt_name: str, commit: str | None = None
         "_type": STATEMENT_TYPE,
         "subject": [
             {"name": COMMIT_NAME, "digest": {"gitCommit": named}},
-            {"name": receipt_name, "digest": {"sha256": hashlib.sha256(receipt_bytes).hexdigest()}},
+            {"name": receipt_name, "digest": {"sha256": hex_digest("sha256", receipt_bytes)}},
         ],
         "predicateType": PREDICATE_TYPE,
         "predicate": receipt,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_gate import decision, visible
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import delta as receipt_delta
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
 from evidence_gate.report import gfm, job_summary, markdown_limits, reproduce
 from evidence_gate.report import properties as property_report
@@ -68,7 +68,7 @@ class CheckReport:
 def conclusion(receipt: Mapping[str, Any]) -> str:
     """pass → success, human-patch → neutral (passes a required check, says it was not scored), else failure."""
     if receipt.get("state") == "final" and receipt.get("ok") is True:
-        return "neutral" if receipt_types.decision_row(receipt) == HUMAN_PATCH else "success"
+        return "neutral" if receipt_access.decision_row(receipt) == HUMAN_PATCH else "success"
     return "failure"
 
 
@@ -138,7 +138,7 @@ def annotations_for(receipt: Mapping[str, Any], limit: int | None = None) -> lis
     patch's findings as notices. At most `limit` when given."""
     level = (
         "notice"
-        if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == HUMAN_PATCH
+        if (receipt.get("mode") or {}).get("scored") is False or receipt_access.decision_row(receipt) == HUMAN_PATCH
         else "failure"
     )
     by_node = {str(x.get("property_id")): x for x in property_report.failing(receipt)}

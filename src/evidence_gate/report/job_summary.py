@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from evidence_gate.lanes.properties import patch_coverage
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import delta as receipt_delta
-from evidence_gate.receipt import types as receipt_types
 from evidence_gate.receipt.types import ViolationJson
 from evidence_gate.report import gfm
 from evidence_gate.report import properties as property_report
@@ -63,7 +63,7 @@ def prose(message: str, limit: int | None = None) -> str:
 
 def kind(receipt: Mapping[str, Any]) -> str:
     """`aborted`, `precondition`, `human`, `pass` or `fail`: what the report leads with."""
-    row = str(receipt_types.decision_row(receipt))
+    row = str(receipt_access.decision_row(receipt))
     if receipt.get("state") != "final":
         return "aborted"
     if row in PRECONDITIONS:
@@ -95,8 +95,8 @@ def _line_link(links: Links) -> Callable[..., str]:
 
 def verdict(receipt: Mapping[str, Any]) -> str:
     """The one-line verdict with its mark and row (the title above it holds the counts)."""
-    decision = receipt_types.decision(receipt)
-    row = str(receipt_types.decision_row(receipt))
+    decision = receipt_access.decision(receipt)
+    row = str(receipt_access.decision_row(receipt))
     title = str(decision.get("title", "") if decision else "")
     shown = report_rows.title(row) if title and report_rows.info(row).title else title
     aborted = (
@@ -135,7 +135,7 @@ def _count_parts(receipt: Mapping[str, Any]) -> list[str]:
 
 def _property_counts(receipt: Mapping[str, Any]) -> list[str]:
     props = receipt.get("properties") or {}
-    ledgers = receipt_types.ledgers(receipt)
+    ledgers = receipt_access.ledgers(receipt)
     failed = property_report.failing(receipt)
     problems = [
         v
@@ -158,7 +158,7 @@ def title(receipt: Mapping[str, Any]) -> str:
     """The check run's title: the verdict and its counts first, at most TITLE_CHARS characters (GitHub's lists cut
     longer ones); the row id is in the summary, not here."""
     k = kind(receipt)
-    row = str(receipt_types.decision_row(receipt))
+    row = str(receipt_access.decision_row(receipt))
     lead = {
         "aborted": "Gate crashed",
         "precondition": "Could not evaluate",
@@ -190,7 +190,7 @@ def _fit(lead: str, parts: list[str], limit: int) -> str:
 
 
 def _todo(receipt: Mapping[str, Any], links: Links) -> str:
-    row = str(receipt_types.decision_row(receipt))
+    row = str(receipt_access.decision_row(receipt))
     if kind(receipt) == "aborted":
         _said, fix = _crash(receipt)
         if fix:  # the environment's fix (a file the gate cannot write, a usage error), not a bug
@@ -208,7 +208,7 @@ def _todo(receipt: Mapping[str, Any], links: Links) -> str:
 
 def _refs(receipt: Mapping[str, Any], links: Links) -> str:
     """` (what this row means · receipt artifact)` for the links known, else ''."""
-    row = str(receipt_types.decision_row(receipt))
+    row = str(receipt_access.decision_row(receipt))
     refs = []
     if links.docs:
         page = report_rows.EXIT_CODES if kind(receipt) == "aborted" else report_rows.info(row).page
@@ -244,7 +244,7 @@ def summary(
     out += _problems(receipt, links)
     out += delta_lines(delta) if delta is not None else []
     out += ["### Lanes", "", *lane_lines(receipt), ""]
-    coverage = receipt_types.patch_coverage(receipt)
+    coverage = receipt_access.patch_coverage(receipt)
     if coverage is not None:
         out += [f"**Patch coverage**: {prose(patch_coverage.summary(coverage), 2000)}", ""]
     git = receipt.get("git") or {}
@@ -274,7 +274,7 @@ def delta_lines(delta: receipt_delta.Delta) -> list[str]:
 
 def new_errors(receipt: Mapping[str, Any]) -> list[str]:
     """The receipt's errors that do not repeat a finding (a precondition is both a violation and an error)."""
-    messages = [str(v.get("message")) for v in receipt_types.violations(receipt)]
+    messages = [str(v.get("message")) for v in receipt_access.violations(receipt)]
     return [str(e) for e in receipt.get("errors") or [] if not any(m in str(e) for m in messages)]
 
 
@@ -319,7 +319,7 @@ def _lane_findings(
                 and any(str(v.get("message", "")).startswith(n) for n in nodes)
             )
         ]
-        ledgers = receipt_types.ledgers(receipt)
+        ledgers = receipt_access.ledgers(receipt)
         if failing and headed:  # alone, the title already says how many failed
             out += [f"#### Properties · {len(failing)} of {len(ledgers)} failed", ""]
         if failing:
@@ -449,14 +449,14 @@ def lane_lines(receipt: Mapping[str, Any]) -> list[str]:
 
 
 def _matched_rows(receipt: Mapping[str, Any]) -> list[Any]:
-    found = receipt_types.decision(receipt)
+    found = receipt_access.decision(receipt)
     matched = found.get("matched") if found else None
     return matched if isinstance(matched, list) else []
 
 
 def own_fix(receipt: Mapping[str, Any]) -> str:
     """A precondition's own fix (`…; fix: the fix` in its one finding), said once as What to do."""
-    found = receipt_types.violations(receipt)
+    found = receipt_access.violations(receipt)
     if kind(receipt) != "precondition" or len(found) != 1:
         return ""
     return str(found[0].get("message", "")).partition("; fix: ")[2]
@@ -479,7 +479,7 @@ def details(receipt: Mapping[str, Any], receipt_sha256: str, links: Links | None
         "</details>",
         "",
     ]
-    ledgers = receipt_types.ledgers(receipt)
+    ledgers = receipt_access.ledgers(receipt)
     if ledgers:
         out += [f"### Seed ledgers ({len(ledgers)})", ""]
         out += [property_report.ledger_line(x) for x in ledgers]
@@ -519,7 +519,7 @@ def details(receipt: Mapping[str, Any], receipt_sha256: str, links: Links | None
 
 def _coverage_details(receipt: Mapping[str, Any]) -> list[str]:
     """Per changed file of code under test: how many of its changed lines of code ran, and which did not."""
-    cov = receipt_types.patch_coverage(receipt)
+    cov = receipt_access.patch_coverage(receipt)
     if cov is None or not cov["measured"] or not cov.get("files"):
         return []
     out = ["### Patch coverage", ""]

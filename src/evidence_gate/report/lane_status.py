@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evidence_gate import decision
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt.types import ViolationJson
 from evidence_gate.report import gfm
 from evidence_gate.report import properties as property_report
@@ -46,7 +46,7 @@ def _not_run_reason(receipt: Mapping[str, Any]) -> str:
     mode = receipt.get("mode") or {}
     if mode.get("scored") is False:
         return "a human patch is not scored, so nothing ran"
-    if any(v.get("row") == EVIDENCE_PATH_EDITED for v in receipt_types.violations(receipt)):
+    if any(v.get("row") == EVIDENCE_PATH_EDITED for v in receipt_access.violations(receipt)):
         return "locked evidence was touched, and no test runs on a tampered tree"
     if mode.get("run") is False:
         return "static lanes only (`run-properties: false`, or `--no-run`)"
@@ -92,7 +92,7 @@ def _static(receipt: Mapping[str, Any], lane: str, found: list[ViolationJson]) -
 
 def _properties(receipt: Mapping[str, Any], found: list[ViolationJson]) -> tuple[str, str]:
     props = receipt.get("properties") or {}
-    ledgers = receipt_types.ledgers(receipt)
+    ledgers = receipt_access.ledgers(receipt)
     if not ledgers and not found:
         return "skip", f"not run: {_not_run_reason(receipt)}"
     failed = property_report.failing(receipt)
@@ -123,7 +123,7 @@ def lane_status(receipt: Mapping[str, Any], lane: str) -> tuple[str, str] | None
     in a receipt from before that lane)."""
     found = report_rows.violations_by_lane(receipt).get(lane, [])
     state = receipt.get("state")
-    row = str(receipt_types.decision_row(receipt))
+    row = str(receipt_access.decision_row(receipt))
     if lane == "Preconditions":
         return ("fail", f"{gfm.text(_row_title(row))}: the gate could not evaluate (see above)") if found else None
     if lane == "Harness probes" and not found and not _reached(receipt, lane):
@@ -140,7 +140,7 @@ def lane_status(receipt: Mapping[str, Any], lane: str) -> tuple[str, str] | None
 
 
 def _matched(receipt: Mapping[str, Any]) -> list[str]:
-    found = receipt_types.decision(receipt)
+    found = receipt_access.decision(receipt)
     matched = found.get("matched") if found else None
     return [str(m) for m in matched] if isinstance(matched, list) else []
 
@@ -165,7 +165,7 @@ def identity_rows(receipt: Mapping[str, Any], receipt_sha256: str) -> list[tuple
     rows = [
         ("receipt.json (the file's sha256)", ident(receipt_sha256)),
         ("state", ident(receipt.get("state"))),
-        ("decision", ident(receipt_types.decision_row(receipt))),
+        ("decision", ident(receipt_access.decision_row(receipt))),
         (
             "matched rows",
             ", ".join(gfm.code(m, 80, table=True) for m in _matched(receipt)) or "–",

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt.types import FailureJson, PatchLineJson, SeedLedgerJson
 from evidence_gate.report import gfm, reproduce
 from evidence_gate.row_ids import PROPERTY_FAILED, PROPERTY_FAILED_FRESH_SEED
@@ -51,7 +51,7 @@ def _seeds(values: Any, limit: int = 12) -> str:
 
 def failing(receipt: Mapping[str, Any]) -> list[SeedLedgerJson]:
     """Ledgers of properties that failed and were not excused by a freeze entry."""
-    return [x for x in receipt_types.ledgers(receipt) if x.get("failing_seed") is not None and not x.get("excused_by")]
+    return [x for x in receipt_access.ledgers(receipt) if x.get("failing_seed") is not None and not x.get("excused_by")]
 
 
 def failure_of(ledger: SeedLedgerJson) -> FailureJson | None:

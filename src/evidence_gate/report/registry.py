@@ -4,21 +4,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from evidence_gate.model import Violation
-from evidence_gate.receipt import types as receipt_types
+from evidence_gate.receipt import access as receipt_access
+from evidence_gate.records import dataclass
 from evidence_gate.report import terminal as terminal_report
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
     from evidence_gate.receipt import delta as receipt_delta
 
 
 def violations_of(receipt: Mapping[str, Any]) -> list[Violation]:
     """The receipt's violations as values."""
-    return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_types.violations(receipt)]
+    return [Violation(v["row"], v["message"], v.get("path"), v.get("line")) for v in receipt_access.violations(receipt)]
 
 
 def render_text(
@@ -53,7 +55,8 @@ class Context:
     delta: receipt_delta.Delta | None = None  # the change since a previous receipt (`check --previous`)
 
 
-Reporter = Callable[[Mapping[str, Any], Context], str]
+if TYPE_CHECKING:
+    Reporter = Callable[[Mapping[str, Any], Context], str]
 REPORTERS: dict[str, Reporter] = {
     "text": lambda receipt, context: terminal_report.render(
         receipt, terminal_report.Style(context.width, context.color, context.docs), context.source, context.delta

@@ -6,16 +6,20 @@ Presentation data lives in `data/report_rows.json`; the rules themselves stay in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 from urllib.parse import urljoin
 
 from evidence_gate import decision, package_data
-from evidence_gate.receipt import types as receipt_types
-from evidence_gate.receipt.types import ViolationJson
+from evidence_gate.receipt import access as receipt_access
+from evidence_gate.records import dataclass
 from evidence_gate.row_ids import CONFIG_INVALID, EVENT_MISMATCH, HISTORY_MISSING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from evidence_gate.receipt.types import ViolationJson
 
 # pyproject's [project.urls] (a test keeps them equal): where a row's docs live when the runner names no README,
 # and where a crash is reported.
@@ -91,7 +95,7 @@ def lane_of(row: str) -> str:
 def violations_by_lane(receipt: Mapping[str, Any]) -> dict[str, list[ViolationJson]]:
     """The receipt's violations grouped by lane, lanes in reading order (`Other` last), only lanes with any."""
     out: dict[str, list[ViolationJson]] = {}
-    for v in receipt_types.violations(receipt):
+    for v in receipt_access.violations(receipt):
         out.setdefault(lane_of(str(v.get("row"))), []).append(v)
     order = [*LANES, OTHER]
     return {lane: out[lane] for lane in order if lane in out}

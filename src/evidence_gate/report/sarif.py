@@ -16,6 +16,7 @@ from typing import Any
 from evidence_gate import __version__, decision
 from evidence_gate.lanes.locked_paths import display_path
 from evidence_gate.lanes.properties import patch_coverage
+from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import types as receipt_types
 from evidence_gate.report import properties as property_report
 from evidence_gate.report import reproduce
@@ -177,7 +178,7 @@ def patch_results(receipt: Mapping[str, Any], violation: dict[str, Any], index: 
 
 def coverage_results(receipt: Mapping[str, Any], index: dict[str, int]) -> list[dict[str, Any]]:
     """A note on each run of changed lines of code the locked properties did not execute (patch coverage)."""
-    cov = receipt_types.patch_coverage(receipt)
+    cov = receipt_access.patch_coverage(receipt)
     if cov is None or not cov["measured"]:
         return []
     out = []
@@ -214,7 +215,7 @@ def _invocation(receipt: Mapping[str, Any]) -> dict[str, Any]:
 
 def sarif_log(receipt: Mapping[str, Any], docs: str | None = None) -> dict[str, Any]:
     """The whole SARIF log of one receipt; `docs` is the README URL the rules' help links are resolved against."""
-    fired = {str(v.get("row")) for v in receipt_types.violations(receipt)}
+    fired = {str(v.get("row")) for v in receipt_access.violations(receipt)}
     if coverage_results(receipt, {}):
         fired.add(patch_coverage.ROW)  # the notes on unreached lines need their rule even when the row did not match
     rows = [r for r in decision.table() if r.id in fired]  # only the rules that fired, in table order

@@ -20,24 +20,27 @@ cursor, forge a verdict line or recolour the screen.
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from evidence_gate import decision, visible
-from evidence_gate.receipt import types as receipt_types
-from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
+from evidence_gate.receipt import access as receipt_access
+from evidence_gate.records import dataclass
 from evidence_gate.report import row_docs as report_rows
 from evidence_gate.row_ids import HUMAN_PATCH
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from evidence_gate.receipt import delta as receipt_delta
+    from evidence_gate.receipt.types import SeedLedgerJson, ViolationJson
 
 # A passing run prints no finding, no seed ledger, no patch coverage and no delta: the modules that word those
 # (the property report with its Markdown and reproduce commands, patch coverage, the delta) load when one is shown.
 
 DEFAULT_WIDTH = 80
+# Whitespace textwrap turns into spaces: a line holding any, or ending in whitespace (dropped), goes to textwrap.
+_ONE_LINE = frozenset("\t\n\x0b\x0c\r")
 BUG = "this is a bug in evidence-gate"  # how gate.CRASH_FIX begins
 CRASH_HELP = (
     "This is a bug in evidence-gate, not a finding about the pull request. Re-run the job; if it fails again, "
@@ -62,9 +65,14 @@ class Style:
     def wrap(self, text: str, first: str, rest: str) -> list[str]:
         """`text` wrapped between words at the width, after the prefixes (`first` may hold colour codes)."""
         plain = re.sub(r"\x1b\[[0-9;]*m", "", first)
+        width = max(self.width, 40)
+        if text and len(plain) + len(text) <= width and not text[-1].isspace() and _ONE_LINE.isdisjoint(text):
+            return [first + text]  # what textwrap makes of a line that fits, without importing it (≈ 0.8 ms)
+        import textwrap  # noqa: PLC0415 - only a line that does not fit
+
         lines = textwrap.wrap(
             text,
-            width=max(self.width, 40),
+            width=width,
             initial_indent=" " * len(plain),
             subsequent_indent=rest,
             break_long_words=False,
@@ -74,7 +82,7 @@ class Style:
 
 
 def _level(receipt: Mapping[str, Any], row: str) -> str:
-    if (receipt.get("mode") or {}).get("scored") is False or receipt_types.decision_row(receipt) == HUMAN_PATCH:
+    if (receipt.get("mode") or {}).get("scored") is False or receipt_access.decision_row(receipt) == HUMAN_PATCH:
         return "warning"  # a human patch's findings are notices
     try:
         return "error" if decision.row(row).gate == "fail" else "note"
@@ -200,7 +208,7 @@ def render(
     style = style or Style()
     out: list[str] = []
     helped: set[str] = set()
-    findings = receipt_types.violations(receipt)
+    findings = receipt_access.violations(receipt)
     for v in findings:
         row = str(v.get("row"))
         out += [*diagnostic(receipt, v, style, source, with_help=row not in helped), ""]
@@ -254,7 +262,7 @@ def _tail(receipt: Mapping[str, Any], style: Style, delta: receipt_delta.Delta |
             f"seed ledgers: {n['open']} open, {n['closed_failures']} closed "
             f"failure{'s' if n['closed_failures'] != 1 else ''}, {n['budget_passes']} held on every seed"
         )
-    coverage = receipt_types.patch_coverage(receipt)
+    coverage = receipt_access.patch_coverage(receipt)
     if coverage is not None:
         from evidence_gate.lanes.properties import patch_coverage  # noqa: PLC0415 - see the imports
 

@@ -7,12 +7,14 @@ name (`freeze.file` in the configuration); anything no entry claims is YAML, the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 from evidence_gate.model import FreezeEntry
+from evidence_gate.records import dataclass, field
 from evidence_gate.strict_parse import NodePath, json_lines, load_json, load_yaml_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _json_document(data: bytes) -> tuple[Any, dict[NodePath, int]]:

@@ -18,21 +18,18 @@ violations plus the entries the dynamic lane must replay (removed) or re-run (ex
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cached_property, lru_cache
 from itertools import islice
-from typing import Any
 
 from evidence_gate.config import Config, is_agent, sorted_schema_errors
 from evidence_gate.digest import optional_sha256_digest
 from evidence_gate.errors import InputInvalid
 from evidence_gate.lanes.freeze.formats import LedgerFormat, format_of
 from evidence_gate.model import FreezeEntry, LaneResult, Violation
-from evidence_gate.receipt.types import FreezeJson
+from evidence_gate.records import dataclass
+from evidence_gate.records import field as record_field
 from evidence_gate.row_ids import (
     FREEZE_BUDGET_RAISED,
     FREEZE_ENTRY_REWRITTEN,
@@ -43,7 +40,14 @@ from evidence_gate.row_ids import (
     FREEZE_OVER_BUDGET,
     FREEZE_REMOVAL_UNVERIFIED,
 )
-from evidence_gate.strict_parse import NodePath
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    from evidence_gate.receipt.types import FreezeJson
+    from evidence_gate.strict_parse import NodePath
 
 DEFAULT_TTL_DAYS = 14
 MAX_PROBLEMS = 20  # rows one invalid ledger reports at most (the first in file order): a hostile file stays cheap
@@ -52,13 +56,16 @@ REWRITABLE = ("test", "assertion_hash", "owner", "reason", "added")
 _PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 
 
+def _no_ledger() -> FreezeJson:
+    """The `freeze` section of a lane that read no ledger (a literal: the TypedDict is imported for type checking only)."""
+    return {"file": "", "added": [], "removed": [], "file_sha256": None}
+
+
 @dataclass(frozen=True)
 class FreezeLane(LaneResult):
     """The freeze lane's result: its section is the receipt's `freeze`."""
 
-    receipt: FreezeJson = dataclasses.field(
-        default_factory=lambda: FreezeJson(file="", added=[], removed=[], file_sha256=None)
-    )
+    receipt: FreezeJson = record_field(default_factory=_no_ledger)
 
 
 @dataclass(frozen=True)
