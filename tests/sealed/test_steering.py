@@ -58,6 +58,84 @@ def test_steering_case(name: str, patch: str, git_repo: GitRepo, tmp_path: Path)
     )
 
 
+OTHER = """\
+from hypothesis import assume, given, strategies as st
+
+from calc import double
+
+
+@given(st.integers(0, 10**6))
+def test_other(x):
+    assume(x % 3 == 0)
+    assert double(x) == x + x
+"""
+
+
+MIXED = """\
+import pytest
+from hypothesis import assume, given, strategies as st
+
+from calc import double
+
+SETUPS = []
+
+
+@pytest.fixture(scope="module")
+def table():
+    SETUPS.append(1)
+    yield {"twice": 2}
+    SETUPS.pop()
+
+
+@given(st.integers(0, 10**6))
+def test_discarding(table, x):
+    assume(x % 3 == 0)
+    assert double(x) == table["twice"] * x
+
+
+@given(st.integers(0, 10**6))
+def test_plain(table, x):
+    assert double(x) == table["twice"] * x
+    assert SETUPS == [1]
+"""
+
+
+def test_census_by_node_in_one_worker(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Whole-file entries whose properties discard heavily but one: only those nodes' seeds are counted on the
+    baseline, the other is described in the same worker with nothing set up for it, and the first module's fixture
+    is still torn down before the next module's test runs (pytest refuses a setup over a stack left behind);
+    every node passes with the same strategies on both trees."""
+    red_repo(
+        git_repo,
+        extra={
+            "SCORE_PROPERTIES": "properties/test_mixed.py\nproperties/test_other.py\n",
+            "properties/test_mixed.py": MIXED,
+            "properties/test_other.py": OTHER,
+            "src/calc.py": "def double(x):\n    return x * 2\n",
+        },
+    )
+    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x + x\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]
+    census = [w for w in receipt["sealed"]["workers"] if w["name"].startswith("steer-")]
+    # 8 counted runs of 3 nodes: two workers; steer-0 runs test_discarding, describes test_plain, runs test_other.
+    assert [w["name"] for w in census] == ["steer-0", "steer-1"], census
+    assert not [w["problems"] for w in census if w["problems"]], census
+    counted = {}
+    for name in ("test_mixed.py::test_discarding", "test_mixed.py::test_plain", "test_other.py::test_other"):
+        found = ledger(receipt, f"properties/{name}")["steering"]
+        assert found["baseline"]["strategies"] == found["head"]["strategies"] is not None, found
+        assert steering.uncounted(found) == [], found
+        counted[name] = sorted(int(s) for s, o in found["baseline"]["outcomes"].items() if o == "passed")
+        assert found["compared"] == counted[name], found
+    every = [11, 12, 13, 14]
+    assert counted == {
+        "test_mixed.py::test_discarding": every,
+        "test_mixed.py::test_plain": [],
+        "test_other.py::test_other": every,
+    }, counted
+
+
 def _section(base: dict[str, int], head: dict[str, int], examples: int = 50) -> dict[str, Any]:
     strategies = {"x": "integers(0, 10)"}
     return {

@@ -1,8 +1,8 @@
 """The baseline's census for the steering comparison, launched after the head ran.
 
-Every property's strategies are described on the baseline (one `describe` worker: collection, no example), and
-each planned seed whose head run discarded enough examples to be a steered rise (`steering.needed`) runs again on
-the baseline as a census (`steer-N` workers). The census runs in a tree of its own, written from git once the
+Every collected property node's strategies are described on the baseline (collection, no example), and each
+planned seed whose head run of that node discarded enough examples to be a steered rise (`steering.needed`) runs
+again on the baseline as a census (`steer-N` workers; `steer-describe` when nothing needs a count). The census runs in a tree of its own, written from git once the
 head's code has finished, with a home and temporary folder the head's code never saw: nothing that code did
 reaches what the baseline reads.
 """
@@ -24,27 +24,30 @@ DESCRIBE_JOB = f"{STEER_PREFIX}describe"
 
 
 def census_jobs(plan: Plan, heads: list[WorkerResult], tree: str) -> list[Job]:
-    """The census' workers: each needed (property, seed) spread over `properties.jobs` workers, and one worker that
-    describes the strategies of every property that needs no seed counted."""
-    req = plan.request
-    if plan.trees.base is None or not plan.seeds or not req.specs:
+    """The census' workers, by collected node (a whole-file entry has many): each needed (node, seed), and a
+    `describe` of every node that needs none. One worker, or one per core once the census has at least one seed's
+    worth of runs of every node: below that a second collection costs more CPU than the wall time it saves."""
+    if plan.trees.base is None or not plan.seeds or not plan.request.specs:
         return []  # only fresh seeds, or a shard that owns none: there is no planned seed to compare
     planned = [e for e in result_events(heads) if e.get("kind") == Kind.PLAN]
+    nodes = sorted({str(e.get("node")) for e in planned})
     counted: list[tuple[str, int]] = []
-    describe = Job(DESCRIBE_JOB, tree)
-    for spec in req.specs:
-        runs = [e for e in planned if e.get("spec") == spec.node]
-        nodes = sorted({str(e.get("node")) for e in runs})
-        seeds = sorted({s for n in nodes for s in steering.needed([e for e in runs if e.get("node") == n], plan.seeds)})
-        if seeds:
-            counted += [(spec.node, s) for s in seeds]
-        else:
-            describe.add(spec.node, plan.seeds[0], Kind.DESCRIBE)
-    n = max(1, min(plan.parallel, len(counted)))
+    described: list[str] = []
+    for node in nodes:
+        seeds = steering.needed([e for e in planned if e.get("node") == node], plan.seeds)
+        counted += [(node, s) for s in seeds]
+        if not seeds:
+            described.append(node)
+    n = max(1, min(plan.parallel, len(counted) // max(1, len(nodes))))
     jobs = [Job(f"{STEER_PREFIX}{i}", tree) for i in range(n)]
     for i, (node, seed) in enumerate(counted):
         jobs[i % n].add(node, seed, Kind.STEER_BASE)
-    return [j for j in [describe, *jobs] if j.runs]
+    if not counted:
+        jobs = [Job(DESCRIBE_JOB, tree)]
+    for node in described:
+        # A node described in a worker that also runs others: the plugin sets nothing up for it (plugin.py).
+        jobs[0].add(node, plan.seeds[0], Kind.DESCRIBE)
+    return [j for j in jobs if j.runs]
 
 
 def census_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:
