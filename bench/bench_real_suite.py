@@ -1,7 +1,7 @@
 """The whole gate on a real suite (attrs or natsort from PyPI) against a plain per-seed pytest loop: wall time and memory.
 
     .venv/bin/python bench/bench_real_suite.py [--project attrs|natsort] [--seeds 4] [--trials 50] [--repeat 3]
-        [--jobs 0] [--other-src DIR]
+        [--jobs 0] [--other-src DIR] [--shards N]
 
 Builds the pinned sdist's repository (tests/support/real_project.py: cached under ~/.cache/evidence-gate; attrs is
 gated on its own tests/test_funcs.py and tests/test_dunders.py, natsort on four of its test files, see
@@ -15,7 +15,9 @@ loop's checkout gets one untimed run first, as a developer's would have had: Hyp
 
 Time: wall, and CPU (user+sys of each process tree, from wait4), which moves less with the machine's load.
 `--other-src DIR` also times the gate from another copy of its `src/` folder (`git archive REV src | tar -x`),
-interleaved in the same run, for before/after figures under the same load.
+interleaved in the same run, for before/after figures under the same load. `--shards N` also runs the plan as N
+shards (`check --shard K/N`, one after the other) in each repeat: their CPU together against one run's, and the
+slowest shard's wall (the critical path on N runners).
 
 Memory: the peak resident set of one plain pytest run, against the gate's (a) largest single process (what
 `wait4`/GNU time report: the gate or one of its workers), (b) the gate's own process, and (c) the peak of the sum
@@ -119,9 +121,14 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Measu
     return Measured(wall, proc.returncode, usage.ru_maxrss, peaks[0], peaks[1], cpu)
 
 
-def gate_run(project: real_project.RealProject, merge: str, out: Path, src: Path | None = None) -> Measured:
+def gate_run(
+    project: real_project.RealProject, merge: str, out: Path, src: Path | None = None, shard: str | None = None
+) -> Measured:
     """`evidence-gate check` on the merge commit, as an agent's PR (`src`: another copy of the gate's `src/` folder,
-    e.g. an earlier release's, put first on the path)."""
+    e.g. an earlier release's, put first on the path; `shard`: `K/N`, one shard of the plan)."""
+    name = "receipt" if src is None else "receipt-other"
+    if shard is not None:
+        name += "-shard" + shard.replace("/", "of")
     argv = [
         sys.executable,
         "-m",
@@ -134,12 +141,13 @@ def gate_run(project: real_project.RealProject, merge: str, out: Path, src: Path
         "--author",
         "agent-bench",
         "--receipt",
-        str(out / "receipt.json" if src is None else out / "receipt-other.json"),
+        str(out / f"{name}.json"),
+        *(["--shard", shard] if shard else []),
     ]
     env = real_project.env_without_git()
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    return measure(argv, out, env, out / ("gate.log" if src is None else "gate-other.log"))
+    return measure(argv, out, env, out / f"{name.replace('receipt', 'gate')}.log")
 
 
 def loop_run(
@@ -243,6 +251,20 @@ def report_other(
     print("each repeat, its wall: " + ", ".join(f"{g.wall:.2f}" for g in others))
 
 
+def report_shards(args: argparse.Namespace, gates: list[Measured], shards: list[list[Measured]]) -> None:
+    """N shards of the plan, run one after the other: their CPU together against one unsharded run's, and the
+    critical path (the slowest shard's wall, as on N runners) against its wall."""
+    cpu = statistics.median(g.cpu for g in gates)
+    wall = statistics.median(g.wall for g in gates)
+    total = statistics.median(sum(r.cpu for r in runs) for runs in shards)
+    slowest = statistics.median(max(r.wall for r in runs) for runs in shards)
+    print(
+        f"{args.shards} shards: CPU of all shards median {total:.2f}s ({total / cpu:.2f}x one run's {cpu:.2f}s, "
+        f"{(total - cpu) / args.shards:.2f}s extra per shard), slowest shard's wall median {slowest:.2f}s "
+        f"({slowest / wall:.2f}x one run's)"
+    )
+
+
 def main() -> int:
     """Build the repository, run both sides interleaved and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,6 +278,9 @@ def main() -> int:
         type=Path,
         help="also time the gate from this copy of its src/ folder (e.g. `git archive` of an earlier commit), "
         "interleaved in the same run",
+    )
+    parser.add_argument(
+        "--shards", type=int, default=0, help="also run the plan as N shards (`--shard K/N`), one after the other"
     )
     args = parser.parse_args()
     seeds = [1101 + i for i in range(args.seeds)]
@@ -281,6 +306,7 @@ def main() -> int:
         gates: list[Measured] = []
         others: list[Measured] = []
         loops: list[list[Measured]] = []
+        sharded: list[list[Measured]] = []
         for i in range(args.repeat):
             out = work / f"run{i}"
             out.mkdir()
@@ -288,6 +314,10 @@ def main() -> int:
             gates.append(gate_run(project, merge, out))
             if args.other_src:
                 others.append(gate_run(project, merge, out, args.other_src.resolve()))
+            if args.shards:
+                sharded.append(
+                    [gate_run(project, merge, out, shard=f"{k}/{args.shards}") for k in range(1, args.shards + 1)]
+                )
         receipt = json.loads((work / "run0" / "receipt.json").read_text(encoding="utf-8"))
         if receipt.get("decision", {}).get("row") != "pass":
             print((work / "run0" / "gate.log").read_text(encoding="utf-8")[-3000:], file=sys.stderr)
@@ -295,6 +325,8 @@ def main() -> int:
         if others:
             other = json.loads((work / "run0" / "receipt-other.json").read_text(encoding="utf-8"))
             report_other(args, others, loops, other)
+        if sharded:
+            report_shards(args, gates, sharded)
         return code
 
 

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from evidence_gate import cli, gate  # noqa: E402
 from evidence_gate.lanes import fixtures, harness_probes, locked_evidence  # noqa: E402
 from evidence_gate.lanes.freeze import ledger as freeze_ledger  # noqa: E402
+from evidence_gate.lanes.properties import census, launch, replays  # noqa: E402
 from evidence_gate.lanes.properties import lane as property_lane  # noqa: E402
-from evidence_gate.lanes.properties import launch, replays  # noqa: E402
 from evidence_gate.sealed import hypothesis_tables, runner_env  # noqa: E402
 from evidence_gate.sealed import run as sealed_run  # noqa: E402
 from evidence_gate.sealed import tree as sealed_tree  # noqa: E402
@@ -91,6 +91,7 @@ def stamp_workers() -> None:
     sealed_run.run_worker = worker
     launch.run_worker = worker  # imported by name there
     replays.run_worker = worker  # and there
+    census.run_worker = worker  # and there
 
 
 WORKER_BOOTSTRAP = (
@@ -115,7 +116,7 @@ def profile_workers(out: Path) -> None:
     close = sealed_run.Workspace.close
 
     def keep(ws: sealed_run.Workspace) -> None:
-        for path in (ws.root / "tmp").glob("worker-*.prof"):
+        for path in ws.root.glob("tmp*/worker-*.prof"):  # tmp.N: moved aside before the baseline's census
             (out / path.name).write_bytes(path.read_bytes())
         close(ws)
 
