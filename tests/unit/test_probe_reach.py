@@ -28,6 +28,8 @@ BASE: dict[str, str | bytes | None] = {
     "examples/demo.py": "from pkg.calc import double\n",
 }
 PROBE = "import sys\n\n\ndef peek():\n    return sys._getframe(1)\n"
+LINK = "-> "
+SO = b"\x7fELF\x02\x01\x01"
 CALC_IMPORTS = "def double(x):\n    return x * 2\n\n\nimport {}\n"
 
 # name → (baseline files beyond BASE, the patch's files, the files the lane must flag)
@@ -125,6 +127,17 @@ HOSTILE: dict[str, tuple[dict[str, str | bytes | None], dict[str, str | bytes | 
         {"scripts/tool.py": PROBE},
         {"scripts/tool.py"},
     ),
+    "compiled-module-in-the-package": (
+        {},
+        {"pkg/_speed.cpython-312-x86_64-linux-gnu.so": SO},
+        {"pkg/_speed.cpython-312-x86_64-linux-gnu.so"},
+    ),
+    "symlinked-folder-in-the-package": ({"lib/x.py": "X = 1\n"}, {"pkg/vendor": LINK + "../lib"}, {"pkg/vendor"}),
+    "symlinked-folder-an-import-looks-in": (
+        {"pkg/calc.py": CALC_IMPORTS.format("docs.static.x"), "lib/x.py": "X = 1\n"},
+        {"docs/static": LINK + "../lib"},
+        {"docs/static"},
+    ),
     "unparsable-reached-file": ({"pkg/unused.py": "print 'x'\n"}, {"scripts/tool.py": PROBE}, {"scripts/tool.py"}),
 }
 # name → (baseline files beyond BASE, the patch's files): honest edits outside what the run can import.
@@ -133,6 +146,8 @@ HONEST: dict[str, tuple[dict[str, str | bytes | None], dict[str, str | bytes | N
     "docs-conf-extends-sys-path": ({}, {"docs/conf.py": "import os\nimport sys\n\nsys.path.insert(0, '..')\n"}),
     "script-walks-frames": ({}, {"scripts/tool.py": PROBE}),
     "example-uses-argv": ({}, {"examples/demo.py": "import sys\n\nprint(sys.argv)\n"}),
+    "docs-static-folder-symlinked": ({"lib/x.py": "X = 1\n"}, {"docs/_static": LINK + "../lib"}),
+    "compiled-module-of-a-benchmark": ({"bench/__init__.py": ""}, {"bench/_fast.cpython-312-x86_64-linux-gnu.so": SO}),
     "benchmark-in-an-existing-folder": (
         {"bench/__init__.py": ""},
         {"bench/run.py": "import timeit\n\nT = timeit.timeit('1')\n"},
@@ -162,12 +177,22 @@ HONEST: dict[str, tuple[dict[str, str | bytes | None], dict[str, str | bytes | N
 }
 
 
+def _commit(repo: GitRepo, message: str, files: dict[str, str | bytes | None]) -> str:
+    """Commit `files`; a value `-> TARGET` is a symlink to TARGET."""
+    repo.write({p: v for p, v in files.items() if not (isinstance(v, str) and v.startswith(LINK))})
+    for path, value in files.items():
+        if isinstance(value, str) and value.startswith(LINK):
+            (repo.path / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo.path / path).symlink_to(value.removeprefix(LINK))
+    return repo.commit(message)
+
+
 def _judge(
     repo: GitRepo, base: dict[str, str | bytes | None], patch: dict[str, str | bytes | None], lock: bool = True
 ) -> tuple[set[str], str]:
     """The lane's flagged paths, and its rule for code under test, with the locked set the gate would build."""
-    baseline = repo.commit("baseline", {**BASE, **base})
-    head = repo.commit("patch", patch)
+    baseline = _commit(repo, "baseline", {**BASE, **base})
+    head = _commit(repo, "patch", patch)
     git = Repo(repo.path)
     config = Config(properties=PropertiesConfig(pythonpath=(".",)))
     specs = parse_properties(b"tests/test_double.py::test_double\n")
@@ -196,7 +221,7 @@ def test_with_nothing_locked_every_file_below_pythonpath_counts(case: str, git_r
     base, patch = HONEST[case]
     flagged, rule = _judge(git_repo, base, patch, lock=False)
     assert rule.startswith("every file below pythonpath (nothing is locked"), rule
-    assert flagged == {p for p in patch if p.endswith(".py")}, flagged
+    assert flagged == set(patch), flagged
 
 
 def test_facts_bound_a_computed_import_by_its_literal_prefix() -> None:

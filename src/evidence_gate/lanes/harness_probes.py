@@ -428,21 +428,22 @@ def _imported(reached: probe_reach.Reach, locked: frozenset[str]) -> set[str]:
 
 def _narrowed(
     repo: Repo, baseline: str, head: str, diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]
-) -> tuple[set[str], set[str], dict[str, Any], str]:
+) -> tuple[set[str], set[str], dict[str, Any], probe_reach.Reach]:
     """Code under test on the head and the baseline tree when both are what their locked files can import (empty
-    sets and the reason when either is not), and the head tree."""
-    if not any(e.path.endswith(".py") and e.path not in locked for e in diff):
-        return set(), set(), {}, NOTHING_CHANGED
+    sets when either is not), the head tree, and what the head tree's locked files reach (or why nothing bounds it:
+    the reason names the tree)."""
+    if not any((e.path.endswith((".py", *COMPILED)) or e.new_mode == "120000") and e.path not in locked for e in diff):
+        return set(), set(), {}, probe_reach.Reach(None, NOTHING_CHANGED)
     trees = [{t.path: t for t in repo.ls_tree(c, recursive=True) if t.type == "blob"} for c in (baseline, head)]
     new_tops = probe_reach.top_names(trees[1], roots) - probe_reach.top_names(trees[0], roots)
     on_head = probe_reach.reach(repo, trees[1], locked, roots, new_tops)
-    on_base = probe_reach.reach(repo, trees[0], locked, roots) if on_head.files is not None else on_head
-    if on_head.why == probe_reach.NOTHING_LOCKED:
-        return set(), set(), trees[1], on_head.why
-    if on_head.files is None or on_base.files is None:
-        side = "head" if on_head.files is None else "baseline"
-        return set(), set(), trees[1], f"on the {side}: {(on_head if side == 'head' else on_base).why}"
-    return _imported(on_head, locked), _imported(on_base, locked), trees[1], ""
+    if on_head.files is None:
+        why = on_head.why if on_head.why == probe_reach.NOTHING_LOCKED else f"on the head: {on_head.why}"
+        return set(), set(), trees[1], probe_reach.Reach(None, why)
+    on_base = probe_reach.reach(repo, trees[0], locked, roots)
+    if on_base.files is None:
+        return set(), set(), trees[1], probe_reach.Reach(None, f"on the baseline: {on_base.why}")
+    return _imported(on_head, locked), _imported(on_base, locked), trees[1], on_head
 
 
 def _by_import(
@@ -473,7 +474,8 @@ def check(
     changed = [
         e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
     ]
-    cut, was, tree, why = _narrowed(repo, baseline, head, diff, roots, locked)
+    cut, was, tree, on_head = _narrowed(repo, baseline, head, diff, roots, locked)
+    why = on_head.why
     if why:
         sides, was_cut = _by_place(repo, baseline, head, diff, changed, roots, locked)
     else:
@@ -482,7 +484,8 @@ def check(
     moves = new_references(sides, move_from=was_cut)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    for hit in [*_unreadable(repo, head, diff, roots, locked), *moves]:
+    unreadable = [h for h in _unreadable(repo, head, diff, roots, locked) if on_head.could_load(h.path, roots)]
+    for hit in [*unreadable, *moves]:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None

@@ -197,7 +197,7 @@ def _renaming(node: ast.AST, found: dict[str, Any]) -> None:
                 _module_name(k.value, line, found)
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values, strict=True):
-            if key is None or _literal(key) in {"module", *_MODULE_NAMES}:
+            if key is not None and _literal(key) in {"module", *_MODULE_NAMES}:
                 _module_name(value, line, found)
 
 
@@ -371,6 +371,22 @@ class Reach:
     files: frozenset[str] | None
     why: str
     imports: Mapping[str, frozenset[str]] = field(default_factory=dict)  # file → the files its imports resolve to
+    wanted: frozenset[str] = frozenset()  # every file an import looked for, found or not
+    units: frozenset[tuple[str, str]] = frozenset()  # the top-level packages counted whole
+
+    def could_load(self, path: str, roots: tuple[str, ...]) -> bool:
+        """Whether an import could load `path`, a file the scan cannot read (a compiled module, a symlink that may
+        be a package): it is in a package counted whole, or an import looked for it, for a file below it, or for the
+        module it would be (`pkg/_speed.cpython-312.so` is `pkg/_speed`)."""
+        if self.files is None or _unit(path, roots) in self.units:
+            return True
+        folder, base = posixpath.split(path)
+        module = _join(folder, base.split(".", 1)[0])
+        stems = {path, module, posixpath.join(module, "__init__")}
+        return any(
+            w.removesuffix(".py") in stems or w.startswith(path + "/") or (w.endswith("/*") and path.startswith(w[:-1]))
+            for w in self.wanted
+        )
 
 
 def _unit(path: str, roots: Iterable[str]) -> tuple[str, str] | None:
@@ -423,6 +439,7 @@ def reach(
     startup = {p for p in py if posixpath.basename(p) in {"sitecustomize.py", "usercustomize.py"}}
     reached: set[str] = set()
     edges: dict[str, frozenset[str]] = {}
+    wanted: set[str] = set()
     pickles = renames = ""
     frontier = start | startup | {p for t in new_tops for p in units.get(t, [])}
     while frontier:
@@ -445,12 +462,17 @@ def reach(
                 following.update(units.get(unit, []))
             for top in found.tops:
                 following.update(p for root in search for p in members.get((root, top), []))
+                wanted.update(_join(root, top) + "/*" for root in search)
             if found.own and (unit := _unit(path, search)) is not None:
                 following.update(members.get(unit, []))
-            edges[path] = frozenset(c for ref in found.refs for c in _resolve(ref, search) if c in tree)
+                wanted.add(_join(*unit) + "/*")
+            looked = {c for ref in found.refs for c in _resolve(ref, search)}
+            wanted |= looked
+            edges[path] = frozenset(c for c in looked if c in tree)
             following |= edges[path]
         frontier = following - reached
-    return Reach(frozenset(reached), "", edges)
+    whole = {u for p in reached if p not in start and not _test_named(p) and (u := _unit(p, roots)) is not None}
+    return Reach(frozenset(reached), "", edges, frozenset(wanted), frozenset(whole | set(new_tops)))
 
 
 def _test_named(path: str) -> bool:
