@@ -395,8 +395,14 @@ def _unit(path: str, roots: Iterable[str]) -> tuple[str, str] | None:
     if not holding:
         return None
     root = max(holding, key=len)
-    rel = path[len(root) + 1 :] if root else path
-    return root, rel.split("/", 1)[0].removesuffix(".py")
+    return root, _top(path[len(root) + 1 :] if root else path)
+
+
+def _top(rel: str) -> str:
+    """The top-level name of a path below a folder: its first folder, or the module a file there is
+    (`calc.py` and `calc.cpython-312.so` are `calc`)."""
+    first, slash, _ = rel.partition("/")
+    return first if slash else first.split(".", 1)[0]
 
 
 def _index(paths: Iterable[str], folders: Iterable[str]) -> dict[tuple[str, str], list[str]]:
@@ -406,14 +412,14 @@ def _index(paths: Iterable[str], folders: Iterable[str]) -> dict[tuple[str, str]
     for path in paths:
         for root in folders:
             if not root or path.startswith(root + "/"):
-                rel = path[len(root) + 1 :] if root else path
-                out.setdefault((root, rel.split("/", 1)[0].removesuffix(".py")), []).append(path)
+                out.setdefault((root, _top(path[len(root) + 1 :] if root else path)), []).append(path)
     return out
 
 
 def top_names(tree: Mapping[str, Any], roots: Iterable[str]) -> set[tuple[str, str]]:
-    """Every (pythonpath folder, top-level name) a tree has a `.py` file for."""
-    return set(_index((p for p in tree if p.endswith(".py")), roots))
+    """Every (pythonpath folder, top-level name) a tree has a file for (a module, a compiled module, a symlink, a
+    folder: `fast.cpython-312.so` is `fast`)."""
+    return set(_index(tree, roots))
 
 
 def reach(
