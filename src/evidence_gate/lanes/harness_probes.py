@@ -1,12 +1,15 @@
 """Harness-probe lane (`harness-probed`): new references to the harness or to introspection in code under test.
 
-Code under test is every `.py` file below a `properties.pythonpath` folder that is not a test file (`test_*.py`,
-`*_test.py`, `conftest.py`) or locked, plus every other repository module it imports: changed modules found by a
-backward search from the changed files (literal imports on the head tree), and every module the changed code can
-import, followed forward (an unchanged helper that the patch makes reachable is scanned whole). A reference is old
-only where the baseline side of the same file has the same name in the same statement, or where the patch removed
-that statement from a file that was code under test on the baseline (a move); counts are never compared. A
-compiled extension module or a symlink added below `pythonpath` cannot be read, so it counts too.
+Code under test is what the sealed run can import: the files the locked `.py` files reach by import on each tree
+(`probe_reach`: whole top-level packages, the patch's own imports and shadowing names, every new top-level module).
+Where either tree may import what the scan cannot name, or nothing is locked, it is every `.py` file below a
+`properties.pythonpath` folder that is not a test file (`test_*.py`, `*_test.py`, `conftest.py`) or locked, plus
+every other repository module it imports: changed modules found by a backward search from the changed files
+(literal imports on the head tree), and every module the changed code can import, followed forward (an unchanged
+helper that the patch makes reachable is scanned whole). A reference is old only where the baseline side of the
+same file has the same name in the same statement, or where the patch removed that statement from a file that was
+code under test on the baseline (a move); counts are never compared. A compiled extension module or a symlink added
+below `pythonpath` cannot be read, so it counts too.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections import Counter
 
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
-from evidence_gate.lanes import import_scan
+from evidence_gate.lanes import import_scan, probe_reach
 from evidence_gate.lanes.locked_paths import display_path, glob_matches
 from evidence_gate.lanes.probe_binds import Reference
 from evidence_gate.lanes.probe_scan import references
@@ -36,6 +39,7 @@ ROW = HARNESS_PROBED
 MAX_VIOLATIONS = 200
 REGULAR = frozenset({"100644", "100755"})
 COMPILED = (".so", ".pyd")
+NOTHING_CHANGED = "no Python file changed"
 
 
 @dataclass(frozen=True)
@@ -354,14 +358,17 @@ def _resolve_in(ref: Any, search: tuple[str, ...]) -> list[str]:
     return [c for root in search for c in import_scan.candidates(root, ref.parts)]
 
 
-def check(
-    repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
-) -> LaneResult:
-    """New harness probes in code under test; each is a violation on its line unless `probes.allow` names it."""
-    roots = _roots(config)
-    changed = [
-        e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
-    ]
+def _by_place(
+    repo: Repo,
+    baseline: str,
+    head: str,
+    diff: list[DiffEntry],
+    changed: list[DiffEntry],
+    roots: tuple[str, ...],
+    locked: frozenset[str],
+) -> tuple[dict[str, tuple[bytes | None, bytes | None]], set[str]]:
+    """Each file's (baseline, head) sides when code under test is every file below pythonpath (and what such a file
+    imports), and the files on the baseline side that were code under test."""
     scanned = _scanned(repo, head, changed, roots, locked) if changed else set()
     by_path = {e.path: e for e in diff}
     tree = {t.path: t for t in repo.ls_tree(head, recursive=True) if t.type == "blob"} if scanned else {}
@@ -379,6 +386,20 @@ def check(
     was_cut = {p for p in scanned | deleted if _is_cut(p, roots)}
     was_cut |= _imported_from_cut(repo, baseline, ask, roots, locked) if ask else set()
     fresh -= was_cut
+    return _sides(repo, by_path, tree, scanned, deleted, fresh, was_cut), was_cut
+
+
+def _sides(
+    repo: Repo,
+    by_path: Mapping[str, DiffEntry],
+    tree: Mapping[str, Any],
+    scanned: set[str],
+    deleted: set[str],
+    fresh: set[str],
+    was_cut: set[str],
+) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """(baseline, head) sources: a baseline side only for a file that was code under test there, no head side for
+    a deleted one, and an unchanged file that is newly code under test has only a head side (all of it is new)."""
     blobs = repo.read_blobs(
         [
             *(by_path[p].old_oid for p in (scanned | deleted) & was_cut if _old_blob(by_path[p])),
@@ -386,23 +407,88 @@ def check(
             *(tree[p].oid for p in fresh),
         ]
     )
-    sides: dict[str, tuple[bytes | None, bytes | None]] = {
-        p: (blobs.get(by_path[p].old_oid) if p in was_cut and _old_blob(by_path[p]) else None, None) for p in deleted
-    }
-    sides |= {
-        p: (
-            blobs.get(by_path[p].old_oid) if p in was_cut and _old_blob(by_path[p]) else None,
-            blobs.get(by_path[p].new_oid),
-        )
-        for p in scanned
-    }
+
+    def old(p: str) -> bytes | None:
+        return blobs.get(by_path[p].old_oid) if p in was_cut and _old_blob(by_path[p]) else None
+
+    sides: dict[str, tuple[bytes | None, bytes | None]] = {p: (old(p), None) for p in deleted}
+    sides |= {p: (old(p), blobs.get(by_path[p].new_oid)) for p in scanned}
     # An unchanged module outside code under test that the patch now imports: everything in it is new here.
-    sides |= {p: (None, blobs.get(tree[p].oid)) for p in fresh}
-    scanned |= fresh
+    return sides | {p: (None, blobs.get(tree[p].oid)) for p in fresh}
+
+
+def _imported(reached: probe_reach.Reach, locked: frozenset[str]) -> set[str]:
+    """Code under test among the files a tree's locked files reach: those that are not locked and not test code,
+    and test-named modules that such a file imports."""
+    files = reached.files or frozenset()
+    cut = {p for p in files if p not in locked and not is_test_file(p)}
+    frontier = set(cut)
+    while frontier:
+        frontier = {t for p in frontier for t in reached.imports.get(p, ()) if t not in locked} - cut
+        cut |= frontier
+    return cut
+
+
+def _narrowed(
+    repo: Repo, baseline: str, head: str, diff: list[DiffEntry], roots: tuple[str, ...], locked: frozenset[str]
+) -> tuple[set[str], set[str], dict[str, Any], probe_reach.Reach]:
+    """Code under test on the head and the baseline tree when both are what their locked files can import (empty
+    sets when either is not), the head tree, and what the head tree's locked files reach (or why nothing bounds it:
+    the reason names the tree)."""
+    if not any((e.path.endswith((".py", *COMPILED)) or e.new_mode == "120000") and e.path not in locked for e in diff):
+        return set(), set(), {}, probe_reach.Reach(None, NOTHING_CHANGED)
+    trees = [{t.path: t for t in repo.ls_tree(c, recursive=True) if t.type == "blob"} for c in (baseline, head)]
+    new_tops = probe_reach.top_names(trees[1], roots) - probe_reach.top_names(trees[0], roots)
+    on_head = probe_reach.reach(repo, trees[1], locked, roots, new_tops)
+    if on_head.files is None:
+        why = on_head.why if on_head.why == probe_reach.NOTHING_LOCKED else f"on the head: {on_head.why}"
+        return set(), set(), trees[1], probe_reach.Reach(None, why)
+    on_base = probe_reach.reach(repo, trees[0], locked, roots)
+    if on_base.files is None:
+        return set(), set(), trees[1], probe_reach.Reach(None, f"on the baseline: {on_base.why}")
+    return _imported(on_head, locked), _imported(on_base, locked), trees[1], on_head
+
+
+def _by_import(
+    repo: Repo, diff: list[DiffEntry], changed: list[DiffEntry], tree: Mapping[str, Any], cut: set[str], was: set[str]
+) -> tuple[dict[str, tuple[bytes | None, bytes | None]], set[str]]:
+    """Each file's sides when code under test is what the locked files can import (`cut` on the head tree, `was`
+    on the baseline tree), and the files that were code under test on the baseline."""
+    by_path = {e.path: e for e in diff}
+    scanned = {e.path for e in changed if e.path in cut}
+    deleted = {e.path for e in diff if e.status == "D" and e.path.endswith(".py") and e.old_mode in REGULAR}
+    fresh = {p for p in cut if p not in by_path} - was
+    was_cut = (scanned | deleted) & was
+    return _sides(repo, by_path, tree, scanned, deleted, fresh, was_cut), was_cut
+
+
+def _rule(why: str) -> str:
+    """The receipt's words for which rule chose the code under test."""
+    if why == NOTHING_CHANGED:
+        return why
+    return f"every file below pythonpath ({why})" if why else "what the locked files can import"
+
+
+def check(
+    repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
+) -> LaneResult:
+    """New harness probes in code under test; each is a violation on its line unless `probes.allow` names it."""
+    roots = _roots(config)
+    changed = [
+        e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
+    ]
+    cut, was, tree, on_head = _narrowed(repo, baseline, head, diff, roots, locked)
+    why = on_head.why
+    if why:
+        sides, was_cut = _by_place(repo, baseline, head, diff, changed, roots, locked)
+    else:
+        sides, was_cut = _by_import(repo, diff, changed, tree, cut, was)
+    scanned = {p for p, (_, new) in sides.items() if new is not None}
     moves = new_references(sides, move_from=was_cut)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    for hit in [*_unreadable(repo, head, diff, roots, locked), *moves]:
+    unreadable = [h for h in _unreadable(repo, head, diff, roots, locked) if on_head.could_load(h.path, roots)]
+    for hit in [*unreadable, *moves]:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None
@@ -423,5 +509,10 @@ def check(
     if len(violations) > MAX_VIOLATIONS:
         rest = len(violations) - MAX_VIOLATIONS
         violations = [*violations[:MAX_VIOLATIONS], Violation(ROW, f"and {rest} more harness probes")]
-    receipt = {"scanned": sorted(display_path(p) for p in scanned), "allowed": allowed, "found": len(violations)}
+    receipt = {
+        "scanned": sorted(display_path(p) for p in scanned),
+        "allowed": allowed,
+        "found": len(violations),
+        "code_under_test": _rule(why),
+    }
     return LaneResult(tuple(violations), receipt)

@@ -49,6 +49,9 @@ class _Ref:
     base: str = ""
 
 
+Ref = _Ref  # for the lanes that add names of their own to follow
+
+
 def _join(folder: str, *parts: str) -> str:
     return posixpath.join(folder, *parts) if folder else posixpath.join(*parts)
 
