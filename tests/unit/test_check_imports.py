@@ -54,7 +54,6 @@ STATIC_RUN = frozenset(
         "evidence_gate.lanes.locked_evidence",
         "evidence_gate.lanes.locked_paths",
         "evidence_gate.lanes.probe_binds",
-        "evidence_gate.lanes.probe_reach",
         "evidence_gate.lanes.probe_rules",
         "evidence_gate.lanes.probe_scan",
         "evidence_gate.lanes.score_properties",

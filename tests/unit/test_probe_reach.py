@@ -34,7 +34,11 @@ CALC_IMPORTS = "def double(x):\n    return x * 2\n\n\nimport {}\n"
 
 # name → (baseline files beyond BASE, the patch's files, the files the lane must flag)
 HOSTILE: dict[str, tuple[dict[str, str | bytes | None], dict[str, str | bytes | None], set[str]]] = {
-    "package-imports-setup": ({}, {"pkg/calc.py": CALC_IMPORTS.format("setup")}, {"setup.py"}),
+    "package-imports-setup-with-a-probe-added": (
+        {},
+        {"pkg/calc.py": CALC_IMPORTS.format("setup"), "setup.py": PROBE},
+        {"setup.py"},
+    ),
     "package-imports-a-script": (
         {},
         {"pkg/calc.py": CALC_IMPORTS.format("scripts.tool"), "scripts/tool.py": PROBE},
@@ -222,6 +226,14 @@ def test_with_nothing_locked_every_file_below_pythonpath_counts(case: str, git_r
     flagged, rule = _judge(git_repo, base, patch, lock=False)
     assert rule.startswith("every file below pythonpath (nothing is locked"), rule
     assert flagged == set(patch), flagged
+
+
+def test_an_old_probe_in_a_file_the_patch_first_imports_stays_old(git_repo: GitRepo) -> None:
+    """A limit (docs/limits.md): the reach only acquits what the rule by place flags, and below pythonpath `.` an
+    unchanged `setup.py` was code under test by place on the baseline too, so its `sys.argv` is old even when the
+    patch is the first to import it. A `src/` layout, or `setup.py` outside `pythonpath`, makes it new."""
+    flagged, rule = _judge(git_repo, {}, {"pkg/calc.py": CALC_IMPORTS.format("setup")})
+    assert (flagged, rule) == (set(), harness_probes.NOTHING_FOUND)
 
 
 def test_facts_bound_a_computed_import_by_its_literal_prefix() -> None:

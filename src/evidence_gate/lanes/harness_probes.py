@@ -22,7 +22,7 @@ from collections import Counter
 
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.git import NULL_OID, DiffEntry, Repo
-from evidence_gate.lanes import import_scan, probe_reach
+from evidence_gate.lanes import import_scan
 from evidence_gate.lanes.locked_paths import display_path, glob_matches
 from evidence_gate.lanes.probe_binds import Reference
 from evidence_gate.lanes.probe_scan import references
@@ -34,6 +34,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from evidence_gate.lanes import probe_reach
 
 ROW = HARNESS_PROBED
 MAX_VIOLATIONS = 200
@@ -435,6 +439,8 @@ def _narrowed(
     """Code under test on the head and the baseline tree when both are what their locked files can import (empty
     sets when either is not), the head tree, and what the head tree's locked files reach (or why nothing bounds it:
     the reason names the tree)."""
+    from evidence_gate.lanes import probe_reach  # noqa: PLC0415 - only a hit to acquit needs the reach
+
     if not any((e.path.endswith((".py", *COMPILED)) or e.new_mode == "120000") and e.path not in locked for e in diff):
         return set(), set(), {}, probe_reach.Reach(None, NOTHING_CHANGED)
     trees = [{t.path: t for t in repo.ls_tree(c, recursive=True) if t.type == "blob"} for c in (baseline, head)]
@@ -469,26 +475,47 @@ def _rule(why: str) -> str:
     return f"every file below pythonpath ({why})" if why else "what the locked files can import"
 
 
-def check(
+NOTHING_FOUND = "every file below pythonpath (no probe found there, so the locked files' reach was not needed)"
+
+
+def _hits(
     repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
-) -> LaneResult:
-    """New harness probes in code under test; each is a violation on its line unless `probes.allow` names it."""
+) -> tuple[list[Hit], set[str], str]:
+    """The new probes, the files scanned and why code under test is what it is.
+
+    Every file below pythonpath first, whose cost follows the change. Only a probe that `probes.allow` does not let
+    through makes the locked files' reach worth computing (both trees listed, every reached file parsed): then a hit
+    stands only where the reach finds it too, so the reach acquits what the sealed run cannot import and never adds
+    a hit of its own; where the reach cannot be bounded, every hit stands.
+    """
     roots = _roots(config)
     changed = [
         e for e in diff if e.path.endswith(".py") and e.path not in locked and e.status != "D" and e.new_mode in REGULAR
     ]
-    cut, was, tree, on_head = _narrowed(repo, baseline, head, diff, roots, locked)
-    why = on_head.why
-    if why:
-        sides, was_cut = _by_place(repo, baseline, head, diff, changed, roots, locked)
-    else:
-        sides, was_cut = _by_import(repo, diff, changed, tree, cut, was)
+    sides, was_cut = _by_place(repo, baseline, head, diff, changed, roots, locked)
+    unreadable = _unreadable(repo, head, diff, roots, locked)
+    hits = [*unreadable, *new_references(sides, move_from=was_cut)]
     scanned = {p for p, (_, new) in sides.items() if new is not None}
-    moves = new_references(sides, move_from=was_cut)
+    if all(h.allowed_by(config.probes.allow) is not None for h in hits):
+        return hits, scanned, NOTHING_CHANGED if not changed and not unreadable else NOTHING_FOUND
+    cut, was, tree, on_head = _narrowed(repo, baseline, head, diff, roots, locked)
+    if on_head.why:
+        return hits, scanned, _rule(on_head.why)
+    sides, was_cut = _by_import(repo, diff, changed, tree, cut, was)
+    found = [*(h for h in unreadable if on_head.could_load(h.path, roots)), *new_references(sides, move_from=was_cut)]
+    keys = {(h.path, h.ref.line, h.ref.name) for h in found}
+    kept = [h for h in hits if (h.path, h.ref.line, h.ref.name) in keys]
+    return kept, scanned | {p for p, (_, new) in sides.items() if new is not None}, _rule("")
+
+
+def check(
+    repo: Repo, baseline: str, head: str, config: Config, diff: list[DiffEntry], locked: frozenset[str]
+) -> LaneResult:
+    """New harness probes in code under test; each is a violation on its line unless `probes.allow` names it."""
+    hits, scanned, why = _hits(repo, baseline, head, config, diff, locked)
     violations: list[Violation] = []
     allowed: list[dict[str, Any]] = []
-    unreadable = [h for h in _unreadable(repo, head, diff, roots, locked) if on_head.could_load(h.path, roots)]
-    for hit in [*unreadable, *moves]:
+    for hit in hits:
         entry = hit.allowed_by(config.probes.allow)
         disp = display_path(hit.path)
         line = hit.ref.line or None
@@ -513,6 +540,6 @@ def check(
         "scanned": sorted(display_path(p) for p in scanned),
         "allowed": allowed,
         "found": len(violations),
-        "code_under_test": _rule(why),
+        "code_under_test": why,
     }
     return LaneResult(tuple(violations), receipt)
