@@ -194,10 +194,8 @@ def test_a_pinned_repository_asks_each_revision_once_and_keeps_its_answer(tmp_pa
     assert not pinned.has_object("0" * 40) and not pinned.has_object("0" * 40)
 
 
-def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`check` plans contexts and then judges on one pinned repository: the root, each revision and the commits'
-    parents and merge-base are asked once for the whole run, not once by the plan and again by the judgement."""
-    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+def _record_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """Every git command the gate runs from now on, by its arguments."""
     asked: list[tuple[str, ...]] = []
     original = Repo.run
 
@@ -206,6 +204,14 @@ def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pyt
         return original(self, *args, stdin=stdin, check=check)
 
     monkeypatch.setattr(Repo, "run", counting)
+    return asked
+
+
+def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` plans contexts and then judges on one pinned repository: the root, each revision and the commits'
+    parents and merge-base are asked once for the whole run, not once by the plan and again by the judgement."""
+    repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
+    asked = _record_git(monkeypatch)
     receipt = tmp_path / "receipt.json"
     argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
     assert cli.main([*argv, "--format", "json"]) == 0
@@ -241,14 +247,7 @@ def test_the_root_and_named_revisions_are_one_rev_parse(
     """`check` asks git for the work tree root and every revision it was named by in one `rev-parse` (where it
     started one each); a name that looks like an option is asked on its own, with `--verify`, as before."""
     repo = scenario_repo.build({"patch": {"files": {"README.md": "docs\n"}}}, tmp_path / "repo").path
-    asked: list[tuple[str, ...]] = []
-    original = Repo.run
-
-    def counting(self: Repo, *args: str, stdin: bytes | None = None, check: bool = True) -> Any:
-        asked.append(args)
-        return original(self, *args, stdin=stdin, check=check)
-
-    monkeypatch.setattr(Repo, "run", counting)
+    asked = _record_git(monkeypatch)
     argv = ["check", "--repo", str(repo), "--receipt", str(tmp_path / "r.json"), "--today", "2026-09-20", "--no-run"]
     code = cli.main([*argv, "--format", "json", *([f"--base={base}"] if base else [])])
     rev_parse = [a for a in asked if "rev-parse" in a]
