@@ -423,12 +423,13 @@ def _sides(
 
 def _imported(reached: probe_reach.Reach, locked: frozenset[str]) -> set[str]:
     """Code under test among the files a tree's locked files reach: those that are not locked and not test code,
-    and test-named modules that such a file imports."""
+    and every module such a file imports, a test-named or locked one too (a locked helper that code under test
+    imports runs as code under test: its probes count, as they do by place)."""
     files = reached.files or frozenset()
     cut = {p for p in files if p not in locked and not is_test_file(p)}
     frontier = set(cut)
     while frontier:
-        frontier = {t for p in frontier for t in reached.imports.get(p, ()) if t not in locked} - cut
+        frontier = {t for p in frontier for t in reached.imports.get(p, ())} - cut
         cut |= frontier
     return cut
 
