@@ -3,8 +3,13 @@ of real repositories, the baseline's run of the same seeds as the evidence."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import os
+import secrets
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,12 @@ def test_steering_case(name: str, patch: str, git_repo: GitRepo, tmp_path: Path)
     row, code, mention = case["patches"][patch]
     red_repo(git_repo, extra={"properties/test_double.py": case["property"], "src/calc.py": case["base"]})
     git_repo.commit(patch, {"src/calc.py": code})
-    receipt = judge(git_repo, tmp_path)
+    left = Path(case.get("cleanup") or tmp_path / "none")  # a file the patch leaves outside the workspace
+    left.unlink(missing_ok=True)
+    try:
+        receipt = judge(git_repo, tmp_path)
+    finally:
+        left.unlink(missing_ok=True)
     assert receipt["state"] == "final", receipt["errors"]
     found = ledger(receipt)["steering"]
     assert found is not None
@@ -202,6 +212,24 @@ def test_a_seed_the_census_had_to_count_but_did_not_is_a_row() -> None:
     assert steering.rows("p::t", "p.py", quiet) == []
 
 
+@pytest.mark.parametrize("outcome", ["failed", "error", "None"])
+def test_a_needed_seed_whose_census_run_did_not_pass_is_a_row(outcome: str) -> None:
+    """The census runs after the head now, so what the head's code left can end the baseline's run of a needed seed
+    in something other than a pass: a process that outlived sweep_orphans (a chain of more than 50 sessions) sending
+    SIGINT to the census worker (same uid, Landlock ABI < 6: no signal scope) makes that run `error`, "interrupted";
+    a file in /dev/shm the baseline reads can make it fail. Such a seed is neither compared nor uncounted on main:
+    its head discards (20 of 50 kept, past the margin) are never judged. It must fail closed, as a seed with no
+    baseline run does."""
+    recorded = _section({"1": 0}, {"1": 20})
+    for side in ("discards", "examples"):
+        del recorded["baseline"][side]["1"]
+    recorded["compared"] = []
+    recorded["baseline"]["outcomes"] = {"1": outcome}
+    recorded["head"]["outcomes"] = {"1": "passed"}
+    [found] = steering.rows("p::t", "p.py", recorded)
+    assert "seed 1: 20 discarded, 50 kept" in found.message, found.message
+
+
 @pytest.mark.parametrize(
     ("discards", "examples", "needed"), [(5, 10, True), (4, 0, False), (12, 50, False), (13, 50, True)]
 )
@@ -221,6 +249,70 @@ def test_shard_sections_merge_into_the_rows_of_the_whole_plan() -> None:
     [found] = steering.rows("p::t", "p.py", merged)
     assert "seed 1: 20 discarded against 0, 50 kept" in found.message
     assert steering.merge([None]) is None
+
+
+# Production code whose import leaves a chain of `sleep`s behind, each in a session of its own: sweep_orphans kills one
+# generation per round (a killed link's child is handed to the gate only then) and stops after 50 rounds, so a chain
+# deeper than the rounds of every sweep between the head and the census outlives "the head's workers are gone".
+CHAIN = """\
+import os
+
+
+def _chain(depth, tag):
+    try:  # one chain per run: the first worker to import this makes it (the head's workers share their home)
+        os.close(os.open(os.path.join(os.path.expanduser("~"), ".chain"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return
+    if os.fork():
+        return
+    try:
+        for _ in range(depth):
+            os.setsid()
+            if os.fork():
+                break
+        os.execv("/bin/sleep", ["sleep", tag])
+    finally:
+        os._exit(0)
+
+
+_chain({depth}, {tag!r})
+
+
+def double(x):
+    return x * 2
+"""
+
+
+def test_no_process_of_the_head_outlives_into_the_census(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The census runs baseline code after the head's: a process the head's code left (here a chain of 300 sessions)
+    must not be alive then, or it can signal the census worker (same uid; Landlock scopes signals only from ABI 6)
+    or write what it reads (/dev/shm). On main the chain outlives every sweep, the run's own close included."""
+    tag = f"{600 + secrets.randbelow(10**6) / 10**7:.7f}"
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("chain", {"src/calc.py": CHAIN.format(depth=300, tag=tag)})
+    try:
+        judge(git_repo, tmp_path)
+        time.sleep(1)
+    finally:
+        survivors = _alive_with(tag)
+        for pid in survivors:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"{len(survivors)} processes of the head's chain outlived the run"
+
+
+def _alive_with(argument: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if (
+                argument.encode() in (proc / "cmdline").read_bytes().split(b"\0")
+                and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            ):
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 FREEZE = """\
