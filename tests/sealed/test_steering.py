@@ -50,11 +50,13 @@ def test_steering_case(name: str, patch: str, git_repo: GitRepo, tmp_path: Path)
     # The census counted exactly the seeds whose head discards could be a steered rise, and no other.
     head = found["head"]
     could = [s for s in found["seeds"] if steering.could_be_steered(head["discards"][str(s)], head["examples"][str(s)])]
-    assert sorted(int(s) for s in found["baseline"]["outcomes"]) == could, found
+    # (and the first seed when the description without a run differed from the head's: the recheck runs it)
+    censused = {int(s) for s in found["baseline"]["outcomes"]}
+    assert set(could) <= censused <= set(could) | {found["seeds"][0]}, found
     assert steering.uncounted(found) == [], found
     if row == "pass":
         assert receipt["decision"]["row"] == "pass", receipt["violations"]
-        assert found["compared"] == could, found
+        assert set(could) <= set(found["compared"]), found
         assert found["head"]["strategies"] == found["baseline"]["strategies"], found
         if case.get("census") == "every seed":
             assert could == found["seeds"], found

@@ -165,15 +165,17 @@ def adopt_orphans(on: bool) -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, int(on))
 
 
-def sweep_orphans(rounds: int = 50) -> int:
+def sweep_orphans(seconds: float = 20.0) -> int:
     """Kill the gate's children outside its own session that are not live workers: what a worker left behind.
 
     The gate's own helpers (git) stay in its session; each round reaps one generation, as a killed orphan's children
-    are handed to the gate in turn.
+    are handed to the gate in turn, so the rounds go on until one finds nothing (a chain of sessions any deep), or
+    until `seconds` have passed (`orphans()` then still finds some).
     """
     killed = 0
     me, my_sid = os.getpid(), os.getsid(0)
-    for _ in range(rounds):
+    deadline = time.monotonic() + seconds
+    while True:
         with _SPAWN_LOCK:
             found = [pid for pid, ppid, sid in _processes() if ppid == me and sid != my_sid and pid not in _LIVE]
             for pid in found:
@@ -183,9 +185,25 @@ def sweep_orphans(rounds: int = 50) -> int:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, 0)
         killed += len(found)
-        if not found:
-            break
-    return killed
+        if not found or time.monotonic() > deadline:
+            return killed
+
+
+def orphans() -> list[int]:
+    """The gate's children outside its session that are not live workers (none after a sweep that finished)."""
+    me, my_sid = os.getpid(), os.getsid(0)
+    with _SPAWN_LOCK:
+        return [pid for pid, ppid, sid in _processes() if ppid == me and sid != my_sid and pid not in _LIVE]
+
+
+SHM = Path("/dev/shm")  # noqa: S108 - the workers' shared-memory folder (worker.DEVICES)
+
+
+def _shm_entries() -> set[str]:
+    try:
+        return {entry.name for entry in SHM.iterdir()}
+    except OSError:
+        return set()
 
 
 def _processes() -> list[tuple[int, int, int]]:
@@ -218,6 +236,9 @@ class Workspace:
         self._runner: runner_env.Runner | None = None
         self._runner_lock = threading.Lock()
         self._scratches = 0
+        # /dev/shm is the one folder every worker may write (POSIX semaphores) that is not the run's own: what was
+        # there before any worker ran is not the workers'.
+        self._shm_before = _shm_entries()
 
     @property
     def runner(self) -> runner_env.Runner:
@@ -233,17 +254,37 @@ class Workspace:
         adopt_orphans(False)
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def fresh_scratch(self) -> None:
+    def fresh_scratch(self) -> bool:
         """New, empty `home` and `tmp` for the workers started from now on: what earlier workers left there (the
         head's code: a cache file, a config) is moved aside, out of every later worker's reach, and removed with
-        the run. Called between the head's workers and the baseline's census, with no worker alive."""
+        the run, and so is what they left in /dev/shm. Called between the head's workers and the baseline's runs,
+        with no worker alive; False when a process they left could not be killed (nothing after it can be trusted
+        to be the baseline's alone)."""
         sweep_orphans()
+        if orphans():
+            return False
+        self._clear_shm()
         self._scratches += 1
         for name in ("home", "tmp"):
             (self.root / name).rename(self.root / f"{name}.{self._scratches}")
             (self.root / name).mkdir(mode=0o700)
             (self.root / name).chmod(0o700)
             self._hand_over(self.root / name)
+        return True
+
+    def _clear_shm(self) -> None:
+        """Remove what the workers left in /dev/shm (it outlives them and every later worker reads it): the entries
+        made since this run began, but for root's when the gate is root (the workers never are: they run as
+        `nobody`, in a user namespace whose ids map to others), so the engine's and root's own stay."""
+        for name in _shm_entries() - self._shm_before:
+            path = SHM / name
+            with contextlib.suppress(OSError):
+                if os.geteuid() == 0 and path.lstat().st_uid == 0:
+                    continue
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
 
     def site(self, name: str) -> Path:
         """A fresh folder the sealed user owns, for `properties.install` to fill."""

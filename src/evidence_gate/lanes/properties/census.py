@@ -3,8 +3,8 @@
 Every collected property node's strategies are described on the baseline (collection, no example), and each
 planned seed whose head run of that node discarded enough examples to be a steered rise (`steering.needed`) runs
 again on the baseline as a census (`steer-N` workers; `steer-describe` when nothing needs a count). The census runs in a tree of its own, written from git once the
-head's code has finished, with a home and temporary folder the head's code never saw: nothing that code did
-reaches what the baseline reads.
+head's code has finished, with a home and temporary folder the head's code never saw, its leftovers in /dev/shm
+removed and every process it left killed (or no census: every property then fails closed).
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def census_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, L
     jobs = census_jobs(plan, heads, str(tree))
     if not jobs:
         return plan, launched
-    ws.fresh_scratch()
+    if not ws.fresh_scratch():
+        # A process the head's code left survived every sweep: no census, so every property fails closed on its
+        # baseline strategies and needed seeds (steering.rows), rather than trusting a baseline it could reach.
+        return plan, launched
     locked = plan.trees.locked
     sealed_tree.build(req.repo, req.baseline, req.baseline, locked, tree, locked_modules(req, locked), ws.runner.owner)
     # The baseline's install site, which only the baseline's install wrote (Landlock: workers write home and tmp).
@@ -70,4 +73,27 @@ def census_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, L
 
     with ThreadPoolExecutor(max_workers=max(1, plan.parallel)) as pool:
         workers = list(pool.map(start, jobs))
+    again = recheck_job(plan, heads, workers, str(tree))
+    if again is not None:
+        jobs, workers = [*jobs, again], [*workers, start(again)]
     return replace(plan, jobs=[*plan.jobs, *jobs]), replace(launched, workers=[*launched.workers, *workers])
+
+
+RECHECK_JOB = f"{STEER_PREFIX}recheck"
+
+
+def recheck_job(plan: Plan, heads: list[WorkerResult], census: list[WorkerResult], tree: str) -> Job | None:
+    """A census run of the first planned seed for each node whose description without a run differs from the head's
+    after its runs: a strategy can read differently once it has drawn (a `deferred` nested where validation does not
+    reach), so only a run on the baseline tells a changed strategy from one that was not drawn from yet."""
+    drawn = {
+        str(e.get("node")): e.get("strategies")
+        for e in result_events(heads)
+        if e.get("kind") == Kind.PLAN and e.get("strategies") is not None
+    }
+    job = Job(RECHECK_JOB, tree)
+    for event in result_events(census):
+        node = str(event.get("node"))
+        if event.get("kind") == Kind.DESCRIBE and node in drawn and event.get("strategies") != drawn[node]:
+            job.add(node, plan.seeds[0], Kind.STEER_BASE)
+    return job if job.runs else None

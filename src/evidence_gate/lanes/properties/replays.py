@@ -46,6 +46,8 @@ def excuse_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, L
             replays.setdefault(node, {})[str(result["seed"])] = str(result["blob"])
     if not job.runs:
         return plan, launched
+    if not ws.fresh_scratch():
+        return plan, launched  # a process the head's code left survived: nothing is excused (the ledger says why)
     locked = plan.trees.locked
     sealed_tree.build(req.repo, req.baseline, req.baseline, locked, tree, locked_modules(req, locked), ws.runner.owner)
     # The baseline's install site, which only the baseline's install could write (Landlock: workers write home, tmp).

@@ -69,7 +69,8 @@ def section(
     out: dict[str, Any] = {
         "seeds": planned,
         "baseline": {
-            "strategies": _strategies(base),
+            # A census run's description (after drawing) before a description without a run.
+            "strategies": _strategies(sorted(base, key=lambda r: r.get("kind") == Kind.DESCRIBE)),
             "discards": {},
             "examples": {},
             "outcomes": {str(s): str(bases[s].get("outcome")) for s in planned if s in bases},
@@ -125,8 +126,10 @@ def uncounted(recorded: Mapping[str, Any]) -> list[tuple[int, int, int]]:
     found = []
     for seed in recorded.get("seeds") or ():
         count, examples = _count(counts.get(str(seed))), _count(kept.get(str(seed))) or 0
-        if count is None or outcomes.get(str(seed), "passed") != "passed" or str(seed) in censused:
+        if count is None or outcomes.get(str(seed), "passed") != "passed":
             continue
+        if censused.get(str(seed)) == "passed" and _count((base.get("discards") or {}).get(str(seed))) is not None:
+            continue  # counted: the baseline's census of this seed passed and gave its discards
         if could_be_steered(count, examples):
             found.append((int(seed), count, examples))
     return found

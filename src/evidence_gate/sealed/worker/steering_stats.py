@@ -36,6 +36,9 @@ def describe(strategy: object) -> str:
     Resolved first: a deferred strategy's own repr changes once resolved, and a run that drew examples resolved it,
     so a description without a run (`describe`) must read the same as one after it."""
     try:
+        validate = getattr(strategy, "validate", None)
+        if callable(validate):
+            validate()  # what a run does first: resolves the deferred strategies nested in it (one_of's branches)
         resolved = getattr(strategy, "wrapped_strategy", None)
     except Exception as exc:  # noqa: BLE001 - resolving ran code under test; that it raised is the description
         return f"{_repr(strategy)} = <resolving raised {type(exc).__name__}>"
