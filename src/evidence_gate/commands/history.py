@@ -185,8 +185,10 @@ def collect(repo: Repo, branch: str, limit: int = 2000, label: str = "") -> Hist
                     measured[key] = _measure(data, found, file)
                 fields = measured[key]
         points.append(Point(commit, when, subject, file, **fields))
-    oldest_parents = repo.parents(commits[0][0]) if commits else []
-    shallow = repo.is_shallow() and any(not repo.has_object(p) for p in oldest_parents)
+    # Cut by the clone: the walk ended before the limit at a commit whose object names parents (a boundary of a
+    # shallow clone, its parent missing or reached only through another side of a merge).
+    oldest_parents = repo.parents(commits[0][0]) if commits and len(commits) < limit else []
+    shallow = bool(oldest_parents) and repo.is_shallow()
     return History(label or branch, tip, tuple(points), shallow=shallow)
 
 
