@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_redteam_sealed import _alive_with
 
 from evidence_gate.lanes.properties import steering
 from evidence_gate.sealed.worker.assertion_hash import statement_hash
@@ -301,20 +302,6 @@ def test_no_process_of_the_head_outlives_into_the_census(git_repo: GitRepo, tmp_
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert not survivors, f"{len(survivors)} processes of the head's chain outlived the run"
-
-
-def _alive_with(argument: str) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if (
-                argument.encode() in (proc / "cmdline").read_bytes().split(b"\0")
-                and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-            ):
-                found.append(int(proc.name))
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 FREEZE = """\
