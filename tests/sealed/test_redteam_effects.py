@@ -152,3 +152,75 @@ m.register_callback(3, m.events.LINE, lambda code, line: None)
     assert got["outcome"] == "refused", got
     found = " ".join(map(str, got["found"]))  # type: ignore[call-overload]
     assert "sys.monitoring callback" in found and "sys.monitoring tool 3" in found, got
+
+
+# A harness module (under `_pytest`, so every attribute is watched), its identity snapshot, and the worker's audit
+# hook: `body` rebinds a function part, and the check that follows must name it.
+WRITES = """\
+import json, sys, types
+sys.path.insert(0, {src!r})
+from evidence_gate.sealed.worker import harness_guard
+from evidence_gate.sealed.worker.effects import Effects
+probe = types.ModuleType("_pytest._guard_probe")
+exec("def helper(x, y=1):\\n    return x + y\\ndef other(x, *, y=2):\\n    return x - y\\n", vars(probe))
+sys.modules["_pytest._guard_probe"] = probe
+effects = Effects(lambda event: None, "/nowhere")
+effects.install()
+snap = harness_guard.take()
+reads = []
+sys.addaudithook(lambda e, a: reads.append(a[1]) if e == "object.__getattr__" else None)
+first = snap.changed(None, effects.part_writes())
+def made(x):  # what Hypothesis does to the functions it creates: not a watched function, so no re-read
+    return x
+made.__defaults__, made.__code__ = (1,), probe.other.__code__
+del reads[:]
+second = snap.changed(None, effects.part_writes())
+quiet = [r for r in reads if r in ("__code__", "__defaults__", "__kwdefaults__")]
+{body}
+print(json.dumps({{"first": first, "second": second, "quiet_reads": len(quiet), "after": snap.changed(None, effects.part_writes())}}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        ("probe.helper.__code__ = probe.other.__code__", "helper#__code__"),
+        ("setattr(probe.helper, '__code__', probe.other.__code__)", "helper#__code__"),
+        ("object.__setattr__(probe.helper, '__code__', probe.other.__code__)", "helper#__code__"),
+        ("types.FunctionType.__code__.__set__(probe.helper, probe.other.__code__)", "helper#__code__"),
+        ("probe.helper.__defaults__ = (5,)", "helper#__defaults__"),
+        ("del probe.helper.__defaults__", "helper#__defaults__"),
+        ("probe.other.__kwdefaults__ = {'y': 0}", "other#__kwdefaults__"),
+        ("probe.other.__kwdefaults__ = None", "other#__kwdefaults__"),
+    ],
+)
+def test_a_function_part_rebound_between_checks_is_found_though_the_check_skips_unwritten_parts(
+    body: str, name: str
+) -> None:
+    """The identity check reads the harness functions' code and defaults (each read an audited event: a few ms a
+    check) only when the audit hook saw such a write; every way Python has to rebind one is such a write."""
+    code = WRITES.format(src=SRC, body=body)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["first"] == [] and got["second"] == [], got
+    assert got["quiet_reads"] == 0, got  # no watched function written since the first check: no part read again
+    assert f"_pytest._guard_probe.{name}" in got["after"], got
+
+
+def test_a_signal_handler_installed_after_a_clean_check_is_found_and_put_back() -> None:
+    """The signal check compares all handlers at once with the last clean check's; a later handler still differs."""
+    got = _run(
+        """
+import signal
+effects.check("first")
+before = signal.getsignal(signal.SIGUSR2)
+exec(compile("import signal; signal.signal(signal.SIGUSR2, lambda *a: None)", "/p/late.py", "exec"))
+effects.check("second")
+assert signal.getsignal(signal.SIGUSR2) == before, "the handler was not put back"
+effects.check("third")
+"""
+    )
+    assert [f for f in got["found"] if "SIGUSR2" in str(f)] == [
+        "a handler for SIGUSR2 (<lambda> defined at /p/late.py:1) was installed second"
+    ], got

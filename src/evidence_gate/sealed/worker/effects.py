@@ -22,8 +22,10 @@ Each finding is an `effects` event; the gate turns it into a `run-integrity` row
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # the C module behind `signal`
 import contextlib
 import gc
+import operator
 import os
 import signal
 import sys
@@ -33,7 +35,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .harness_guard import GETFRAME, HARNESS, MODULES
+from .harness_guard import FUNCTION_PARTS, GETFRAME, HARNESS, MODULES
 from .line_recorder import OFF, LineRecorder
 from .protocol import EV, Event
 
@@ -45,6 +47,10 @@ REFUSED = {
     "sys.monitoring.register_callback": "install a sys.monitoring callback (it can trace every line the tests run)",
 }
 CTYPES_LOOKUP = "ctypes.dlsym"
+# Bound before any repository code runs (the code under test could rebind `signal.getsignal` to hide a handler).
+_GETSIGNAL = _signal.getsignal
+# How CPython audits a write or deletion of a function's code and defaults (the only ways to rebind them).
+WRITES = frozenset({"object.__setattr__", "object.__delattr__"})
 # C API prefixes whose lookup through ctypes reaches the interpreter's internals (frames, tracing, memory).
 C_API = ("Py", "_Py")
 MAX_FINDINGS = 20
@@ -72,8 +78,21 @@ class Effects:
         self.reported: set[str] = set()
         self.count = 0  # every finding, repeated ones too (a run with one is not evidence)
         self.gc_callbacks = {id(c) for c in gc.callbacks}
+        self._numbers = tuple(_readable_signals())
+        self._handlers: tuple[object, ...] = ()  # the handlers the last signal check found, all the gate's
         self.signals = self._signals()
         self.installed = False
+        self._part_writes: set[int] = set()
+
+    def part_writes(self) -> set[int]:
+        """The ids of the functions whose `__code__`, `__defaults__` or `__kwdefaults__` was written (or deleted)
+        since the last call (Hypothesis rebinds those of the functions it creates); the harness identity check reads
+        its functions' parts again only when one of its own is among them."""
+        out: set[int] = set()
+        pending = self._part_writes
+        while pending:
+            out.add(pending.pop())  # one at a time: a write from another thread lands here or in the next call
+        return out
 
     # -- where a finding came from -------------------------------------------------------------------------------
 
@@ -152,6 +171,7 @@ class Effects:
         getframe = GETFRAME
         recorder = self.recorder
         recorder_code = recorder.own_code() if recorder is not None else frozenset()
+        written, parts, writes = WRITES, frozenset(FUNCTION_PARTS), self._part_writes
 
         def audit(event: str, args: tuple[Any, ...]) -> None:
             if event in refused:
@@ -165,6 +185,8 @@ class Effects:
                 report(refused[event], event)
             elif event == lookup and len(args) > 1 and str(args[1]).startswith(c_api):
                 report(f"reach the interpreter's C API ({args[1]}) through ctypes", event)
+            elif event in written and len(args) > 1 and args[1] in parts:
+                writes.add(id(args[0]))  # a function's code or defaults rebound: the identity check reads them again
 
         sys.addaudithook(audit)
 
@@ -228,23 +250,32 @@ class Effects:
                 gc.callbacks.remove(callback)
 
     def _signals(self) -> dict[int, object]:
-        out: dict[int, object] = {}
-        for number in signal.valid_signals():
-            try:
-                out[int(number)] = signal.getsignal(number)
-            except (OSError, ValueError):
-                continue
-        return out
+        """Each signal's handler as the C module reports it (`signal.getsignal` converts every number to an enum
+        member in Python, 64 times a check); the signals whose handler can be read are fixed at the first call."""
+        return dict(zip(self._numbers, map(_GETSIGNAL, self._numbers), strict=True))
 
     def _check_signals(self, when: str) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        for number, handler in self._signals().items():
+        handlers = tuple(map(_GETSIGNAL, self._numbers))
+        if len(handlers) == len(self._handlers) and all(map(operator.is_, handlers, self._handlers)):
+            return  # the same handlers as at the last check, which found them all the gate's
+        for number, handler in zip(self._numbers, handlers, strict=True):
             if handler is self.signals.get(number) or self._gate_owned(handler):
                 continue
             self.found(f"a handler for {signal.Signals(number).name} ({self._defined(handler)}) was installed {when}")
             with contextlib.suppress(OSError, ValueError, TypeError):
                 signal.signal(number, self.signals.get(number) or signal.SIG_DFL)  # type: ignore[arg-type]
+        self._handlers = tuple(map(_GETSIGNAL, self._numbers))  # after any handler put back
+
+
+def _readable_signals() -> Iterator[int]:
+    for number in signal.valid_signals():
+        try:
+            _GETSIGNAL(int(number))
+        except (OSError, ValueError):
+            continue
+        yield int(number)
 
 
 def _stack(frame: types.FrameType | None) -> Iterator[types.FrameType]:

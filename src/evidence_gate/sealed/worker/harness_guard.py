@@ -102,8 +102,13 @@ class Snapshot:
         self.held: dict[int, object] = {}  # identity -> the object watched
         # The same entries, grouped for the C-level check: (namespace, getter, objects, one name only)...
         self._mapped: list[tuple[Any, Any, tuple[object, ...], bool]] = []
-        # ...(owners, getter, objects) per function part, and (class namespaces, their sizes).
+        # ...(owners, getter, objects) per property part, the same per function part (whose reads are audited
+        # events: see `changed`), and (class namespaces, their sizes).
         self._read: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        self._audited: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        # Whether every function part has been compared once, and the ids of the functions whose parts are watched.
+        self._parts_seen = False
+        self._functions: set[int] = set()
         self._sizes: tuple[tuple[Any, ...], tuple[int, ...]] = ((), ())
         self._grouped = (0, 0, 0)  # how many entries, parts and classes the groups cover
 
@@ -161,16 +166,20 @@ class Snapshot:
             group_[0].append(owner)
             group_[1].append(ident)
         for part, (owned, idents) in owners.items():
-            self._read.append((tuple(owned), operator.attrgetter(part), tuple(self.held[i] for i in idents)))
+            read = (tuple(owned), operator.attrgetter(part), tuple(self.held[i] for i in idents))
+            (self._audited if part in FUNCTION_PARTS else self._read).append(read)
+            if part in FUNCTION_PARTS:
+                self._functions.update(map(id, owned))  # held by the snapshot: these ids are never reused
         self._sizes = (
             tuple(members for _key, members, _names in self.classes),
             tuple(len(names) for _key, _members, names in self.classes),
         )
         self._grouped = (len(self.entries), len(self.parts), len(self.classes))
 
-    def _same_objects(self) -> bool:
+    def _same_objects(self, function_parts: bool = True) -> bool:
         """True when every watched name still holds its object (the common case), checked in C; False when anything
-        differs or cannot be read, and `changed` then judges name by name."""
+        differs or cannot be read, and `changed` then judges name by name. `function_parts=False` leaves out the
+        functions' code and defaults (see `changed`)."""
         if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
             self._group()
         same = operator.is_  # identity only: an object's own __eq__ never takes part
@@ -179,7 +188,7 @@ class Snapshot:
                 found = getter(namespace)
                 if not (found is originals[0] if single else all(map(same, found, originals))):
                     return False
-            for owned, getter, originals in self._read:
+            for owned, getter, originals in (*self._read, *(self._audited if function_parts else ())):
                 if not all(map(same, map(getter, owned), originals)):
                     return False
         except (KeyError, AttributeError, TypeError):
@@ -201,12 +210,23 @@ class Snapshot:
                 ]
         return out
 
-    def changed(self, excused: dict[str, int | None] | None = None) -> list[str]:
+    def changed(self, excused: dict[str, int | None] | None = None, written: set[int] | None = None) -> list[str]:
         """Watched names whose object differs now; a name in `excused` holding the object a legitimate write set
-        (None: deleted) is not a change. A replaced function is named once, not also its code and defaults."""
+        (None: deleted) is not a change. A replaced function is named once, not also its code and defaults.
+
+        `written`: the ids of the functions whose `__code__`, `__defaults__` or `__kwdefaults__` the worker's audit
+        hook saw written since the last check (`Effects.part_writes`; CPython audits every such write, as
+        `object.__setattr__` or `object.__delattr__`, and every such read too). Once every part was compared, the
+        parts are read again only when a watched function is among them: each read is an audited event through the
+        hook, a few ms a check for the ~13,000 parts, where the rest of the check costs about one. None: always."""
         allowed = excused or {}
-        if self._same_objects():
+        if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
+            self._group()
+        skip = written is not None and self._parts_seen and self._functions.isdisjoint(written)
+        if self._same_objects(function_parts=not skip):
+            self._parts_seen = self._parts_seen or written is not None
             return sorted(k.replace(":", ".", 1) for k in self._grown(allowed))
+        self._parts_seen = self._parts_seen or written is not None  # judged name by name below: every part is read
         # Something differs: every watched name is judged, and the hits are named.
         hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
         hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
@@ -234,13 +254,7 @@ class Snapshot:
                 mapped.append((namespace, getter, originals, single))
                 continue
             mapped.append((namespace, getter, (found,) if single else tuple(found), single))
-        read = []
-        for owned, getter, originals in self._read:
-            try:
-                read.append((owned, getter, tuple(map(getter, owned))))
-            except (AttributeError, TypeError):
-                read.append((owned, getter, originals))
-        self._mapped, self._read = mapped, read
+        self._mapped, self._read, self._audited = mapped, _reread(self._read), _reread(self._audited)
 
     def extend(self) -> None:
         """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
@@ -254,6 +268,17 @@ class Snapshot:
             module = MODULES.get(name)
             if isinstance(module, types.ModuleType) and name not in self.modules:
                 self.add_module(name, module)
+
+
+def _reread(groups: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]]) -> list[Any]:
+    """`_rebase` for the getattr groups: each compared with the objects held now (unreadable: as before)."""
+    read = []
+    for owned, getter, originals in groups:
+        try:
+            read.append((owned, getter, tuple(map(getter, owned))))
+        except (AttributeError, TypeError):
+            read.append((owned, getter, originals))
+    return read
 
 
 def take() -> Snapshot:

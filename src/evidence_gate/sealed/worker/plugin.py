@@ -244,7 +244,9 @@ class SealedPlugin:
 
     def _tampered(self) -> list[str]:
         self.identity.extend()
-        return [*self.preexisting, *self.identity.changed(self.excused)]
+        # Without the audit hook installed (a plugin built outside a worker) the parts are always read.
+        writes = self.effects.part_writes() if self.effects.installed else None
+        return [*self.preexisting, *self.identity.changed(self.excused, writes)]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
