@@ -40,12 +40,18 @@ def test_merge_closes_ledgers_over_shards(
     assert code == 0, merged["violations"]
     assert sorted(ledger(merged)["attempted_seeds"]) == [11, 12, 13, 14]
     assert ledger(merged)["status"] == "budget_pass_no_freeze"
-    # Each shard's census described the property on the baseline and counted the seeds its head discards could
-    # have been steered on (none here); the merged ledger keeps all four head counts and needs no other.
+    # The first shard's census described the property on the baseline (strategies do not depend on the seed); each
+    # shard counts the seeds its head discards could have been steered on (none here), so the second starts no
+    # census worker. The merged ledger keeps all four head counts and needs no other.
     steer = ledger(merged)["steering"]
     assert sorted(steer["head"]["outcomes"]) == sorted(steer["head"]["discards"]) == ["11", "12", "13", "14"]
     assert steer["baseline"]["strategies"] == steer["head"]["strategies"] is not None, steer
     assert steer["compared"] == [] and steering.uncounted(steer) == [], steer
+    census = [
+        [w["name"] for w in json.loads(p.read_text())["sealed"]["workers"] if w["name"].startswith("steer")]
+        for p in paths
+    ]
+    assert census == [["steer-describe"], []], census
     # The shifted-clock replay of the plan's first seed runs once, in the first shard, as in an unsharded run.
     assert [(r["kind"], r["seed"]) for r in ledger(merged)["replays"]] == [("shifted", 11)]
     shards = [json.loads(p.read_text()) for p in paths]

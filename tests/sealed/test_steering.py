@@ -361,3 +361,22 @@ def test_freeze_still_excuses_the_real_failure(patch: dict[str, str], git_repo: 
     assert found["excuse"]["excused"] is True
     assert all(r["same_failure"] and r["blob"] for r in found["excuse"]["replays"]), found["excuse"]
     assert "property-failed" not in rows(receipt)
+
+
+def test_a_census_that_could_not_run_fails_every_property_closed(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process the head's code left that no sweep could kill means no census (nothing after it is the baseline's
+    alone): every property is `property-steered` for want of the baseline's strategies, never a silent pass."""
+    from evidence_gate.sealed import run as sealed_run
+
+    monkeypatch.setattr(sealed_run.Workspace, "fresh_scratch", lambda self: False)
+    red_repo(git_repo, fresh_seeds=0, seeds=[11, 12], jobs=1)
+    git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "property-steered", receipt["violations"]
+    assert not [w for w in receipt["sealed"]["workers"] if w["name"].startswith("steer")], receipt["sealed"]["workers"]
+    found = ledger(receipt)["steering"]
+    assert found is not None and found["baseline"]["strategies"] is None, found
+    messages = [v["message"] for v in receipt["violations"] if v["row"] == "property-steered"]
+    assert any("did not report the property's strategies" in m for m in messages), messages

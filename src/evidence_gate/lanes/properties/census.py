@@ -1,7 +1,7 @@
 """The baseline's census for the steering comparison, launched after the head ran.
 
-Every collected property node's strategies are described on the baseline (collection, no example), and each
-planned seed whose head run of that node discarded enough examples to be a steered rise (`steering.needed`) runs
+Every collected property node's strategies are described on the baseline (collection, no example; in the first
+shard only, since they do not depend on the seed), and each planned seed whose head run of that node discarded enough examples to be a steered rise (`steering.needed`) runs
 again on the baseline as a census (`steer-N` workers; `steer-describe` when nothing needs a count). The census runs in a tree of its own, written from git once the
 head's code has finished, with a home and temporary folder the head's code never saw, its leftovers in /dev/shm
 removed and every process it left killed (or no census: every property then fails closed).
@@ -27,7 +27,7 @@ def census_jobs(plan: Plan, heads: list[WorkerResult], tree: str) -> list[Job]:
     """The census' workers, by collected node (a whole-file entry has many): each needed (node, seed), and a
     `describe` of every node that needs none. One worker, or one per core once the census has at least one seed's
     worth of runs of every node: below that a second collection costs more CPU than the wall time it saves."""
-    if plan.trees.base is None or not plan.seeds or not plan.request.specs:
+    if not plan.compares_steering:
         return []  # only fresh seeds, or a shard that owns none: there is no planned seed to compare
     planned = [e for e in result_events(heads) if e.get("kind") == Kind.PLAN]
     nodes = sorted({str(e.get("node")) for e in planned})
@@ -38,6 +38,8 @@ def census_jobs(plan: Plan, heads: list[WorkerResult], tree: str) -> list[Job]:
         counted += [(node, s) for s in seeds]
         if not seeds:
             described.append(node)
+    if not plan.first_shard:
+        described = []  # the strategies do not depend on the seed: the first shard describes every node
     n = max(1, min(plan.parallel, len(counted) // max(1, len(nodes))))
     jobs = [Job(f"{STEER_PREFIX}{i}", tree) for i in range(n)]
     for i, (node, seed) in enumerate(counted):

@@ -71,6 +71,10 @@ class HeadRuns:
     fixture_hash: str | None
     # Every job of the run (the replays' too), for what they scheduled.
     jobs_all: list[Job] = field(default_factory=list)
+    # This run compares with the baseline's census (`Plan.compares_steering`) and describes the strategies (the
+    # first shard).
+    compares: bool = False
+    describes: bool = True
 
 
 def static_tests(source: bytes, file: str, spec: str) -> list[str]:
@@ -103,7 +107,15 @@ def collect_ledgers(plan: Plan, launched: Launched) -> tuple[list[dict[str, Any]
     props = req.config.properties
     head_jobs = [j for j in plan.jobs if j.name.startswith(HEAD_PREFIX)]
     runs = HeadRuns(
-        plan.seeds, plan.fresh, head_jobs, launched.by_job(plan), launched.order, plan.fixture_hash, plan.jobs
+        plan.seeds,
+        plan.fresh,
+        head_jobs,
+        launched.by_job(plan),
+        launched.order,
+        plan.fixture_hash,
+        plan.jobs,
+        compares=plan.compares_steering,
+        describes=plan.first_shard,
     )
     if req.shard is not None and not runs.jobs:
         return [], []  # a shard that owns no seed (see `_jobs`): nothing to collect, nothing to close
@@ -175,12 +187,19 @@ def _ledger(
 def _steering(node: str, runs: HeadRuns, plan_results: list[ResultEvent]) -> dict[str, Any] | None:
     """The recorded steering comparison of one node: its planned head runs against the baseline's census."""
     steer = [w for name, w in runs.by_job.items() if name.startswith(STEER_PREFIX)]
-    if not steer:
-        return None
+    if not runs.compares:
+        return None  # nothing to compare: only fresh seeds (or a shard that owns no seed)
     census = (Kind.STEER_BASE, Kind.DESCRIBE)
+    # A census that could not run (a process the head left survived) leaves `base` empty: the section then shows
+    # no baseline strategies and no count, and `steering.rows` fails the property closed.
     base = [e for e in result_events(steer) if e.get("node") == node and e.get("kind") in census]
     head = [e for e in plan_results if e.get("kind") == Kind.PLAN]
-    return steering.section(head, base, runs.plan)
+    recorded = steering.section(head, base, runs.plan)
+    if not runs.describes and recorded["baseline"]["strategies"] is None:
+        # A later shard: the strategies do not depend on the seed, and the first shard compares them (its census
+        # describes every node); this one records its seeds' counts, which the merge adds to the first's.
+        recorded["head"]["strategies"] = None
+    return recorded
 
 
 def _excuse(

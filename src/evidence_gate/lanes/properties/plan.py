@@ -161,6 +161,13 @@ class Plan:
     # The patch's changed lines of code under test, which the head's property workers record.
     changed_code: tuple[patch_coverage.ChangedFile, ...] = ()
 
+    @property
+    def compares_steering(self) -> bool:
+        """Whether this run compares its planned seeds with the baseline's (the steering census): not with fresh
+        seeds only, nor in a shard that owns none. Every such run records a steering section per property, whether
+        its census ran or not (a census that could not run leaves the property failing closed)."""
+        return self.trees.base is not None and bool(self.seeds) and bool(self.request.specs)
+
 
 EXCUSE_JOB = "excuse-base"
 
@@ -196,7 +203,8 @@ def other_trees(req: DynamicRequest, ws: Workspace, trees: Trees) -> Trees:
     test_files = locked_modules(req, trees.locked)
     owner = ws.runner.owner
     base: Path | None = None
-    # The baseline describes its properties in every shard (steering, after the head, in a tree of its own) and
+    # The baseline counts discards in every shard, describes strategies in the first (steering, after the head, in a
+    # tree of its own) and
     # runs the first shard's counterexamples and removal replays.
     if req.specs or (first_shard and bool(req.removed)):
         base = ws.root / "base"

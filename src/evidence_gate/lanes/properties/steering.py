@@ -197,7 +197,8 @@ def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Viola
 
 def merge(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     """One property's sections from several shards as one: the seeds, counts and outcomes of all of them, the
-    strategies of the first that reported any (each shard compared its own against its own baseline run)."""
+    strategies of the first that reported any (the first shard's: a later one records none unless its own census
+    ran and showed the baseline's, and then compared them itself)."""
     found = [p for p in parts if p]
     if not found:
         return None
