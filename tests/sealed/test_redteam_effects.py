@@ -117,6 +117,8 @@ sys.setprofile(None)
     [
         ("import sys\nsys.settrace(lambda *a: None)", "trace function"),
         ("import threading\nthreading.setprofile(lambda *a: None)", "thread profile hook"),
+        # Written straight into the module, with the state check's own reader rebound to say there is none.
+        ("import sys, threading\nthreading._trace_hook = print\nsys.gettrace = lambda: None", "thread trace hook"),
         ("import sys\nsys.addaudithook(lambda *a: None)", "audit hook"),
         (
             'exec(compile("import threading; threading.settrace(lambda *a: None)", "/p/calc.py", "exec"))\n'

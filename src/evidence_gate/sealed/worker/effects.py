@@ -47,8 +47,12 @@ REFUSED = {
     "sys.monitoring.register_callback": "install a sys.monitoring callback (it can trace every line the tests run)",
 }
 CTYPES_LOOKUP = "ctypes.dlsym"
-# Bound before any repository code runs (the code under test could rebind `signal.getsignal` to hide a handler).
+# Bound before any repository code runs (the code under test could rebind `signal.getsignal`, `sys.gettrace` or
+# `sys.getprofile` to hide what it installed).
 _GETSIGNAL = _signal.getsignal
+_GETTRACE = sys.gettrace
+_GETPROFILE = sys.getprofile
+_THREADING = vars(threading)  # the module's own namespace: its hooks are read where `threading.settrace` writes them
 # How CPython audits a write or deletion of a function's code and defaults (the only ways to rebind them).
 WRITES = frozenset({"object.__setattr__", "object.__delattr__"})
 # C API prefixes whose lookup through ctypes reaches the interpreter's internals (frames, tracing, memory).
@@ -213,21 +217,33 @@ class Effects:
         before = self.count
         for problem in self.recorder.problems() if self.recorder is not None else ():
             self.found(f"{problem} ({when})")
-        for kind, current, clear in self._hooks():
-            if current is not None:
-                self.found(f"a {kind} ({self._defined(current)}) was installed {when}")
-                clear()
+        if self._hooked():  # after each example: a few lookups when nothing is installed (the common case)
+            for kind, current, clear in self._hooks():
+                if current is not None:
+                    self.found(f"a {kind} ({self._defined(current)}) was installed {when}")
+                    clear()
         if full:
             self._check_gc(when)
             self._check_signals(when)
         return self.count == before
 
+    def _hooked(self) -> bool:
+        """Whether any trace, profile, thread or monitoring hook but the gate's own recorder is installed now."""
+        trace = _GETTRACE()
+        if trace is not None and (self.recorder is None or trace is not self.recorder.trace):
+            return True
+        names = _THREADING
+        if _GETPROFILE() is not None or names.get("_trace_hook") is not None or names.get("_profile_hook") is not None:
+            return True
+        monitoring = getattr(sys, "monitoring", None)
+        return monitoring is not None and any(monitoring.get_tool(t) is not None for t in range(MONITORING_TOOLS))
+
     def _hooks(self) -> Iterator[tuple[str, object, Callable[[], object]]]:
-        trace = sys.gettrace()
+        trace = _GETTRACE()
         if self.recorder is not None and trace is self.recorder.trace:
             trace = None  # the gate's own recorder
         yield "trace function (sys.settrace)", trace, lambda: None
-        yield "profile function (sys.setprofile)", sys.getprofile(), lambda: None
+        yield "profile function (sys.setprofile)", _GETPROFILE(), lambda: None
         yield "thread trace hook (threading.settrace)", getattr(threading, "_trace_hook", None), _clear("_trace_hook")
         yield (
             "thread profile hook (threading.setprofile)",

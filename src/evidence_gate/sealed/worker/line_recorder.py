@@ -66,6 +66,7 @@ class LineRecorder:
         self.trace = self._global_tracer()
         self.installed = False
         self.stopped = False
+        self._own = frozenset(self.tracers.values())  # the frame trace functions the recorder itself sets
 
     def _line_tracer(self, path: str, rel: str, pending: set[int]) -> Callable[..., Any]:
         emit, active = self.emit, self.active
@@ -135,8 +136,10 @@ class LineRecorder:
             what = "turned off (no trace function)" if current is None else f"replaced by {current!r}"[:200]
             self.problems_found.append(f"the gate's line recorder was {what}, so no line count is evidence")
             self.installed = False  # reported once
-        own = frozenset(self.tracers.values())
-        frame: types.FrameType | None = _GETFRAME(1)
+        own = self._own
+        # Frame trace functions act only while a trace function is set: once the recorder is off (stopped when done,
+        # or found turned off above) one set on a running frame is inert, and a new trace function is refused.
+        frame: types.FrameType | None = _GETFRAME(1) if self.installed else None
         while frame is not None:
             if frame.f_trace is not None and frame.f_trace not in own:
                 self._foreign_frame_trace(frame)
