@@ -294,3 +294,16 @@ def test_one_rev_parse_is_kept_only_when_git_answers_plainly(tmp_path: Path) -> 
             pinned.toplevel()
             assert pinned.resolve(name) == (first if name in ("main", first) else None)
         assert len(asked) == expected, (name, asked)
+
+
+def test_the_trusted_side_of_the_property_run_never_imports_the_harness() -> None:
+    """The gate's own process plans, launches and judges the sealed run: pytest, Hypothesis and pluggy belong to the
+    workers. Imported here they cost the gate's process (alive beside every worker) about 7 MiB and their start-up."""
+    code = (
+        "import sys\n"
+        "import evidence_gate.gate, evidence_gate.commands.freeze\n"
+        "from evidence_gate.lanes.properties import census, lane, ledgers, replays\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'pytest', '_pytest', 'hypothesis', 'pluggy'}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout

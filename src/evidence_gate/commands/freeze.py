@@ -22,8 +22,7 @@ from evidence_gate.row_ids import CONFIG_INVALID, RUN_INTEGRITY
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import Workspace, limits, run_install, run_worker
 from evidence_gate.sealed.worker import confinement
-from evidence_gate.sealed.worker.plugin import matches_spec
-from evidence_gate.sealed.worker.protocol import EV, Event, Kind
+from evidence_gate.sealed.worker.protocol import EV, Event, Kind, matches_spec
 from evidence_gate.strict_parse import load_json
 
 DEFAULT_TTL_DAYS = 14

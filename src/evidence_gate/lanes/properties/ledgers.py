@@ -25,8 +25,7 @@ from evidence_gate.receipt import facts as run_facts
 from evidence_gate.row_ids import RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult
 from evidence_gate.sealed.worker.assertion_hash import matches
-from evidence_gate.sealed.worker.plugin import matches_spec
-from evidence_gate.sealed.worker.protocol import EV, PLAN_KINDS, Event, Kind, ResultEvent, is_shrink
+from evidence_gate.sealed.worker.protocol import EV, PLAN_KINDS, Event, Kind, ResultEvent, is_shrink, matches_spec
 
 
 def _collected(workers: list[WorkerResult]) -> list[str]:

@@ -14,8 +14,7 @@ from evidence_gate.row_ids import FREEZE_EXPIRED, FREEZE_REMOVED_STILL_FAILING, 
 from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import WorkerResult, Workspace, run_worker
 from evidence_gate.sealed.worker.assertion_hash import matches
-from evidence_gate.sealed.worker.plugin import matches_spec
-from evidence_gate.sealed.worker.protocol import PLAN_KINDS, Kind, ResultEvent
+from evidence_gate.sealed.worker.protocol import PLAN_KINDS, Kind, ResultEvent, matches_spec
 
 
 def excuse_stage(ws: Workspace, plan: Plan, launched: Launched) -> tuple[Plan, Launched]:

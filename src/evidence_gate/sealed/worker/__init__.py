@@ -7,5 +7,5 @@ baseline compares for steering), `clock` (the shifted wall clock of a replay).
 Everything here runs inside the sealed interpreter, where it is linked under the private name
 `_evidence_gate_runner` (this file is not linked: the runner writes its own). These modules import only the
 standard library, pytest, Hypothesis and each other, relatively (`from . import x`). The gate side imports some of
-them too (`protocol`, `provenance`, `assertion_hash`, `plugin.matches_spec`, `confinement.shortfall`).
+them too (`protocol`, `provenance`, `assertion_hash`, `protocol.matches_spec`, `confinement.shortfall`).
 """

@@ -24,7 +24,7 @@ from _pytest.runner import runtestprotocol
 from . import failures, harness_guard, steering_stats
 from .assertion_hash import bound_failures, exception_hash
 from .effects import Effects
-from .protocol import EV, PLAN_KINDS, Event, Job, Kind, shrink_kind
+from .protocol import EV, PLAN_KINDS, Event, Job, Kind, matches_spec, shrink_kind
 
 # Per-example digests a result carries, so that two runs of one seed can name the first example that differs.
 MAX_CASE_DIGESTS = 64
@@ -39,13 +39,6 @@ HOOKED = (
 def snapshot() -> harness_guard.Snapshot:
     """Identity of the harness's code, classes, descriptors and constants, taken before repository code loads."""
     return harness_guard.take()
-
-
-def matches_spec(nodeid: str, spec: str) -> bool:
-    """Whether a collected node id belongs to a SCORE_PROPERTIES entry (file, node, or parametrized node)."""
-    if "::" not in spec:
-        return nodeid.startswith(spec + "::")
-    return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
 
 
 def _test_function(item: pytest.Item) -> Any:

@@ -190,3 +190,10 @@ def result_problem(event: Mapping[str, Any]) -> str | None:
             wanted = " or ".join("null" if t is _NONE else t.__name__ for t in types)
             return f"a result event's {key!r} is {type(value).__name__}, not {wanted}"
     return None
+
+
+def matches_spec(nodeid: str, spec: str) -> bool:
+    """Whether a collected node id belongs to a SCORE_PROPERTIES entry (file, node, or parametrized node)."""
+    if "::" not in spec:
+        return nodeid.startswith(spec + "::")
+    return nodeid == spec or nodeid.startswith((spec + "[", spec + "::"))
