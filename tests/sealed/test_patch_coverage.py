@@ -190,3 +190,29 @@ def test_a_frame_trace_function_of_the_code_under_test_fails(tmp_path: Path) -> 
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
     assert "frame trace function the gate did not install" in messages, messages
+
+
+PAUSER = """\
+import gc
+
+
+def double(x):
+    for found in gc.get_objects():
+        if type(found).__name__ == "LineRecorder":
+            found.pause()  # what the gate does around pytest's assertion rewriter, here never resumed
+    if x > 10**9:
+        return x + x
+    return x * 2
+"""
+
+
+def test_code_under_test_that_pauses_the_recorder_and_never_resumes_fails(tmp_path: Path) -> None:
+    """The recorder pauses while pytest rewrites a test file's asserts (no repository code runs then). Code under test
+    that reaches the recorder and pauses it turns it off like `sys.settrace(None)`: run-integrity, never a pass."""
+    repo = GitRepo(tmp_path / "r")
+    red_repo(repo, extra=_allowing("gc.get_objects"))
+    repo.commit("patch", {"src/calc.py": PAUSER})
+    receipt = judge(repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
+    assert "line recorder was turned off" in messages, messages

@@ -77,6 +77,7 @@ class SealedPlugin:
         "_pytest.monkeypatch:MonkeyPatch.delattr",
         "_pytest.runner:_update_current_test_var",
         "hypothesis.core:deterministic_PRNG",
+        "_pytest.assertion.rewrite:_rewrite_test",
     )
 
     def __init__(
@@ -157,6 +158,27 @@ class SealedPlugin:
         setattr(_pytest.runner, "_update_current_test_var", hidden)  # noqa: B010
         os.environ.pop("PYTEST_CURRENT_TEST", None)
         self._reseed_examples()
+        self._rewrite_untraced()
+
+    def _rewrite_untraced(self) -> None:
+        """A head worker's line recorder pauses while pytest rewrites a test file's asserts: parsing and compiling the
+        source runs no repository code (the module is executed afterwards, traced), and the trace function on every
+        call of the AST walk cost about 0.7 s of CPU a worker on attrs' suite."""
+        recorder = self.effects.recorder
+        from _pytest.assertion import rewrite  # noqa: PLC0415
+
+        original = getattr(rewrite, "_rewrite_test", None)
+        if recorder is None or not callable(original):
+            return
+
+        def rewrite_test(*args: Any, **kwargs: Any) -> Any:
+            recorder.pause()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                recorder.resume()
+
+        setattr(rewrite, "_rewrite_test", rewrite_test)  # noqa: B010
 
     def _reseed_examples(self) -> None:
         """Hypothesis seeds the global `random` with 0 before every example, so inside one `random.getstate()` equals
