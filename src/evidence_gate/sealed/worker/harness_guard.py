@@ -42,6 +42,7 @@ STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
 # Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
 # pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
 FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+MAX_WRAPPED = 8  # how deep a chain of `__wrapped__` is followed
 # Bound at import, before any test runs: a test may delete or patch these on `sys` (attrs' own suite deletes
 # `sys._getframe`), and the worker's judgement must not notice.
 GETFRAME = sys._getframe
@@ -62,19 +63,38 @@ def _watched_value(name: str, value: object) -> bool:
 
 
 def function_parts(key: str, value: object) -> Iterator[tuple[str, int]]:
-    """Identities of a function's code, defaults and keyword defaults (a property's accessors), keyed under `key`."""
-    for part, owner in _parts(value):
-        yield f"{key}#{part}", id(getattr(owner, part, None))
+    """Identities of a function's code, defaults and keyword defaults (a property's accessors, a classmethod's or
+    staticmethod's function, the functions a wrapper wraps), keyed under `key`."""
+    for label, owner, attr in _parts(value):
+        yield f"{key}#{label}", id(getattr(owner, attr, None))
 
 
-def _parts(value: object) -> Iterator[tuple[str, object]]:
-    func = getattr(value, "__func__", value)  # classmethod / staticmethod / bound method
-    if isinstance(func, types.FunctionType):
-        for part in FUNCTION_PARTS:
-            yield part, func
+def _parts(value: object) -> Iterator[tuple[str, object, str]]:
+    """(label, owner, attribute) of each part that decides what a watched callable runs: its function's code and
+    defaults, and those of every function it wraps (`__wrapped__`: `functools.wraps`, `lru_cache`, a context
+    manager's generator function); a property's accessors and their functions' parts; the function a classmethod or
+    staticmethod holds (`classmethod.__init__` re-initialises one in place, with no audited event)."""
+    yield from _function_chain("", getattr(value, "__func__", value))  # classmethod / staticmethod / bound method
+    if isinstance(value, classmethod | staticmethod):
+        yield "__func__", value, "__func__"
     if isinstance(value, property):
-        for part in ("fget", "fset", "fdel"):
-            yield part, value
+        for accessor in ("fget", "fset", "fdel"):
+            yield accessor, value, accessor
+            yield from _function_chain(f"{accessor}.", getattr(value, accessor, None))
+
+
+def _function_chain(prefix: str, func: object) -> Iterator[tuple[str, object, str]]:
+    seen: set[int] = set()
+    while func is not None and id(func) not in seen and len(seen) < MAX_WRAPPED:
+        seen.add(id(func))
+        if isinstance(func, types.FunctionType):
+            for part in FUNCTION_PARTS:
+                yield f"{prefix}{part}", func, part
+        try:
+            func = vars(func).get("__wrapped__")  # set by functools.update_wrapper, in the wrapper's own dict
+        except TypeError:  # no __dict__
+            return
+        prefix += "__wrapped__."
 
 
 _missing = object()  # lower-case: not itself a watched constant
@@ -144,10 +164,16 @@ class Snapshot:
             self._add_parts(f"{key}.{attr}", member)
 
     def _add_parts(self, key: str, value: object) -> None:
-        for part, owner in _parts(value):
-            current = getattr(owner, part, None)
+        for label, owner, attr in _parts(value):
+            current = getattr(owner, attr, None)
             self.held[id(current)] = current
-            self.parts.append((f"{key}#{part}", owner, part, id(current)))
+            self.parts.append((f"{key}#{label}", owner, attr, id(current)))
+            if attr == "__kwdefaults__" and isinstance(current, dict):
+                # `f.__kwdefaults__` is the function's own dict: a default written into it is no audited event and
+                # leaves the dict's identity as it was, so each default is watched as a name of that dict.
+                for name, default in list(current.items()):
+                    self.entries.append((f"{key}#{label}[{name}]", current, name, id(default)))
+                    self.held[id(default)] = default
 
     def _group(self) -> None:
         """Extend the C-level groups to the entries, parts and classes added since they were last built."""
