@@ -126,6 +126,10 @@ class Snapshot:
         # events: see `changed`), and (class namespaces, their sizes).
         self._read: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
         self._audited: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        # ...the functions' keyword-only defaults, one flat group read in C: (dicts, names, objects), and the ids of
+        # those dicts (a few hundred, each with a name or two: one group each would double the check's cost).
+        self._defaults: tuple[tuple[Any, ...], tuple[str, ...], tuple[object, ...]] = ((), (), ())
+        self._kwdicts: set[int] = set()
         # Whether every function part has been compared once, and the ids of the functions whose parts are watched.
         self._parts_seen = False
         self._functions: set[int] = set()
@@ -171,6 +175,7 @@ class Snapshot:
             if attr == "__kwdefaults__" and isinstance(current, dict):
                 # `f.__kwdefaults__` is the function's own dict: a default written into it is no audited event and
                 # leaves the dict's identity as it was, so each default is watched as a name of that dict.
+                self._kwdicts.add(id(current))
                 for name, default in list(current.items()):
                     self.entries.append((f"{key}#{label}[{name}]", current, name, id(default)))
                     self.held[id(default)] = default
@@ -179,13 +184,20 @@ class Snapshot:
         """Extend the C-level groups to the entries, parts and classes added since they were last built."""
         done_entries, done_parts, _classes = self._grouped
         namespaces: dict[int, tuple[Any, list[str], list[int]]] = {}
+        dicts, names_, defaults = (list(x) for x in self._defaults)
         for _key, namespace, name, ident in self.entries[done_entries:]:
+            if id(namespace) in self._kwdicts:
+                dicts.append(namespace)
+                names_.append(name)
+                defaults.append(self.held[ident])
+                continue
             group = namespaces.setdefault(id(namespace), (namespace, [], []))
             group[1].append(name)
             group[2].append(ident)
         for namespace, names, idents in namespaces.values():
             originals = tuple(self.held[i] for i in idents)
             self._mapped.append((namespace, operator.itemgetter(*names), originals, len(names) == 1))
+        self._defaults = (tuple(dicts), tuple(names_), tuple(defaults))
         owners: dict[str, tuple[list[Any], list[int]]] = {}
         for _key, owner, part, ident in self.parts[done_parts:]:
             group_ = owners.setdefault(part, ([], []))
@@ -217,6 +229,9 @@ class Snapshot:
             for owned, getter, originals in (*self._read, *(self._audited if function_parts else ())):
                 if not all(map(same, map(getter, owned), originals)):
                     return False
+            dicts, names, defaults = self._defaults
+            if not all(map(same, map(operator.getitem, dicts, names), defaults)):
+                return False
         except (KeyError, AttributeError, TypeError):
             return False
         return True
@@ -281,6 +296,9 @@ class Snapshot:
                 continue
             mapped.append((namespace, getter, (found,) if single else tuple(found), single))
         self._mapped, self._read, self._audited = mapped, _reread(self._read), _reread(self._audited)
+        dicts, names, defaults = self._defaults
+        now = tuple(d.get(n, _missing) for d, n in zip(dicts, names, strict=True))
+        self._defaults = (dicts, names, tuple(o if v is _missing else v for v, o in zip(now, defaults, strict=True)))
 
     def extend(self) -> None:
         """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
