@@ -166,3 +166,81 @@ def test_a_lasting_excused_write_keeps_every_later_change_visible(probe: types.M
     assert snap.changed(excused) == [f"{NAME}.helper", f"{NAME}.other"]
     probe.helper = original
     assert snap.changed(excused) == [f"{NAME}.other"]
+
+
+WRAPPERS = """\
+import contextlib, functools
+def build(x, *, strict=False):
+    return x
+@contextlib.contextmanager
+def scope(x):
+    yield x
+@functools.lru_cache(maxsize=None)
+def cached(x):
+    return x
+class Report:
+    @classmethod
+    def make(cls, x):
+        return x
+    @staticmethod
+    def check(x):
+        return x
+    @property
+    def passed(self):
+        return self.outcome == 'passed'
+"""
+
+
+@pytest.fixture
+def wrappers() -> Iterator[types.ModuleType]:
+    module = types.ModuleType(NAME)
+    exec(compile(WRAPPERS, f"<{NAME}>", "exec"), vars(module))
+    module.Report.__module__ = NAME
+    sys.modules[NAME] = module
+    try:
+        yield module
+    finally:
+        sys.modules.pop(NAME, None)
+
+
+def _true(self: object) -> bool:
+    return True
+
+
+def test_a_property_accessor_s_own_code_written_in_place_is_found(wrappers: types.ModuleType) -> None:
+    """`Report.passed.fget.__code__ = …` keeps the property and its fget: only the accessor's code tells."""
+    snap = _snapshot(wrappers)
+    wrappers.Report.passed.fget.__code__ = _true.__code__
+    assert wrappers.Report().passed is True  # every report passes now
+    assert snap.changed() == [f"{NAME}.Report.passed#fget.__code__"]
+
+
+@pytest.mark.parametrize(("name", "kind"), [("make", classmethod), ("check", staticmethod)])
+def test_a_classmethod_or_staticmethod_reinitialised_in_place_is_found(
+    wrappers: types.ModuleType, name: str, kind: type
+) -> None:
+    """`classmethod.__init__(wrapper, other)` swaps the function the class's own wrapper object holds (no audited
+    event, the same object in the class's dict, the old function's code untouched)."""
+    snap = _snapshot(wrappers)
+    kind.__init__(vars(wrappers.Report)[name], lambda *a: "forged")
+    assert getattr(wrappers.Report, name)(1) == "forged"
+    assert snap.changed() == [f"{NAME}.Report.{name}#__func__"]
+
+
+@pytest.mark.parametrize("name", ["scope", "cached"])
+def test_the_code_of_a_function_a_wrapper_wraps_is_watched(wrappers: types.ModuleType, name: str) -> None:
+    """A context manager's generator function, an lru_cache's function: reached through `__wrapped__`, what the
+    watched wrapper runs."""
+    snap = _snapshot(wrappers)
+    inner = getattr(wrappers, name).__wrapped__
+    inner.__code__ = (lambda x: "forged").__code__ if name == "cached" else inner.__code__.replace(co_name="forged")
+    assert snap.changed(written={id(inner)}) == [f"{NAME}.{name}#__wrapped__.__code__"]
+
+
+def test_a_keyword_default_written_into_the_function_s_own_dict_is_found(wrappers: types.ModuleType) -> None:
+    """`f.__kwdefaults__` is the function's own dict: writing into it is no audited event and keeps its identity."""
+    snap = _snapshot(wrappers)
+    wrappers.build.__kwdefaults__["strict"] = True
+    assert snap.changed(written=set()) == [f"{NAME}.build#__kwdefaults__[strict]"]
+    wrappers.build.__kwdefaults__["strict"] = False
+    assert snap.changed(written=set()) == []

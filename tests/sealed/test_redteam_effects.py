@@ -226,3 +226,54 @@ effects.check("third")
     assert [f for f in got["found"] if "SIGUSR2" in str(f)] == [
         "a handler for SIGUSR2 (<lambda> defined at /p/late.py:1) was installed second"
     ], got
+
+
+# A write of a function part that raises no audit event: `PyFunction_SetDefaults` from C (`_testcapi` has
+# `function_set_defaults` from 3.12, the image's 3.13 included), or the function's pointer written through ctypes.
+UNAUDITED = """\
+import ctypes, json, sys, types
+sys.path.insert(0, {src!r})
+from evidence_gate.sealed.worker import harness_guard
+from evidence_gate.sealed.worker.effects import Effects
+from evidence_gate.sealed.worker.plugin import SealedPlugin
+probe = types.ModuleType("_pytest._guard_probe")
+exec("def helper(x, y=1):\\n    return x + y\\n", vars(probe))
+sys.modules["_pytest._guard_probe"] = probe
+effects = Effects(lambda event: None, "/nowhere")
+effects.install()
+snap = harness_guard.take()
+first = snap.changed(None, effects.part_writes())
+new = (5,)
+if {how!r} == "testcapi":
+    import _testcapi
+    _testcapi.function_set_defaults(probe.helper, new)
+else:
+    ctypes.c_ssize_t.from_address(id(new)).value += 1  # the reference the function now holds
+    slots = [ctypes.c_void_p.from_address(id(probe.helper) + 8 * i) for i in range(2, 24)]
+    next(s for s in slots if s.value == id(probe.helper.__defaults__)).value = id(new)
+assert probe.helper.__defaults__ is new and probe.helper(1) == 6
+between = snap.changed(None, effects.part_writes())
+events = []
+stub = types.SimpleNamespace(identity=snap, effects=effects, preexisting=[], excused={{}}, emit=events.append)
+stub._tampered = types.MethodType(SealedPlugin._tampered, stub)
+stub._report_foreign_hooks = lambda config: None
+SealedPlugin.pytest_sessionfinish(stub, types.SimpleNamespace(config=None), 0)
+print(json.dumps({{"first": first, "between": between, "finished": events[-1]}}))
+"""
+
+
+@pytest.mark.parametrize("how", ["ctypes", "testcapi"])
+def test_a_function_part_written_with_no_audit_event_is_still_found_by_the_session_s_last_check(how: str) -> None:
+    """The per-item check skips the function parts unless the audit hook saw one written; a write that raises no
+    audit event (C's `PyFunction_SetDefaults`, reached through `_testcapi` on 3.12+, or ctypes) is then not seen
+    between items, so the check at the session's end reads every part, as every check did before the skip."""
+    if how == "testcapi":
+        testcapi = pytest.importorskip("_testcapi")
+        if not hasattr(testcapi, "function_set_defaults"):
+            pytest.skip("_testcapi.function_set_defaults is new in Python 3.12")
+    code = UNAUDITED.format(src=SRC, how=how)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["first"] == [] and got["between"] == [], got  # what the skip accepts between two items
+    assert got["finished"]["tampered"] == ["_pytest._guard_probe.helper#__defaults__"], got

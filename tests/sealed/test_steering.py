@@ -380,3 +380,15 @@ def test_a_census_that_could_not_run_fails_every_property_closed(
     assert found is not None and found["baseline"]["strategies"] is None, found
     messages = [v["message"] for v in receipt["violations"] if v["row"] == "property-steered"]
     assert any("did not report the property's strategies" in m for m in messages), messages
+
+
+def test_a_head_that_reported_no_strategies_against_a_baseline_that_did_is_a_row() -> None:
+    """The property is locked, so both trees run it through Hypothesis; code under test that blanks the test's
+    `hypothesis._given_kwargs` (or removes the handle) makes the head report no strategies. That compares nothing
+    and must fail closed, as a baseline that reported none does, not pass as a property without strategies."""
+    recorded = _section({"1": 0}, {"1": 0})
+    recorded["head"]["strategies"] = None
+    [found] = steering.rows("p::t", "p.py", recorded)
+    assert "head's runs did not report the property's strategies" in found.message
+    recorded["baseline"]["strategies"] = None  # neither runs it through Hypothesis: nothing to compare
+    assert steering.rows("p::t", "p.py", recorded) == []

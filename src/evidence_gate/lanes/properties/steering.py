@@ -154,6 +154,18 @@ def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Viola
                 file,
             )
         )
+    elif isinstance(before_s, dict) and after_s is None:
+        # The baseline runs the (locked, identical) property through Hypothesis and the head's runs showed nothing to
+        # compare: the code under test hid the strategies (the test's `hypothesis` handle is reachable from it).
+        found.append(
+            Violation(
+                ROW,
+                f"{node}: the head's runs did not report the property's strategies, which the baseline's run of the "
+                "same seeds did, so what the patch changed in what it draws cannot be compared; find the code under "
+                "test that reaches the test function's `hypothesis` handle",
+                file,
+            )
+        )
     elif isinstance(before_s, dict) and isinstance(after_s, dict):
         for name in sorted(set(before_s) | set(after_s)):
             was, now = before_s.get(name, "(none)"), after_s.get(name, "(none)")

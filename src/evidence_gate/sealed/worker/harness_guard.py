@@ -42,6 +42,7 @@ STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "builtins")
 # Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
 # pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
 FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+MAX_WRAPPED = 8  # how deep a chain of `__wrapped__` is followed
 # Bound at import, before any test runs: a test may delete or patch these on `sys` (attrs' own suite deletes
 # `sys._getframe`), and the worker's judgement must not notice.
 GETFRAME = sys._getframe
@@ -62,19 +63,38 @@ def _watched_value(name: str, value: object) -> bool:
 
 
 def function_parts(key: str, value: object) -> Iterator[tuple[str, int]]:
-    """Identities of a function's code, defaults and keyword defaults (a property's accessors), keyed under `key`."""
-    for part, owner in _parts(value):
-        yield f"{key}#{part}", id(getattr(owner, part, None))
+    """Identities of a function's code, defaults and keyword defaults (a property's accessors, a classmethod's or
+    staticmethod's function, the functions a wrapper wraps), keyed under `key`."""
+    for label, owner, attr in _parts(value):
+        yield f"{key}#{label}", id(getattr(owner, attr, None))
 
 
-def _parts(value: object) -> Iterator[tuple[str, object]]:
-    func = getattr(value, "__func__", value)  # classmethod / staticmethod / bound method
-    if isinstance(func, types.FunctionType):
-        for part in FUNCTION_PARTS:
-            yield part, func
+def _parts(value: object) -> Iterator[tuple[str, object, str]]:
+    """(label, owner, attribute) of each part that decides what a watched callable runs: its function's code and
+    defaults, and those of every function it wraps (`__wrapped__`: `functools.wraps`, `lru_cache`, a context
+    manager's generator function); a property's accessors and their functions' parts; the function a classmethod or
+    staticmethod holds (`classmethod.__init__` re-initialises one in place, with no audited event)."""
+    yield from _function_chain("", getattr(value, "__func__", value))  # classmethod / staticmethod / bound method
+    if isinstance(value, classmethod | staticmethod):
+        yield "__func__", value, "__func__"
     if isinstance(value, property):
-        for part in ("fget", "fset", "fdel"):
-            yield part, value
+        for accessor in ("fget", "fset", "fdel"):
+            yield accessor, value, accessor
+            yield from _function_chain(f"{accessor}.", getattr(value, accessor, None))
+
+
+def _function_chain(prefix: str, func: object) -> Iterator[tuple[str, object, str]]:
+    seen: set[int] = set()
+    while func is not None and id(func) not in seen and len(seen) < MAX_WRAPPED:
+        seen.add(id(func))
+        if isinstance(func, types.FunctionType):
+            for part in FUNCTION_PARTS:
+                yield f"{prefix}{part}", func, part
+        try:
+            func = vars(func).get("__wrapped__")  # set by functools.update_wrapper, in the wrapper's own dict
+        except TypeError:  # no __dict__
+            return
+        prefix += "__wrapped__."
 
 
 _missing = object()  # lower-case: not itself a watched constant
@@ -106,6 +126,10 @@ class Snapshot:
         # events: see `changed`), and (class namespaces, their sizes).
         self._read: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
         self._audited: list[tuple[tuple[Any, ...], Any, tuple[object, ...]]] = []
+        # ...the functions' keyword-only defaults, one flat group read in C: (dicts, names, objects), and the ids of
+        # those dicts (a few hundred, each with a name or two: one group each would double the check's cost).
+        self._defaults: tuple[tuple[Any, ...], tuple[str, ...], tuple[object, ...]] = ((), (), ())
+        self._kwdicts: set[int] = set()
         # Whether every function part has been compared once, and the ids of the functions whose parts are watched.
         self._parts_seen = False
         self._functions: set[int] = set()
@@ -144,22 +168,36 @@ class Snapshot:
             self._add_parts(f"{key}.{attr}", member)
 
     def _add_parts(self, key: str, value: object) -> None:
-        for part, owner in _parts(value):
-            current = getattr(owner, part, None)
+        for label, owner, attr in _parts(value):
+            current = getattr(owner, attr, None)
             self.held[id(current)] = current
-            self.parts.append((f"{key}#{part}", owner, part, id(current)))
+            self.parts.append((f"{key}#{label}", owner, attr, id(current)))
+            if attr == "__kwdefaults__" and isinstance(current, dict):
+                # `f.__kwdefaults__` is the function's own dict: a default written into it is no audited event and
+                # leaves the dict's identity as it was, so each default is watched as a name of that dict.
+                self._kwdicts.add(id(current))
+                for name, default in list(current.items()):
+                    self.entries.append((f"{key}#{label}[{name}]", current, name, id(default)))
+                    self.held[id(default)] = default
 
     def _group(self) -> None:
         """Extend the C-level groups to the entries, parts and classes added since they were last built."""
         done_entries, done_parts, _classes = self._grouped
         namespaces: dict[int, tuple[Any, list[str], list[int]]] = {}
+        dicts, names_, defaults = (list(x) for x in self._defaults)
         for _key, namespace, name, ident in self.entries[done_entries:]:
+            if id(namespace) in self._kwdicts:
+                dicts.append(namespace)
+                names_.append(name)
+                defaults.append(self.held[ident])
+                continue
             group = namespaces.setdefault(id(namespace), (namespace, [], []))
             group[1].append(name)
             group[2].append(ident)
         for namespace, names, idents in namespaces.values():
             originals = tuple(self.held[i] for i in idents)
             self._mapped.append((namespace, operator.itemgetter(*names), originals, len(names) == 1))
+        self._defaults = (tuple(dicts), tuple(names_), tuple(defaults))
         owners: dict[str, tuple[list[Any], list[int]]] = {}
         for _key, owner, part, ident in self.parts[done_parts:]:
             group_ = owners.setdefault(part, ([], []))
@@ -191,6 +229,9 @@ class Snapshot:
             for owned, getter, originals in (*self._read, *(self._audited if function_parts else ())):
                 if not all(map(same, map(getter, owned), originals)):
                     return False
+            dicts, names, defaults = self._defaults
+            if not all(map(same, map(operator.getitem, dicts, names), defaults)):
+                return False
         except (KeyError, AttributeError, TypeError):
             return False
         return True
@@ -255,6 +296,9 @@ class Snapshot:
                 continue
             mapped.append((namespace, getter, (found,) if single else tuple(found), single))
         self._mapped, self._read, self._audited = mapped, _reread(self._read), _reread(self._audited)
+        dicts, names, defaults = self._defaults
+        now = tuple(d.get(n, _missing) for d, n in zip(dicts, names, strict=True))
+        self._defaults = (dicts, names, tuple(o if v is _missing else v for v, o in zip(now, defaults, strict=True)))
 
     def extend(self) -> None:
         """Watch harness modules imported since (a lazy import), leaving the known ones as they were.
