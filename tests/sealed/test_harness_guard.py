@@ -40,16 +40,21 @@ def _source() -> str:
     )
 
 
-@pytest.fixture
-def probe() -> Iterator[types.ModuleType]:
+def _registered(source: str) -> Iterator[types.ModuleType]:
+    """`source` as the harness module NAME (its `Report` class defined there), unregistered afterwards."""
     module = types.ModuleType(NAME)
-    exec(compile(_source(), f"<{NAME}>", "exec"), vars(module))
+    exec(compile(source, f"<{NAME}>", "exec"), vars(module))
     module.Report.__module__ = NAME
     sys.modules[NAME] = module
     try:
         yield module
     finally:
         sys.modules.pop(NAME, None)
+
+
+@pytest.fixture
+def probe() -> Iterator[types.ModuleType]:
+    yield from _registered(_source())
 
 
 def _snapshot(module: types.ModuleType) -> harness_guard.Snapshot:
@@ -193,14 +198,7 @@ class Report:
 
 @pytest.fixture
 def wrappers() -> Iterator[types.ModuleType]:
-    module = types.ModuleType(NAME)
-    exec(compile(WRAPPERS, f"<{NAME}>", "exec"), vars(module))
-    module.Report.__module__ = NAME
-    sys.modules[NAME] = module
-    try:
-        yield module
-    finally:
-        sys.modules.pop(NAME, None)
+    yield from _registered(WRAPPERS)
 
 
 def _true(self: object) -> bool:

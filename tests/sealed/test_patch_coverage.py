@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evidence_gate.lanes.properties import patch_coverage
 from evidence_gate.receipt import access as receipt_access
 from evidence_gate.receipt import types as receipt_types
@@ -118,17 +120,42 @@ def test_code_compiled_under_a_changed_files_name_does_not_count(tmp_path: Path)
     assert "src/calc.py:3" in cov["unreached"]
 
 
-def test_code_under_test_that_turns_the_recorder_off_fails(tmp_path: Path) -> None:
+PAUSER = """\
+import gc
+
+
+def double(x):
+    for found in gc.get_objects():
+        if type(found).__name__ == "LineRecorder":
+            found.pause()  # what the gate does around pytest's assertion rewriter, here never resumed
+    if x > 10**9:
+        return x + x
+    return x * 2
+"""
+
+OFF = (
+    "import sys\n\ndef double(x):\n    sys.settrace(None)\n    if x > 10**9:\n        return x + x\n    return x * 2\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "probe", "said"),
+    [
+        pytest.param(OFF, "sys.settrace", "line recorder", id="settrace-none"),
+        pytest.param(PAUSER, "gc.get_objects", "line recorder was turned off", id="paused-never-resumed"),
+    ],
+)
+def test_code_under_test_that_turns_the_recorder_off_fails(code: str, probe: str, said: str, tmp_path: Path) -> None:
     """`sys.settrace(None)` in the code under test (allowed by a human as a probe, so it runs) is refused while the
-    gate records lines and is run-integrity: switching the recorder off can never make a pass."""
-    off = "import sys\n\ndef double(x):\n    sys.settrace(None)\n    if x > 10**9:\n        return x + x\n    return x * 2\n"
+    gate records lines, and pausing the recorder (what the gate does while pytest rewrites a test file's asserts) and
+    never resuming it turns it off: run-integrity, so switching the recorder off can never make a pass."""
     repo = GitRepo(tmp_path / "r")
-    red_repo(repo, extra=_allowing("sys.settrace"))
-    repo.commit("patch", {"src/calc.py": off})
+    red_repo(repo, extra=_allowing(probe))
+    repo.commit("patch", {"src/calc.py": code})
     receipt = judge(repo, tmp_path)
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
-    assert "line recorder" in messages, messages
+    assert said in messages, messages
 
 
 def test_shards_record_their_lines_and_the_merge_decides_over_their_union(tmp_path: Path) -> None:
@@ -190,29 +217,3 @@ def test_a_frame_trace_function_of_the_code_under_test_fails(tmp_path: Path) -> 
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
     messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
     assert "frame trace function the gate did not install" in messages, messages
-
-
-PAUSER = """\
-import gc
-
-
-def double(x):
-    for found in gc.get_objects():
-        if type(found).__name__ == "LineRecorder":
-            found.pause()  # what the gate does around pytest's assertion rewriter, here never resumed
-    if x > 10**9:
-        return x + x
-    return x * 2
-"""
-
-
-def test_code_under_test_that_pauses_the_recorder_and_never_resumes_fails(tmp_path: Path) -> None:
-    """The recorder pauses while pytest rewrites a test file's asserts (no repository code runs then). Code under test
-    that reaches the recorder and pauses it turns it off like `sys.settrace(None)`: run-integrity, never a pass."""
-    repo = GitRepo(tmp_path / "r")
-    red_repo(repo, extra=_allowing("gc.get_objects"))
-    repo.commit("patch", {"src/calc.py": PAUSER})
-    receipt = judge(repo, tmp_path)
-    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
-    messages = " ".join(v["message"] for v in receipt["violations"] if v["row"] == "run-integrity")
-    assert "line recorder was turned off" in messages, messages

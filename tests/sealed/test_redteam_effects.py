@@ -158,7 +158,7 @@ m.register_callback(3, m.events.LINE, lambda code, line: None)
 
 # A harness module (under `_pytest`, so every attribute is watched), its identity snapshot, and the worker's audit
 # hook: `body` rebinds a function part, and the check that follows must name it.
-WRITES = """\
+PROBED = """\
 import json, sys, types
 sys.path.insert(0, {src!r})
 from evidence_gate.sealed.worker import harness_guard
@@ -169,6 +169,10 @@ sys.modules["_pytest._guard_probe"] = probe
 effects = Effects(lambda event: None, "/nowhere")
 effects.install()
 snap = harness_guard.take()
+"""
+WRITES = (
+    PROBED
+    + """\
 reads = []
 sys.addaudithook(lambda e, a: reads.append(a[1]) if e == "object.__getattr__" else None)
 first = snap.changed(None, effects.part_writes())
@@ -181,6 +185,7 @@ quiet = [r for r in reads if r in ("__code__", "__defaults__", "__kwdefaults__")
 {body}
 print(json.dumps({{"first": first, "second": second, "quiet_reads": len(quiet), "after": snap.changed(None, effects.part_writes())}}))
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -230,18 +235,11 @@ effects.check("third")
 
 # A write of a function part that raises no audit event: `PyFunction_SetDefaults` from C (`_testcapi` has
 # `function_set_defaults` from 3.12, the image's 3.13 included), or the function's pointer written through ctypes.
-UNAUDITED = """\
-import ctypes, json, sys, types
-sys.path.insert(0, {src!r})
-from evidence_gate.sealed.worker import harness_guard
-from evidence_gate.sealed.worker.effects import Effects
+UNAUDITED = (
+    PROBED
+    + """\
+import ctypes
 from evidence_gate.sealed.worker.plugin import SealedPlugin
-probe = types.ModuleType("_pytest._guard_probe")
-exec("def helper(x, y=1):\\n    return x + y\\n", vars(probe))
-sys.modules["_pytest._guard_probe"] = probe
-effects = Effects(lambda event: None, "/nowhere")
-effects.install()
-snap = harness_guard.take()
 first = snap.changed(None, effects.part_writes())
 new = (5,)
 if {how!r} == "testcapi":
@@ -260,6 +258,7 @@ stub._report_foreign_hooks = lambda config: None
 SealedPlugin.pytest_sessionfinish(stub, types.SimpleNamespace(config=None), 0)
 print(json.dumps({{"first": first, "between": between, "finished": events[-1]}}))
 """
+)
 
 
 @pytest.mark.parametrize("how", ["ctypes", "testcapi"])
