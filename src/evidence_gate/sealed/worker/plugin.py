@@ -14,7 +14,6 @@ import contextlib
 import copy
 import hashlib
 import os
-import re
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -45,25 +44,6 @@ def _test_function(item: pytest.Item) -> Any:
     """The function an item runs (a method's underlying function), or None."""
     obj = getattr(item, "obj", None)
     return getattr(obj, "__func__", obj)
-
-
-class StopReasons:
-    """Hypothesis' own reasons a search stopped (engine.ExitReason), matched on the text its statistics carry."""
-
-    def __init__(self) -> None:
-        from hypothesis.internal.conjecture.engine import ExitReason  # noqa: PLC0415 - version-stable enum
-
-        self.patterns = [
-            (m.name, re.compile(re.escape(str(m.value)).replace(re.escape("{s.max_examples}"), r"\d+")))
-            for m in sorted(ExitReason, key=lambda m: -len(str(m.value)))
-        ]
-
-    def name(self, text: str | None) -> str | None:
-        """The ExitReason member's name for a `stopped-because` text, or None."""
-        for name, pattern in self.patterns:
-            if text is not None and pattern.fullmatch(text):
-                return name
-        return None
 
 
 class SealedPlugin:
@@ -104,7 +84,7 @@ class SealedPlugin:
         self.trusted_settings = settings.get_profile("default")
         self.origins = harness_guard.Origins(self.trusted_files)
         self.where = failures.Where(self.tree, self.origins, self.trusted_files)
-        self.stop_reasons = StopReasons()
+        self.stop_reasons = steering_stats.StopReasons()
         # Statistics count only when Hypothesis' own engine delivered them (see _note_statistics).
         self.statistics_code = (note_statistics.__code__, StateForActualGivenExecution.run_engine.__code__)
         self.last_failure: dict[str, Any] = {}

@@ -3,7 +3,8 @@
 Each `@given` argument's strategy as its `repr` after resolution, Hypothesis' discard count, the minimal example's
 `@reproduce_failure` blob; the baseline's census run (failures counted, not stopping the search, so a red baseline
 still shows how many examples its own code makes the property discard) and the replay of a head's minimal example
-on the baseline. Standard library and Hypothesis only.
+on the baseline; and the name of Hypothesis' reason a search stopped (`StopReasons`). Standard library and
+Hypothesis only.
 """
 
 from __future__ import annotations
@@ -146,3 +147,22 @@ def prepare(target: Any, kind: str, replay: str | None, census: Census) -> Calla
 
         return restore_replay
     return lambda: None
+
+
+class StopReasons:
+    """Hypothesis' own reasons a search stopped (engine.ExitReason), matched on the text its statistics carry."""
+
+    def __init__(self) -> None:
+        from hypothesis.internal.conjecture.engine import ExitReason  # noqa: PLC0415 - version-stable enum
+
+        self.patterns = [
+            (m.name, re.compile(re.escape(str(m.value)).replace(re.escape("{s.max_examples}"), r"\d+")))
+            for m in sorted(ExitReason, key=lambda m: -len(str(m.value)))
+        ]
+
+    def name(self, text: str | None) -> str | None:
+        """The ExitReason member's name for a `stopped-because` text, or None."""
+        for name, pattern in self.patterns:
+            if text is not None and pattern.fullmatch(text):
+                return name
+        return None
