@@ -301,6 +301,9 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
         effects.recorder.install()  # after the harness's imports (not worth tracing), before any repository code
     sys.path.extend(job["paths"])
     plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
+    # The plugin kept what differed from it (`preexisting`) and took its own snapshot; this one (about 7 MiB of
+    # names and identities) is not needed for the rest of the session.
+    del before
     origin = provenance.ProvenancePlugin(expected, emit)
     code = pytest.main(pytest_args(job), plugins=[plugin, origin])
     origin.report(final=True)
