@@ -379,7 +379,8 @@ def test_a_census_that_could_not_run_fails_every_property_closed(
     found = ledger(receipt)["steering"]
     assert found is not None and found["baseline"]["strategies"] is None, found
     messages = [v["message"] for v in receipt["violations"] if v["row"] == "property-steered"]
-    assert any("did not report the property's strategies" in m for m in messages), messages
+    assert found["census"] == steering.CENSUS_NOT_RUN, found
+    assert any("census did not run" in m and "end every process it starts" in m for m in messages), messages
 
 
 def test_a_head_that_reported_no_strategies_against_a_baseline_that_did_is_a_row() -> None:

@@ -194,6 +194,8 @@ def _steering(node: str, runs: HeadRuns, plan_results: list[ResultEvent]) -> dic
     base = [e for e in result_events(steer) if e.get("node") == node and e.get("kind") in census]
     head = [e for e in plan_results if e.get("kind") == Kind.PLAN]
     recorded = steering.section(head, base, runs.plan)
+    if not steer:
+        recorded["census"] = steering.CENSUS_NOT_RUN
     if not runs.describes and recorded["baseline"]["strategies"] is None:
         # A later shard: the strategies do not depend on the seed, and the first shard compares them (its census
         # describes every node); this one records its seeds' counts, which the merge adds to the first's.

@@ -20,6 +20,8 @@ from evidence_gate.row_ids import PROPERTY_STEERED
 from evidence_gate.sealed.worker.protocol import Kind
 
 ROW = PROPERTY_STEERED
+# Why a census that was due did not run (`section["census"]`): the only way a run that compares seeds has none.
+CENSUS_NOT_RUN = "a process the code under test started outlived every sweep after the head's workers"
 # A rise in discards counts as steering when it is at least this many examples ...
 MIN_RISE = 5
 # ... and more than this share of the examples the head kept on that seed.
@@ -142,7 +144,17 @@ def rows(node: str, file: str, recorded: Mapping[str, Any] | None) -> list[Viola
     found: list[Violation] = []
     head, base = recorded.get("head") or {}, recorded.get("baseline") or {}
     before_s, after_s = base.get("strategies"), head.get("strategies")
-    if before_s is None and after_s is not None:
+    if before_s is None and after_s is not None and recorded.get("census"):
+        found.append(
+            Violation(
+                ROW,
+                f"{node}: the baseline's steering census did not run ({recorded['census']}), so what the patch "
+                "changed in what the property draws cannot be compared; make the code under test end every process "
+                "it starts",
+                file,
+            )
+        )
+    elif before_s is None and after_s is not None:
         # The head ran the property through Hypothesis and the baseline's census could not show its strategies.
         outcomes = ", ".join(f"seed {s}: {o}" for s, o in sorted((base.get("outcomes") or {}).items())) or "not run"
         found.append(
@@ -219,6 +231,9 @@ def merge(parts: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
         "compared": [s for p in found for s in p.get("compared") or ()],
         "margin": dict(found[0].get("margin") or {"min_rise": MIN_RISE, "share": RISE_SHARE}),
     }
+    census = next((str(p["census"]) for p in found if p.get("census")), None)
+    if census is not None:
+        out["census"] = census
     for side in ("baseline", "head"):
         merged: dict[str, Any] = {"strategies": None, "discards": {}, "examples": {}}
         for part in found:
