@@ -232,8 +232,8 @@ class Effects:
         trace = _GETTRACE()
         if trace is not None and (self.recorder is None or trace is not self.recorder.trace):
             return True
-        names = _THREADING
-        if _GETPROFILE() is not None or names.get("_trace_hook") is not None or names.get("_profile_hook") is not None:
+        hooks = _THREADING
+        if _GETPROFILE() is not None or hooks.get("_trace_hook") is not None or hooks.get("_profile_hook") is not None:
             return True
         monitoring = getattr(sys, "monitoring", None)
         return monitoring is not None and any(monitoring.get_tool(t) is not None for t in range(MONITORING_TOOLS))
@@ -267,7 +267,7 @@ class Effects:
 
     def _signals(self) -> dict[int, object]:
         """Each signal's handler as the C module reports it (`signal.getsignal` converts every number to an enum
-        member in Python, 64 times a check); the signals whose handler can be read are fixed at the first call."""
+        member in Python, 64 times a check), for the signals whose handler could be read at start-up."""
         return dict(zip(self._numbers, map(_GETSIGNAL, self._numbers), strict=True))
 
     def _check_signals(self, when: str) -> None:

@@ -264,10 +264,10 @@ class Snapshot:
         if self._grouped != (len(self.entries), len(self.parts), len(self.classes)):
             self._group()
         skip = written is not None and self._parts_seen and self._functions.isdisjoint(written)
+        # Whatever follows reads every part unless it skips them: the fast path, or the judgement name by name.
+        self._parts_seen = self._parts_seen or written is not None
         if self._same_objects(function_parts=not skip):
-            self._parts_seen = self._parts_seen or written is not None
             return sorted(k.replace(":", ".", 1) for k in self._grown(allowed))
-        self._parts_seen = self._parts_seen or written is not None  # judged name by name below: every part is read
         # Something differs: every watched name is judged, and the hits are named.
         hits = [e for e in self.entries if id(e[1].get(e[2], _missing)) != e[3]]
         hits += [e for e in self.parts if id(getattr(e[1], e[2], None)) != e[3]]
