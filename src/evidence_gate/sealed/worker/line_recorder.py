@@ -3,12 +3,14 @@
 Worker-side (standard library only). Started by the worker after the harness's imports and before any repository
 path is on `sys.path` (so module-level lines run at import count, as coverage.py counts them); the seal's audit hook
 lets exactly its own start and stop through. Python 3.11 has no `sys.monitoring`, so it is a `sys.settrace`
-function, kept cheap: the global function costs one look-up per call and returns a line tracer only for a code
-object of a changed file, and only when that code object equals one compiled here, before any repository code ran,
-from the head's text the gate put in the job (`compile` with the file's own path, as importlib compiles it). Code
-the code under test compiled, built or unmarshalled under a changed file's name therefore never counts; neither
-does a file the code under test rewrote on disk. A file whose changed lines all ran is no longer traced, and once
-every changed line ran the recorder stops (at the next state check): nothing is left to learn.
+function, kept cheap: the global function looks up the frame's module `__file__` (read with no audited event,
+where `f_code` is one) in the files still to report, so any other call costs one look-up; it returns a line tracer
+only for a code object of a changed file, running in a module that names no other file, and only when that code
+object equals one compiled here, before any repository code ran, from the head's text the gate put in the job
+(`compile` with the file's own path, as importlib compiles it). Code the code under test compiled, built or
+unmarshalled under a changed file's name therefore never counts; neither does a file the code under test rewrote on
+disk. A file whose changed lines all ran is no longer traced, and once every changed line ran the recorder stops (at
+the next state check): nothing is left to learn.
 
 A line is reported (a `lines` event) the first time it runs; the set of lines still to report is the only state,
 so code under test that reaches it can only make fewer lines count. Turning the recorder off (`sys.settrace(None)`
@@ -33,6 +35,7 @@ _GETTRACE = sys.gettrace
 _GETFRAME = sys._getframe  # the stack the state check walks for frame trace functions
 _FRAME = types.FrameType
 _CODE = types.CodeType
+_DICT_GET = dict.get
 OFF = "turn off the gate's line recorder (sys.settrace(None) while the gate records which changed lines ran)"
 MAX_PROBLEMS = 5
 
@@ -88,6 +91,12 @@ class LineRecorder:
         known: dict[int, tuple[types.CodeType, Any]] = {}  # id -> (code, its tracer or None); the code pins the id
 
         def global_tracer(frame: types.FrameType, event: str, arg: object) -> Any:
+            # The module's `__file__` first: reading `f_code` is an audited event (a call of the seal's audit hook
+            # on every traced call), `f_globals` is not. A frame whose globals name a file with nothing left to
+            # report is not traced; only code running in a changed file's own module can count (see `genuine`).
+            file = _DICT_GET(frame.f_globals, "__file__")
+            if type(file) is str and file not in active:
+                return None
             code = frame.f_code
             tracer = active.get(code.co_filename)
             if tracer is None:

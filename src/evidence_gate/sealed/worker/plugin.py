@@ -70,6 +70,7 @@ class SealedPlugin:
         self.job = job
         self.emit = emit
         self.effects = effects or Effects(emit, str(job.get("tree", "")))
+        self.effects.settle()
         self.seed = 0
         self.examples_run = 0
         self.trials = int(job["trials"])

@@ -8,6 +8,7 @@ Imported inside the sealed run (standard library only) and by the trusted side, 
 from __future__ import annotations
 
 import importlib.machinery
+import operator
 import os
 import sys
 from typing import Any
@@ -61,6 +62,21 @@ def _files(module: Any) -> list[str]:
         return []
 
 
+def _top(name: object) -> str:
+    return name.partition(".")[0] if type(name) is str else ""
+
+
+def _location(module: Any) -> tuple[Any, ...]:
+    """A module's `__file__` and `__path__` entries as plain strings (anything else: a fresh object, never equal)."""
+    try:
+        file = getattr(module, "__file__", None)
+        path = tuple(getattr(module, "__path__", None) or ())
+    except Exception:  # noqa: BLE001 - any object can sit in sys.modules
+        return (object(),)
+    parts = (file, *path)
+    return parts if all(type(p) is str or p is None for p in parts) else (object(),)
+
+
 def check(expected: dict[str, str], modules: dict[str, Any] | None = None) -> dict[str, Any]:
     """The loaded code-under-test packages (`loaded`: name -> file) and the modules that came from elsewhere."""
     loaded: dict[str, str] = {}
@@ -88,10 +104,44 @@ class ProvenancePlugin:
         self.expected = expected
         self.emit = emit
         self.reported: set[str] = set()
+        # What the last full check judged: sys.modules' names and modules, and each code-under-test module's location.
+        self._judged: tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[Any, ...], ...]] | None = None
+
+    def _state(self) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[Any, ...], ...]]:
+        names, modules = tuple(sys.modules), tuple(sys.modules.values())
+        located = tuple(_location(m) for n, m in zip(names, modules, strict=True) if _top(n) in self.expected)
+        try:
+            cwd: Any = os.getcwd()  # noqa: PTH109 - a relative `__file__` is judged from here
+        except OSError:
+            cwd = object()
+        return names, modules, (cwd, *located)
+
+    def _unchanged(self) -> bool:
+        """Whether sys.modules holds the same names and modules as at the last full check (identities, compared in
+        C), each code-under-test module the same `__file__` and `__path__`, and the working folder is the same: then
+        there is nothing new to judge.
+        A test that swaps a module in and out between two checks is seen by the full check at the next change."""
+        judged = self._judged
+        if judged is None:
+            return False
+        names, modules, located = judged
+        try:
+            current = sys.modules
+            if len(current) != len(names) or not all(map(operator.is_, current, names)):
+                return False
+            if not all(map(operator.is_, current.values(), modules)):
+                return False
+            return self._state()[2] == located
+        except Exception:  # noqa: BLE001 - changed while read, or an object that cannot say where it is: judge all
+            return False
 
     def report(self, final: bool) -> None:
         """Emit new mismatches (and, at the end, everything loaded)."""
+        if not final and self._unchanged():
+            return
+        state = self._state()
         found = check(self.expected)
+        self._judged = state
         fresh = [m for m in found["mismatches"] if m["module"] not in self.reported]
         self.reported.update(m["module"] for m in fresh)
         if final or fresh:

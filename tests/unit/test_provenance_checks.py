@@ -1,0 +1,67 @@
+"""The per-test provenance check: skipped while nothing it judges changed, never while something did."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evidence_gate.sealed.worker import provenance
+
+NAME = "evgate_probe_module"
+
+
+def _plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, types.ModuleType, list[Any], list[int]]:
+    where = tmp_path / f"{NAME}.py"
+    module = types.ModuleType(NAME)
+    module.__file__ = str(where)
+    monkeypatch.setitem(sys.modules, NAME, module)
+    calls: list[int] = []
+    full = provenance.check
+
+    def counted(expected: dict[str, str], modules: dict[str, Any] | None = None) -> dict[str, Any]:
+        calls.append(1)
+        return full(expected, modules)
+
+    monkeypatch.setattr(provenance, "check", counted)
+    events: list[Any] = []
+    return provenance.ProvenancePlugin({NAME: str(where)}, events.append), module, events, calls
+
+
+def test_an_unchanged_sys_modules_is_not_judged_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin, _module, events, calls = _plugin(tmp_path, monkeypatch)
+    for _ in range(5):
+        plugin.report(final=False)
+    assert (len(calls), events) == (1, [])
+    plugin.report(final=True)  # the session's last check is always a full one
+    assert len(calls) == 2
+    assert events[-1]["loaded"] == {NAME: str(tmp_path / f"{NAME}.py")}
+
+
+@pytest.mark.parametrize("how", ["file", "swap", "path", "cwd"])
+def test_a_module_that_moved_since_the_last_check_is_judged_and_reported(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, module, events, _calls = _plugin(tmp_path, monkeypatch)
+    plugin.report(final=False)
+    elsewhere = "/elsewhere/" + NAME + ".py"
+    if how == "file":
+        module.__file__ = elsewhere
+    elif how == "swap":
+        other = types.ModuleType(NAME)
+        other.__file__ = elsewhere
+        monkeypatch.setitem(sys.modules, NAME, other)
+    elif how == "path":
+        module.__file__ = None  # type: ignore[assignment]
+        module.__path__ = ["/elsewhere"]
+    else:  # a relative `__file__` that pointed into the tree from the working folder, judged from another one
+        monkeypatch.chdir(tmp_path)
+        module.__file__ = f"{NAME}.py"
+        plugin.report(final=False)
+        assert events == []
+        monkeypatch.chdir(tmp_path.parent)
+    plugin.report(final=False)
+    assert [m["module"] for e in events for m in e["mismatches"]] == [NAME]
