@@ -120,7 +120,8 @@ def collect_ledgers(plan: Plan, launched: Launched) -> tuple[list[dict[str, Any]
         return [], []  # a shard that owns no seed (see `_jobs`): nothing to collect, nothing to close
     workers = [runs.by_job[j.name] for j in runs.jobs]
     collected = _collected(workers)
-    per_worker = [_collected([w]) for w in workers]
+    # What each head worker collected, with the properties it ran (a seed's properties may be spread over two).
+    per_worker = [(job.runs, _collected([w])) for job, w in zip(runs.jobs, workers, strict=True)]
     ledgers: list[dict[str, Any]] = []
     found: list[Violation] = []
     for spec in req.specs:
@@ -134,7 +135,10 @@ def collect_ledgers(plan: Plan, launched: Launched) -> tuple[list[dict[str, Any]
             nodes = [spec.node]
         source = plan.sources[spec.file] or b""
         for expected in static_tests(source, spec.file, spec.node):
-            if any(not any(n == expected or n.startswith(expected + "[") for n in nodes_of) for nodes_of in per_worker):
+            if any(
+                spec.node in ran and not any(n == expected or n.startswith(expected + "[") for n in nodes_of)
+                for ran, nodes_of in per_worker
+            ):
                 found.append(
                     Violation(
                         RUN_INTEGRITY,

@@ -238,6 +238,14 @@ def make_plan(req: DynamicRequest, trees: Trees) -> Plan:
     return Plan(req, first, seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel, sources, tuple(changed))
 
 
+def _shares(count: int, workers: int, after_last: int) -> list[int]:
+    """How many of `count` runs each head worker takes, in order: the same for each but the last, which is lighter by
+    the `after_last` runs its thread goes on to (none when that leaves it nothing)."""
+    each = -(-(count + after_last) // workers)
+    shares = [min(each, max(0, count - each * i)) for i in range(workers - 1)]
+    return [*shares, count - sum(shares)]
+
+
 def _owns_no_seed(req: DynamicRequest, seed_runs: list[tuple[int, Kind]]) -> bool:
     """Whether this run is a shard whose slice of the plan is empty and which draws no fresh seed."""
     return req.shard is not None and not seed_runs
@@ -251,11 +259,22 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     # property worker and writes no ledger, and the merge closes every ledger over the shards that own seeds.
     n_prop = 0 if _owns_no_seed(req, seed_runs) else max(1, min(parallel, len(seed_runs)))
     jobs = [Job(f"{HEAD_PREFIX}{i}", str(trees.head)) for i in range(n_prop)]
-    for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
-        for spec in req.specs:
-            jobs[i % n_prop].add(spec.node, seed, kind)
     sample = (seeds or fresh)[:1]
-    if n_prop and sample and _first_shard(req):
+    shifted_runs = len(req.specs) if n_prop and sample and _first_shard(req) else 0
+    if n_prop > 1 and n_prop == parallel and shifted_runs:
+        # Every thread of the pool starts a head worker, and the shifted replay waits for the first one free: the
+        # last head gets less, by the replay's runs and its start (about half a seed's runs on attrs' suite), so that
+        # both threads end together instead of one idling through the replay.
+        units = [(spec.node, seed, kind) for seed, kind in seed_runs for spec in req.specs]
+        for job, share in zip(jobs, _shares(len(units), n_prop, shifted_runs + shifted_runs // 2), strict=True):
+            for node, seed, kind in units[:share]:
+                job.add(node, seed, kind)
+            units = units[share:]
+    else:
+        for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
+            for spec in req.specs:
+                jobs[i % n_prop].add(spec.node, seed, kind)
+    if shifted_runs:
         # One sample seed per property, run again under another clock and hash seed: its examples must not change.
         # Once per plan: the first shard owns the plan's first seed, so shards merge to the unsharded replays.
         shifted = Job(SHIFTED_JOB, str(trees.head), hash_seed=SHIFTED_HASH_SEED, clock_shift_s=CLOCK_SHIFT_S)
