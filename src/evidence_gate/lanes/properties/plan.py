@@ -239,8 +239,8 @@ def make_plan(req: DynamicRequest, trees: Trees) -> Plan:
 
 
 def _shares(count: int, workers: int, after_last: int) -> list[int]:
-    """How many of `count` runs each head worker takes, in order: the same for each but the last, which is lighter by
-    the `after_last` runs its thread goes on to (none when that leaves it nothing)."""
+    """How many of `count` runs each head worker takes, in order: an even share of the runs and `after_last` (the
+    runs the last worker's thread goes on to), so the last takes that much less; a worker left none is not started."""
     each = -(-(count + after_last) // workers)
     shares = [min(each, max(0, count - each * i)) for i in range(workers - 1)]
     return [*shares, count - sum(shares)]

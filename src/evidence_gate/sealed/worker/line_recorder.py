@@ -3,9 +3,9 @@
 Worker-side (standard library only). Started by the worker after the harness's imports and before any repository
 path is on `sys.path` (so module-level lines run at import count, as coverage.py counts them); the seal's audit hook
 lets exactly its own start and stop through. Python 3.11 has no `sys.monitoring`, so it is a `sys.settrace`
-function, kept cheap: the global function looks up the frame's module `__file__` (read with no audited event,
-where `f_code` is one) in the files still to report, so any other call costs one look-up; it returns a line tracer
-only for a code object of a changed file, running in a module that names no other file, and only when that code
+function, kept cheap: the global function first looks up the frame's module `__file__` (read with no audited event,
+where `f_code` is one) in the files still to report, and skips the frame when it names another file, so any other
+call costs one look-up; it returns a line tracer only for a code object of a changed file, and only when that code
 object equals one compiled here, before any repository code ran, from the head's text the gate put in the job
 (`compile` with the file's own path, as importlib compiles it). Code the code under test compiled, built or
 unmarshalled under a changed file's name therefore never counts; neither does a file the code under test rewrote on

@@ -16,6 +16,7 @@ from typing import Any
 from .protocol import EV, Event
 
 MAX_MISMATCHES = 20
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def code_under_test(roots: list[str]) -> dict[str, str]:
@@ -62,10 +63,6 @@ def _files(module: Any) -> list[str]:
         return []
 
 
-def _top(name: object) -> str:
-    return name.partition(".")[0] if type(name) is str else ""
-
-
 def _location(module: Any) -> tuple[Any, ...]:
     """A module's `__file__` and `__path__` entries as plain strings (anything else: a fresh object, never equal)."""
     try:
@@ -105,11 +102,14 @@ class ProvenancePlugin:
         self.emit = emit
         self.reported: set[str] = set()
         # What the last full check judged: sys.modules' names and modules, and each code-under-test module's location.
-        self._judged: tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[Any, ...], ...]] | None = None
+        self._judged: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None = None
 
-    def _state(self) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[Any, ...], ...]]:
-        names, modules = tuple(sys.modules), tuple(sys.modules.values())
-        located = tuple(_location(m) for n, m in zip(names, modules, strict=True) if _top(n) in self.expected)
+    def _state(self, items: list[tuple[Any, Any]]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+        """What a check of `items` (one copy of sys.modules' items) judges: the names, the modules, and the working
+        folder with each code-under-test module's location."""
+        names, modules = tuple(map(_FIRST, items)), tuple(map(_SECOND, items))
+        expected = self.expected
+        located = [_location(m) for n, m in items if type(n) is str and n.partition(".")[0] in expected]
         try:
             cwd: Any = os.getcwd()  # noqa: PTH109 - a relative `__file__` is judged from here
         except OSError:
@@ -119,29 +119,32 @@ class ProvenancePlugin:
     def _unchanged(self) -> bool:
         """Whether sys.modules holds the same names and modules as at the last full check (identities, compared in
         C), each code-under-test module the same `__file__` and `__path__`, and the working folder is the same: then
-        there is nothing new to judge.
-        A test that swaps a module in and out between two checks is seen by the full check at the next change."""
+        there is nothing new to judge. A test that swaps a module in and out between two checks is seen by the full
+        check at the next change."""
         judged = self._judged
         if judged is None:
             return False
         names, modules, located = judged
         try:
-            current = sys.modules
-            if len(current) != len(names) or not all(map(operator.is_, current, names)):
+            items = list(sys.modules.items())  # one copy, in C: a thread that imports meanwhile changes none of it
+            if len(items) != len(names):
                 return False
-            if not all(map(operator.is_, current.values(), modules)):
-                return False
-            return self._state()[2] == located
-        except Exception:  # noqa: BLE001 - changed while read, or an object that cannot say where it is: judge all
+            now_names, now_modules, now_located = self._state(items)
+            same = operator.is_
+            return all(map(same, now_names, names)) and all(map(same, now_modules, modules)) and now_located == located
+        except Exception:  # noqa: BLE001 - an object that cannot say where it is: judge everything
             return False
 
     def report(self, final: bool) -> None:
         """Emit new mismatches (and, at the end, everything loaded)."""
         if not final and self._unchanged():
             return
-        state = self._state()
-        found = check(self.expected)
-        self._judged = state
+        items = list(sys.modules.items())
+        found = check(self.expected, dict(items))
+        try:
+            self._judged = None if final else self._state(items)
+        except Exception:  # noqa: BLE001 - judged in full again next time
+            self._judged = None
         fresh = [m for m in found["mismatches"] if m["module"] not in self.reported]
         self.reported.update(m["module"] for m in fresh)
         if final or fresh:
