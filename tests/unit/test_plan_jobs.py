@@ -25,16 +25,25 @@ def _runs(job: Any) -> list[tuple[str, int]]:
     return [(node, seed) for node, runs in job.runs.items() for seed, _kind in runs]
 
 
-@pytest.mark.parametrize(("parallel", "sizes"), [(2, [28, 12]), (3, [19, 19, 2])])
+@pytest.mark.parametrize(
+    ("seeds", "parallel", "sizes"),
+    [
+        # 40 runs and a replay of 10 after the lightest head (its start counted as 5 runs): 55 over two threads.
+        ([1, 2, 3, 4], 2, [28, 12]),
+        # Over three, the last head's 2 runs are not worth its start: two heads, and the replay on the third thread.
+        ([1, 2, 3, 4], 3, [20, 20]),
+        # A shard's two seeds: 20 runs and 15 after the last, 18 and 2: one head, the replay beside it.
+        ([1, 3], 2, [20]),
+    ],
+)
 def test_when_the_heads_take_every_thread_the_last_is_lighter_by_the_shifted_replay(
-    parallel: int, sizes: list[int]
+    seeds: list[int], parallel: int, sizes: list[int]
 ) -> None:
-    jobs = _jobs([1, 2, 3, 4], parallel)
-    heads = [jobs[f"head-{i}"] for i in range(parallel)]
-    # 40 runs and a replay of 10 after the lightest head (its start counted as half a seed's runs): 55 over the threads.
+    jobs = _jobs(seeds, parallel)
+    heads = [job for name, job in jobs.items() if name.startswith("head-")]
     assert [len(_runs(h)) for h in heads] == sizes
     every = [run for head in heads for run in _runs(head)]
-    assert sorted(every) == sorted((s.node, seed) for seed in (1, 2, 3, 4) for s in SPECS)
+    assert sorted(every) == sorted((s.node, seed) for seed in seeds for s in SPECS)
     assert len(_runs(jobs[SHIFTED_JOB])) == 10
 
 

@@ -238,12 +238,17 @@ def make_plan(req: DynamicRequest, trees: Trees) -> Plan:
     return Plan(req, first, seeds, fresh, trees, jobs, records, fixture_hash, limit, parallel, sources, tuple(changed))
 
 
-def _shares(count: int, workers: int, after_last: int) -> list[int]:
+def _shares(count: int, workers: int, after_last: int, start: int) -> list[int]:
     """How many of `count` runs each head worker takes, in order: an even share of the runs and `after_last` (the
-    runs the last worker's thread goes on to), so the last takes that much less; a worker left none is not started."""
+    runs the last worker's thread goes on to), so the last takes that much less. A last share smaller than `start`
+    (a worker's start-up and collection, in runs) is not worth a worker: the others share the runs, and the thread
+    left free starts the replay at once. A worker left none is not started."""
     each = -(-(count + after_last) // workers)
     shares = [min(each, max(0, count - each * i)) for i in range(workers - 1)]
-    return [*shares, count - sum(shares)]
+    last = count - sum(shares)
+    if workers > 1 and 0 < last < start:
+        return [*_shares(count, workers - 1, 0, start), 0]
+    return [*shares, last]
 
 
 def _owns_no_seed(req: DynamicRequest, seed_runs: list[tuple[int, Kind]]) -> bool:
@@ -263,10 +268,11 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     shifted_runs = len(req.specs) if n_prop and sample and _first_shard(req) else 0
     if n_prop > 1 and n_prop == parallel and shifted_runs:
         # Every thread of the pool starts a head worker, and the shifted replay waits for the first one free: the
-        # last head gets less, by the replay's runs and its start (about half a seed's runs on attrs' suite), so that
-        # both threads end together instead of one idling through the replay.
+        # last head gets less, by the replay's runs and its start (a start-up and collection cost about half a seed's
+        # runs on attrs' suite), so that both threads end together instead of one idling through the replay.
         units = [(spec.node, seed, kind) for seed, kind in seed_runs for spec in req.specs]
-        for job, share in zip(jobs, _shares(len(units), n_prop, shifted_runs + shifted_runs // 2), strict=True):
+        start = shifted_runs // 2
+        for job, share in zip(jobs, _shares(len(units), n_prop, shifted_runs + start, start), strict=True):
             for node, seed, kind in units[:share]:
                 job.add(node, seed, kind)
             units = units[share:]
