@@ -34,6 +34,8 @@ def _runs(job: Any) -> list[tuple[str, int]]:
         ([1, 2, 3, 4], 3, [20, 20]),
         # A shard's two seeds: 20 runs and 15 after the last, 18 and 2: one head, the replay beside it.
         ([1, 3], 2, [20]),
+        # One thread: one head runs everything, the replay after it.
+        ([1, 2, 3, 4], 1, [40]),
     ],
 )
 def test_when_the_heads_take_every_thread_the_last_is_lighter_by_the_shifted_replay(

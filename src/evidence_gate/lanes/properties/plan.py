@@ -243,6 +243,8 @@ def _shares(count: int, workers: int, after_last: int, start: int) -> list[int]:
     runs the last worker's thread goes on to), so the last takes that much less. A last share smaller than `start`
     (a worker's start-up and collection, in runs) is not worth a worker: the others share the runs, and the thread
     left free starts the replay at once. A worker left none is not started."""
+    if workers < 1:
+        return []
     each = -(-(count + after_last) // workers)
     shares = [min(each, max(0, count - each * i)) for i in range(workers - 1)]
     last = count - sum(shares)
@@ -266,20 +268,16 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     jobs = [Job(f"{HEAD_PREFIX}{i}", str(trees.head)) for i in range(n_prop)]
     sample = (seeds or fresh)[:1]
     shifted_runs = len(req.specs) if n_prop and sample and _first_shard(req) else 0
-    if n_prop > 1 and n_prop == parallel and shifted_runs:
-        # Every thread of the pool starts a head worker, and the shifted replay waits for the first one free: the
-        # last head gets less, by the replay's runs and its start (a start-up and collection cost about half a seed's
-        # runs on attrs' suite), so that both threads end together instead of one idling through the replay.
-        units = [(spec.node, seed, kind) for seed, kind in seed_runs for spec in req.specs]
-        start = shifted_runs // 2
-        for job, share in zip(jobs, _shares(len(units), n_prop, shifted_runs + start, start), strict=True):
-            for node, seed, kind in units[:share]:
-                job.add(node, seed, kind)
-            units = units[share:]
-    else:
-        for i, (seed, kind) in enumerate(seed_runs if n_prop else []):
-            for spec in req.specs:
-                jobs[i % n_prop].add(spec.node, seed, kind)
+    # The runs in seed order, in even shares. When every thread of the pool starts a head worker, the shifted replay
+    # waits for the first one free: the last head gets less, by the replay's runs and its start (a start-up and
+    # collection cost about half a seed's runs on attrs' suite), so that the threads end together instead of one
+    # idling through the replay.
+    units = [(spec.node, seed, kind) for seed, kind in seed_runs for spec in req.specs] if n_prop else []
+    queued = shifted_runs if n_prop == parallel else 0
+    for job, share in zip(jobs, _shares(len(units), n_prop, queued + queued // 2, queued // 2), strict=True):
+        for node, seed, kind in units[:share]:
+            job.add(node, seed, kind)
+        units = units[share:]
     if shifted_runs:
         # One sample seed per property, run again under another clock and hash seed: its examples must not change.
         # Once per plan: the first shard owns the plan's first seed, so shards merge to the unsharded replays.

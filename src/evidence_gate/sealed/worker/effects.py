@@ -69,6 +69,12 @@ def _dirs(*files: str) -> tuple[str, ...]:
     return tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in files if f)  # noqa: PTH100, PTH120
 
 
+def _loaded_harness_dirs() -> tuple[str, ...]:
+    """The folders of the harness's top-level modules imported now."""
+    files = [getattr(MODULES.get(n), "__file__", None) for n in HARNESS]
+    return _dirs(*(str(f) for f in files if f))
+
+
 class Effects:
     """The audit hook and the state checks of one worker; findings go to `emit` as `effects` events."""
 
@@ -105,14 +111,10 @@ class Effects:
         """Fix where the harness lives, once its modules are imported and before any repository code runs (the
         pytest plugin calls it): each full state check judged the callbacks it finds against folders read again from
         `sys.modules` (about 0.2 ms a check)."""
-        self._harness = None
-        self._harness = self._harness_dirs()
+        self._harness = _loaded_harness_dirs()
 
     def _harness_dirs(self) -> tuple[str, ...]:
-        if self._harness is not None:
-            return self._harness
-        files = [getattr(MODULES.get(n), "__file__", None) for n in HARNESS]
-        return _dirs(*(str(f) for f in files if f))
+        return self._harness if self._harness is not None else _loaded_harness_dirs()
 
     def _foreign(self, filename: str, harness: tuple[str, ...]) -> bool:
         if filename.startswith(("<frozen ", *harness)) or filename == "<string>":

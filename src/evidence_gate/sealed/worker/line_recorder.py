@@ -93,7 +93,7 @@ class LineRecorder:
         def global_tracer(frame: types.FrameType, event: str, arg: object) -> Any:
             # The module's `__file__` first: reading `f_code` is an audited event (a call of the seal's audit hook
             # on every traced call), `f_globals` is not. A frame whose globals name a file with nothing left to
-            # report is not traced; only code running in a changed file's own module can count (see `genuine`).
+            # report is not traced (fewer lines, never more); the code object is still judged below (`genuine`).
             file = _DICT_GET(frame.f_globals, "__file__")
             if type(file) is str and file not in active:
                 return None
