@@ -252,7 +252,7 @@ else:
 assert probe.helper.__defaults__ is new and probe.helper(1) == 6
 between = snap.changed(None, effects.part_writes())
 events = []
-stub = types.SimpleNamespace(identity=snap, effects=effects, preexisting=[], excused={{}}, emit=events.append)
+stub = types.SimpleNamespace(identity=snap, effects=effects, excused={{}}, emit=events.append)
 stub._tampered = types.MethodType(SealedPlugin._tampered, stub)
 stub._report_foreign_hooks = lambda config: None
 SealedPlugin.pytest_sessionfinish(stub, types.SimpleNamespace(config=None), 0)

@@ -35,11 +35,6 @@ HOOKED = (
 )
 
 
-def snapshot() -> harness_guard.Snapshot:
-    """Identity of the harness's code, classes, descriptors and constants, taken before repository code loads."""
-    return harness_guard.take()
-
-
 def _test_function(item: pytest.Item) -> Any:
     """The function an item runs (a method's underlying function), or None."""
     obj = getattr(item, "obj", None)
@@ -49,7 +44,8 @@ def _test_function(item: pytest.Item) -> Any:
 class SealedPlugin:
     """Runs the job's seeds per item and reports every start and result through `emit`."""
 
-    # Harness attributes the plugin replaces itself, before any repository code runs.
+    # Harness attributes the plugin replaces itself, before any repository code runs and before it takes the snapshot
+    # every later check compares with (tests/unit/test_plugin_snapshot.py: these and nothing else).
     OWN_HOOKS = (
         "hypothesis.internal.conjecture.data:ConjectureData.conclude_test",
         "hypothesis.internal.conjecture.data:ConjectureData.freeze",
@@ -64,7 +60,6 @@ class SealedPlugin:
         self,
         job: Job,
         emit: Callable[[dict[str, Any]], None],
-        baseline_snapshot: harness_guard.Snapshot,
         effects: Effects | None = None,
     ) -> None:
         self.job = job
@@ -98,9 +93,8 @@ class SealedPlugin:
         self.case_digests: list[str] = []
         self.running = False
         self._install_hooks()
-        # Nothing but the plugin's own hooks may have changed since the worker's snapshot; watch from here on.
-        own = {hook.replace(":", ".", 1) for hook in self.OWN_HOOKS}
-        self.preexisting = [k for k in baseline_snapshot.changed() if k.split("#")[0] not in own]
+        # The harness as the worker imported it, with the plugin's own hooks in place: only trusted code has run so far
+        # (the worker builds the plugin before any repository path is on sys.path); watched from here on.
         self.identity = harness_guard.take()
 
     def _install_hooks(self) -> None:
@@ -246,7 +240,7 @@ class SealedPlugin:
         self.identity.extend()
         # Without the audit hook installed (a plugin built outside a worker) the parts are always read.
         writes = self.effects.part_writes() if self.effects.installed else None
-        return [*self.preexisting, *self.identity.changed(self.excused, None if every_part else writes)]
+        return self.identity.changed(self.excused, None if every_part else writes)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:

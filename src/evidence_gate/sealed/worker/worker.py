@@ -296,13 +296,9 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
     harness_installed(job.get("runner_links", []))
     # The harness holds its own references to the clock; the code under test, imported next, reads the shifted one.
     clock.shift(float(job.get("clock_shift_s") or 0))
-    before = pytest_plugin.snapshot()
-    # The plugin installs its hooks and takes its own snapshot before any repository path is on sys.path, and before
-    # the line recorder starts (a snapshot read under the trace function costs twice as much).
-    plugin = pytest_plugin.SealedPlugin(job, emit, before, effects)
-    # The plugin kept what differed from it (`preexisting`) and took its own snapshot; this one (about 7 MiB of
-    # names and identities) is not needed for the rest of the session.
-    del before
+    # The plugin installs its hooks and takes the harness's snapshot before any repository path is on sys.path, and
+    # before the line recorder starts (a snapshot read under the trace function costs twice as much).
+    plugin = pytest_plugin.SealedPlugin(job, emit, effects)
     if effects.recorder is not None:
         effects.recorder.install()  # after the harness's imports (not worth tracing), before any repository code
     sys.path.extend(job["paths"])
