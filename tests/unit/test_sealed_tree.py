@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,38 @@ def test_harness_and_stdlib_owners_are_named(runner: Runner) -> None:
     assert runner.owner("calc") is None
     assert runner.owner("yaml") is None
     assert runner.owner("evidence_gate") is None
+
+
+WORKER_IMPORT = """\
+import json, sys
+import importlib._bootstrap_external as external
+compiled = []
+original = external.SourceLoader.source_to_code
+def counted(self, data, path, *args, **kwargs):
+    compiled.append(str(path))
+    return original(self, data, path, *args, **kwargs)
+external.SourceLoader.source_to_code = counted
+sys.path[:] = json.loads(sys.argv[1])
+import _evidence_gate_runner.worker, _evidence_gate_runner.plugin
+print(json.dumps({"compiled": [p for p in compiled if "_evidence_gate_runner" in p],
+                  "file": _evidence_gate_runner.worker.main.__code__.co_filename}))
+"""
+
+
+def test_a_worker_imports_the_gates_modules_from_bytecode_the_gate_compiled(runner: Runner) -> None:
+    """A worker runs with `-B` (it writes no bytecode): the runner folder holds the worker-side modules' bytecode,
+    read-only to the sandbox user, so no worker compiles them from source; their code keeps the runner's file names."""
+    private = runner.folder / runner_env.PRIVATE_PACKAGE
+    cache = private / "__pycache__"
+    assert cache.stat().st_mode & 0o777 == 0o755
+    for source in private.glob("*.py"):
+        pyc = cache / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+        assert pyc.stat().st_mode & 0o777 == 0o644, pyc
+    argv = [sys.executable, "-s", "-P", "-S", "-B", "-c", WORKER_IMPORT, json.dumps(runner.sys_path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got == {"compiled": [], "file": str(private / "worker.py")}, got
 
 
 def test_locked_files_come_from_the_baseline_and_conftests_from_the_baseline_copy() -> None:
