@@ -71,6 +71,104 @@ def double(x):
 """
 
 
+# The result channel, attacked by effect (red team, issue 21's round): read the run's token out of the worker's own
+# memory, then put a pipe of its own in place of the channel (found as the one FIFO this process writes to) and have
+# a forked child relay the plugin's lines with every failure turned into a pass. Each step notes how it went; the
+# notes reach the receipt through the failure the still-wrong `double` raises.
+RELAY = """\
+import json
+import os
+import stat
+
+
+def _rewrite(line):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return line + b"\\n"
+    if str(event.get("kind", "")).startswith("shrink"):
+        return b""
+    if event.get("ev") == "result" and event.get("outcome") == "failed":
+        event.update(outcome="passed", message="", assertion_hash=None, falsifying=None, failure=None,
+                     assertion_bound=None, blob=None, examples=25, stop="max_examples",
+                     stopped_because="settings.max_examples=25")
+    return (json.dumps(event, sort_keys=True) + "\\n").encode()
+
+
+def _forward(r, fd):
+    buffer = b""
+    while chunk := os.read(r, 65536):
+        buffer += chunk
+        while b"\\n" in buffer:
+            line, buffer = buffer.split(b"\\n", 1)
+            out = _rewrite(line)
+            while out:
+                out = out[os.write(fd, out):]
+    os._exit(0)
+
+
+def _attack():
+    notes = []
+    try:
+        with open("/proc/self/mem", "rb", 0) as mem:
+            mem.read(1)
+        notes.append("memory read")
+    except OSError as exc:
+        notes.append(f"memory refused ({exc.errno})")
+    channels = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if stat.S_ISFIFO(os.fstat(int(name)).st_mode):
+                channels.append(int(name))
+        except OSError:
+            pass
+    for fd in channels:
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.close(w)
+            _forward(r, fd)
+        os.close(r)
+        try:
+            os.dup2(w, fd)
+            notes.append("channel replaced")
+        except OSError as exc:
+            notes.append(f"replacing refused ({exc.errno})")
+            try:  # the other way to free the number for a pipe of its own
+                os.close(fd)
+                notes.append("channel closed")
+            except OSError as exc:
+                notes.append(f"closing refused ({exc.errno})")
+        os.close(w)
+    return notes
+
+
+NOTES = _attack()
+
+
+def double(x):
+    if x >= 1000:
+        raise ValueError(f"wrong, and {NOTES}")
+    return x * 2
+"""
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_code_under_test_can_neither_read_the_token_nor_replace_the_result_channel(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """By effect, with no probe to flag: `/proc/self/mem` is not readable (the run's token is in there), and the
+    channel can be neither replaced (`dup2`) nor closed, so the relay child never sees a line and the red property
+    stays red, its failure carrying the notes of what was refused."""
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("relay", {"src/calc.py": RELAY})
+    receipt = judge(git_repo, tmp_path)
+    assert "property-failed" in rows(receipt), receipt["violations"]
+    text = json.dumps(receipt)
+    assert "memory refused (13)" in text and "memory read" not in text, text[:3000]
+    assert "replacing refused (1)" in text and "closing refused (1)" in text, text[:3000]
+    assert "channel replaced" not in text and "channel closed" not in text
+
+
 def assert_confined(sealed: dict[str, Any]) -> None:
     """The receipt records every bound as applied by every worker."""
     assert sealed["reads"] == "confined", sealed
@@ -169,6 +267,7 @@ FULL = {
     "reads": True,
     "seccomp": "none",
     "tasks": "RLIMIT_NPROC 512 on uid 65534",
+    "channel_pinned": True,
     "network": "filtered",
 }
 
@@ -182,6 +281,7 @@ FULL = {
         ({**FULL, "reads": False}, "read allow-list"),
         ({**FULL, "tasks": ""}, "task bound"),
         ({**FULL, "network": "shared"}, "network cut"),
+        ({**FULL, "channel_pinned": False}, "result channel's pin"),
     ],
 )
 def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:

@@ -134,3 +134,44 @@ def test_a_filter_outlives_exec_and_binds_children() -> None:
     proc = _run("import sys\n" + code)
     assert proc.returncode != 0
     assert "Address family not supported" in proc.stderr, proc.stderr
+
+
+PINNED = """\
+import errno, os, resource, subprocess, sys
+from evidence_gate.sealed.worker import seccomp, worker
+
+def attempt(name, call):
+    try:
+        call()
+        print(name, "allowed")
+    except OSError as exc:
+        print(name, errno.errorcode.get(exc.errno, exc.errno))
+
+r, w = os.pipe()
+spare = os.open(os.devnull, os.O_RDONLY)
+channel = worker.pin_channel(w)
+expected = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1024) - 1
+print("channel", "top" if channel == expected else channel, os.get_inheritable(channel))
+seccomp.install("none", channel)
+attempt("dup2-onto", lambda: os.dup2(spare, channel))
+attempt("dup2-elsewhere", lambda: os.dup2(spare, spare + 1))
+attempt("close", lambda: os.close(channel))
+attempt("close-other", lambda: os.close(spare + 1))
+attempt("child", lambda: print(subprocess.run(["sh", "-c", "ls /proc/self/fd | wc -l"], capture_output=True,
+                                               text=True, check=True).stdout.strip(), end=" "))
+os.write(channel, b"still ours")
+print("read", os.read(r, 100).decode())
+"""
+
+
+def test_the_result_channel_is_pinned_out_of_reach_of_dup2_and_close() -> None:
+    """The worker moves its result channel to descriptor 1023 (lower under a lower RLIMIT_NOFILE), closed on exec, and the filter refuses `dup2`/`dup3`
+    onto it and `close` of it (a relay put in its place would rewrite the plugin's lines); every other descriptor,
+    and a program the code under test runs (which never sees the channel), behave as usual."""
+    proc = _run(PINNED)
+    assert proc.returncode == 0, proc.stderr
+    got = proc.stdout
+    assert "channel top False" in got, got
+    assert "dup2-onto EPERM" in got and "close EPERM" in got, got
+    assert "dup2-elsewhere allowed" in got and "close-other allowed" in got, got
+    assert "child allowed" in got and "read still ours" in got, got

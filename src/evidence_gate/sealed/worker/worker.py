@@ -68,6 +68,7 @@ INSTALL_READABLE = (
     "/etc/redhat-release",
     "/etc/system-release",
 )
+CHANNEL_FD = 1023  # where the result channel is pinned (`pin_channel`)
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
@@ -168,8 +169,39 @@ def readable(job: Job) -> list[str]:
         *sorted(interpreter),
         *SYSTEM_READABLE,
         *(INSTALL_READABLE if job["mode"] == Mode.INSTALL else ()),
-        f"/proc/{os.getpid()}",
+        *own_proc_entries(),
     ]
+
+
+# What of its own /proc entry a worker may not read: its memory (where the run's token is, so a forged line could
+# carry it), the same through each thread's entry, and the files mapped into it.
+PROC_HIDDEN = frozenset({"mem", "task", "map_files"})
+
+
+def own_proc_entries(pid: int | None = None) -> list[str]:
+    """The worker's own /proc entries it may read (status, limits, fd, maps, ...), all but `PROC_HIDDEN` and the
+    links (`cwd`, `exe`, `root`): a rule is made on what a path opens, and `root` opens `/`. What a link leads to is
+    read under the rules of where it is."""
+    base = f"/proc/{pid or os.getpid()}"
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    return sorted(e.path for e in entries if e.name not in PROC_HIDDEN and not e.is_symlink())
+
+
+def pin_channel(fd: int) -> int:
+    """Move the result channel to descriptor 1023 (or the highest this process may open, when lower), closed on
+    exec: far from the numbers code under test uses, inside `select`'s range, a small descriptor table to copy on
+    each fork, and out of every program it runs (seccomp then keeps it there: `confinement.apply`)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = max(fd, min(soft, CHANNEL_FD + 1) - 1)
+    if target == fd:
+        os.set_inheritable(fd, False)
+        return fd
+    os.dup2(fd, target, inheritable=False)
+    os.close(fd)
+    return target
 
 
 class Emitter:
@@ -242,11 +274,17 @@ def main(argv: list[str]) -> int:
         fallback = isolate_network_unprivileged()
         network, network_note = ("isolated", "") if not fallback else ("shared", f"{network_note}; {fallback}")
     apply_limits(job["limits"])
+    channel = pin_channel(int(argv[1]))
     # Before any repository code, in every mode: tasks bounded, writes only to the worker's own folders, reads only
-    # from an allow-list (the checkout's .git/config may hold a token), no socket but the result channel.
+    # from an allow-list (the checkout's .git/config may hold a token), no socket but the result channel, and that
+    # channel fixed (`properties.install` execs `sh` and needs none: closed on exec).
     try:
         applied: dict[str, Any] = confinement.apply(
-            job["mode"], [*job.get("writable", []), *DEVICES], readable(job), job["limits"]["nproc"]
+            job["mode"],
+            [*job.get("writable", []), *DEVICES],
+            readable(job),
+            job["limits"]["nproc"],
+            None if job["mode"] == Mode.INSTALL else channel,
         )
     except confinement.Unconfined as exc:
         applied = {"error": str(exc)}
@@ -258,14 +296,14 @@ def main(argv: list[str]) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    emit = Emitter(int(argv[1]), token)
+    emit = Emitter(channel, token)
     emit({EV: Event.CONFINED, **applied, "network": network, "network_note": network_note})
     if "error" in applied:
         return 3
     os.chdir(job["tree"])
     if job["mode"] == Mode.INSTALL:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
-        os.close(int(argv[1]))
+        os.close(channel)
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
     # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on but the
     # gate's own line recorder (a head property worker's), which `_run_pytest` starts before any repository path.
