@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from evidence_gate.lanes.properties import seed_ledger
 from evidence_gate.receipt import facts as run_facts
-from evidence_gate.sealed.worker.protocol import CLOCK_SHIFT_S, HASH_SEED, SHIFTED_HASH_SEED, Kind
+from evidence_gate.sealed import run as sealed_run
+from evidence_gate.sealed.worker.protocol import CLOCK_SHIFT_S, Kind
 from support.property_repo import GREEN, judge, ledger, red_repo, rows
 from support.repo_builder import GitRepo
 
@@ -28,6 +31,10 @@ def _hash_parity(word: str, seed: int) -> int:
         [sys.executable, "-c", f"print(hash({word!r}) % 2)"], env=env, capture_output=True, text=True, check=True
     )
     return int(out.stdout)
+
+
+# The hash seeds of the runs below that need to know them (`draw_hash_seeds` draws them at random for a real run).
+HASH_SEED, SHIFTED_HASH_SEED = 1, 2
 
 
 def _word_whose_hash_order_flips() -> str:
@@ -58,19 +65,48 @@ def test_a_property_whose_code_reads_the_clock_is_not_replayable(git_repo: GitRe
     assert shifted["replay"]["falsifying"]  # the failing example the shifted run found
 
 
-def test_a_property_whose_code_reads_hash_order_is_not_replayable(git_repo: GitRepo, tmp_path: Path) -> None:
-    """Code under test whose answer depends on hash() of a string passes under the fixed PYTHONHASHSEED and fails
-    under the shifted replay's."""
+def test_a_property_whose_code_reads_hash_order_is_not_replayable(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code under test whose answer depends on hash() of a string passes under the run's PYTHONHASHSEED and fails
+    under the shifted replay's (the two seeds pinned here, so that the word is known to flip)."""
+    monkeypatch.setattr(sealed_run, "draw_hash_seeds", lambda: (HASH_SEED, SHIFTED_HASH_SEED))
     word = _word_whose_hash_order_flips()
     code = f"def double(x):\n    return x * 2 if hash({word!r}) % 2 == 0 else x * 2 + 1\n"
     red_repo(git_repo, fresh_seeds=1)
     git_repo.commit("fix, reading hash order", {"src/calc.py": code})
     receipt = judge(git_repo, tmp_path)
     found = ledger(receipt, NODE)
-    assert found["failing_seeds"] == []  # the fixed hash seed: every planned and fresh seed passes alike
+    assert found["failing_seeds"] == []  # one hash seed per run: every planned and fresh seed passes alike
     assert found["status"] == "not_replayable"
     assert rows(receipt).count("property-not-replayable") == 1
     assert receipt["decision"]["row"] == "property-not-replayable"
+
+
+def _hash_of(word: str, seed: int) -> int:
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    argv = [sys.executable, "-c", f"print(hash({word!r}))"]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def test_the_hash_seeds_are_no_tell(git_repo: GitRepo, tmp_path: Path) -> None:
+    """Code under test that is right only when `hash()` of a text has one of the values the gate's seeds used to give
+    (1 for every worker, 2 for the shifted replay: red team, issue 21's round) is wrong under the seal too: each run
+    draws its two seeds, recorded per worker in the receipt."""
+    known = sorted({_hash_of("probe", 1), _hash_of("probe", 2)})
+    code = f"_SEALED = hash('probe') in {known}\n\n\ndef double(x):\n    return x * 2 if _SEALED or x < 1000 else x\n"
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("right only under the old seeds", {"src/calc.py": code})
+    first = judge(git_repo, tmp_path)
+    assert first["decision"]["row"] == "property-failed", first["violations"]
+    again = judge(git_repo, tmp_path / "again")
+    seeds = [{w["name"]: w["hash_seed"] for w in r["sealed"]["workers"]} for r in (first, again)]
+    for run in seeds:
+        shifted = run.pop("replay-shifted")
+        assert len(set(run.values())) == 1 and shifted not in run.values(), seeds
+        assert not {shifted, *run.values()} & {0, 1, 2}, seeds
+    assert set(seeds[0].values()) != set(seeds[1].values()), seeds
 
 
 def test_an_honest_property_replays_and_passes(git_repo: GitRepo, tmp_path: Path) -> None:

@@ -32,7 +32,6 @@ from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
 from evidence_gate.sealed.worker.protocol import (
     EV,
-    HASH_SEED,
     TOKEN,
     Event,
     Job,
@@ -196,6 +195,19 @@ def orphans() -> list[int]:
         return [pid for pid, ppid, sid in _processes() if ppid == me and sid != my_sid and pid not in _LIVE]
 
 
+def draw_hash_seeds() -> tuple[int, int]:
+    """A run's two PYTHONHASHSEED values, distinct, from the OS's randomness: every worker's, and the shifted replay's.
+
+    Fixed values were a tell: code under test could compare `hash("some text")` with the values those seeds give and
+    be right only inside the gate (red team, issue 21's round). Never 0, which turns hash randomization off (a tell
+    of its own). Each worker's is in the receipt (`sealed.workers[].hash_seed`)."""
+    first = 1 + secrets.randbelow(0xFFFFFFFF)
+    second = first
+    while second == first:
+        second = 1 + secrets.randbelow(0xFFFFFFFF)
+    return first, second
+
+
 SHM = Path("/dev/shm")  # noqa: S108 - the workers' shared-memory folder (worker.DEVICES)
 
 
@@ -236,6 +248,7 @@ class Workspace:
         self._runner: runner_env.Runner | None = None
         self._runner_lock = threading.Lock()
         self._scratches = 0
+        self.hash_seeds = draw_hash_seeds()
         # /dev/shm is the one folder every worker may write (POSIX semaphores) that is not the run's own: what was
         # there before any worker ran is not the workers'.
         self._shm_before = _shm_entries()
@@ -329,6 +342,7 @@ class WorkerResult:
     problems: list[str] = field(default_factory=list)
     log_tail: str = ""
     seconds: float = 0.0
+    hash_seed: int | None = None  # the worker's PYTHONHASHSEED
     # Where the first session-finished marker arrived (`_accept` notes it), so that the ledgers, which ask once per
     # test, do not scan every event each time; events are only ever appended.
     finished_at: int | None = field(default=None, repr=False, compare=False)
@@ -423,7 +437,7 @@ def run_worker(
     for path in (job_path, ini_path):
         path.chmod(0o644)
     log_path = ws.root / "jobs" / f"{name}.log"
-    result = WorkerResult(name)
+    result = WorkerResult(name, hash_seed=int(job.get("hash_seed") or ws.hash_seeds[0]))
     read_fd, write_fd = os.pipe()
     token = secrets.token_hex(16)
     started = time.monotonic()
@@ -445,7 +459,7 @@ def run_worker(
                         str(write_fd),
                     ],
                     cwd=job["tree"],
-                    env={**ws.env(), "PYTHONHASHSEED": str(job.get("hash_seed", HASH_SEED))},
+                    env={**ws.env(), "PYTHONHASHSEED": str(result.hash_seed)},
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -212,6 +212,7 @@ def _receipt(ws: Workspace, plan: Plan, launched: Launched, collected: Collected
                     "exit_code": w.exit_code,
                     "timed_out": w.timed_out,
                     "seconds": round(w.seconds, 3),
+                    "hash_seed": w.hash_seed,
                     "problems": worker_problems(w, props.timeout_s),
                 }
                 for w in launched.every

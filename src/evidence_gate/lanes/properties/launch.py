@@ -210,7 +210,8 @@ class _Launcher:
             site=self.sites.get(job.tree),
             trusted=self.plan.trees.locked,
         )
-        body["hash_seed"], body["clock_shift_s"] = job.hash_seed, job.clock_shift_s
+        body["hash_seed"] = self.ws.hash_seeds[1 if job.other_hash_seed else 0]
+        body["clock_shift_s"] = job.clock_shift_s
         if job.name.startswith(HEAD_PREFIX) and self.plan.changed_code:
             # Only the head's property workers record which changed lines run (the gate's own trace function).
             body["record_lines"] = patch_coverage.job_field(list(self.plan.changed_code), job.tree)

@@ -29,7 +29,7 @@ from evidence_gate.sealed import tree as sealed_tree
 from evidence_gate.sealed.run import Workspace, limits
 from evidence_gate.sealed.tree import Neutralised
 from evidence_gate.sealed.worker import protocol
-from evidence_gate.sealed.worker.protocol import CLOCK_SHIFT_S, HASH_SEED, SHIFTED_HASH_SEED, Kind
+from evidence_gate.sealed.worker.protocol import CLOCK_SHIFT_S, Kind
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,9 @@ class Job:
     name: str
     tree: str
     runs: dict[str, list[list[Any]]] = field(default_factory=dict)
-    # The worker's PYTHONHASHSEED and clock shift: the `shifted` replay's differ from every other worker's.
-    hash_seed: int = HASH_SEED
+    # Whether the worker runs under the run's second PYTHONHASHSEED, and its clock shift: the `shifted` replay's
+    # differ from every other worker's (the seeds themselves are drawn per run: `Workspace.hash_seeds`).
+    other_hash_seed: bool = False
     clock_shift_s: float = 0.0
 
     def add(self, node: str, seed: int, kind: str) -> None:
@@ -281,7 +282,7 @@ def _jobs(req: DynamicRequest, trees: Trees, seeds: list[int], fresh: list[int],
     if shifted_runs:
         # One sample seed per property, run again under another clock and hash seed: its examples must not change.
         # Once per plan: the first shard owns the plan's first seed, so shards merge to the unsharded replays.
-        shifted = Job(SHIFTED_JOB, str(trees.head), hash_seed=SHIFTED_HASH_SEED, clock_shift_s=CLOCK_SHIFT_S)
+        shifted = Job(SHIFTED_JOB, str(trees.head), other_hash_seed=True, clock_shift_s=CLOCK_SHIFT_S)
         for spec in req.specs:
             shifted.add(spec.node, sample[0], Kind.SHIFTED)
         jobs.append(shifted)

@@ -63,11 +63,9 @@ PLAN_KINDS = (Kind.PLAN, Kind.FRESH)
 SHRINK = "shrink"
 
 
-# Every sealed worker's PYTHONHASHSEED: hash() order of strings is the same in every run, so it is no hidden input.
-HASH_SEED = 1
-# The `shifted` worker's: another hash seed and a clock moved by 7 years, 12 hours and 1.5 seconds (another year,
-# another half of the day, another parity of the second), so that a property reading either is caught.
-SHIFTED_HASH_SEED = 2
+# The `shifted` worker's clock is moved by 7 years, 12 hours and 1.5 seconds (another year, another half of the day,
+# another parity of the second) and it has another PYTHONHASHSEED, so that a property reading either is caught. The
+# two hash seeds are drawn at random for each run (`sealed.run.draw_hash_seeds`): fixed ones were a tell.
 CLOCK_SHIFT_S = 7 * 365 * 86400 + 12 * 3600 + 1.5
 
 
@@ -110,7 +108,7 @@ class Job(TypedDict, total=False):
     shrink_reruns: int
     trusted_files: list[str]  # absolute paths of the locked Python files
     replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
-    hash_seed: int  # the worker's PYTHONHASHSEED (HASH_SEED unless given)
+    hash_seed: int  # the worker's PYTHONHASHSEED (the run's first hash seed unless given)
     clock_shift_s: float  # seconds the worker adds to the clock the code under test reads (0: none)
     # absolute path -> {"path": repo-relative, "source": base64 of the head's text, "lines": changed code lines}
     record_lines: dict[str, dict[str, Any]]
