@@ -1,15 +1,18 @@
 """What the steering comparison needs from one run, collected inside the sealed worker.
 
-Each `@given` argument's strategy as its `repr` after resolution, Hypothesis' discard count, the minimal example's
-`@reproduce_failure` blob; the baseline's census run (failures counted, not stopping the search, so a red baseline
-still shows how many examples its own code makes the property discard) and the replay of a head's minimal example
-on the baseline; and the name of Hypothesis' reason a search stopped (`StopReasons`). Standard library and
-Hypothesis only.
+Each `@given` argument's strategy as its `repr` after resolution and the elements it samples from, Hypothesis'
+discard count, the minimal example's `@reproduce_failure` blob; the baseline's census run (failures counted, not
+stopping the search, so a red baseline still shows how many examples its own code makes the property discard) and
+the replay of a head's minimal example on the baseline; and the name of Hypothesis' reason a search stopped
+(`StopReasons`). Standard library and Hypothesis only.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,6 +20,8 @@ from .protocol import Kind
 
 MAX_STRATEGIES = 32
 MAX_DESCRIPTION = 400
+MAX_SAMPLED = 10_000  # elements of one sampled_from rendered; a longer one is shown by its length and first ones
+MAX_WALK = 2_000  # strategies and containers looked into per argument to find the sampled_froms nested in it
 # Hypothesis' note: `... by temporarily adding @reproduce_failure('6.1.0', b'AXic...') as a decorator ...`.
 BLOB = re.compile(r"@reproduce_failure\('([0-9A-Za-z.+-]{1,40})', b'([A-Za-z0-9+/=]{1,4000})'\)")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
@@ -33,7 +38,8 @@ def _repr(value: object) -> str:
 
 
 def describe(strategy: object) -> str:
-    """`repr(strategy)`, and after `=` the repr of what a lazy or deferred strategy resolves to, when it differs.
+    """`repr(strategy)`, and after `=` the repr of what a lazy or deferred strategy resolves to, when it differs;
+    then, after `sampling`, the elements of the `sampled_from`s nested in it (`_sampled`).
     Resolved first: a deferred strategy's own repr changes once resolved, and a run that drew examples resolved it,
     so a description without a run (`describe`) must read the same as one after it."""
     try:
@@ -44,10 +50,71 @@ def describe(strategy: object) -> str:
     except Exception as exc:  # noqa: BLE001 - resolving ran code under test; that it raised is the description
         return f"{_repr(strategy)} = <resolving raised {type(exc).__name__}>"
     shown = _repr(strategy)
-    if resolved is None or resolved is strategy:
-        return shown
-    after = _repr(resolved)
-    return shown if after == shown else f"{shown} = {after}"
+    if resolved is not None and resolved is not strategy:
+        after = _repr(resolved)
+        shown = shown if after == shown else f"{shown} = {after}"
+    sampled = _sampled(strategy)
+    return f"{shown} sampling {sampled}" if sampled else shown
+
+
+def _sampled(strategy: object) -> str:
+    """The elements of every `sampled_from` nested in a (validated) strategy, bounded, with a digest when cut.
+
+    Its repr may name the source instead (`sampled_from(calc.Unit)` for an enum whose `_member_names_` the patch
+    shortened), and a long one is cut by `_repr`. Only instance fields are read (no property, no resolution: the
+    validation before resolved what a run resolves), and only the elements' own `repr` runs.
+    """
+    from hypothesis.strategies._internal.strategies import SampledFromStrategy, SearchStrategy  # noqa: PLC0415
+
+    found: list[str] = []
+    seen: set[int] = set()
+    pending = deque([strategy])
+    walked = 0
+    while pending and walked < MAX_WALK:
+        node = pending.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        walked += 1
+        kind = type(node)
+        if issubclass(kind, SampledFromStrategy):
+            elements = getattr(node, "__dict__", {}).get("elements")
+            if isinstance(elements, tuple) and all(issubclass(type(e), SearchStrategy) for e in elements):
+                # a sampler over strategies (one_of's branch sampler, made on drawing): its branches are walked
+                pending.extend(elements[:MAX_WALK])
+                continue
+            shown = _elements(elements)
+            if shown not in found:
+                found.append(shown)
+            continue
+        if isinstance(node, (tuple, list)):  # only exact builtins are queued: iterating them runs no code
+            values: Iterable[object] = node
+        elif isinstance(node, dict):
+            values = node.values()
+        elif issubclass(kind, SearchStrategy) and isinstance(fields := getattr(node, "__dict__", None), dict):
+            # Its fields: branches, wrapped, mapped and filtered strategies, a lazy one's arguments and, once
+            # resolved, what it resolved to (`_LazyStrategy__wrapped_strategy`, `_wrapped_strategy`).
+            values = fields.values()
+        else:
+            continue
+        pending.extend(
+            v
+            for v in itertools.islice(values, MAX_WALK)
+            if type(v) in (tuple, list, dict) or issubclass(type(v), SearchStrategy)
+        )
+    text = "; ".join(found) + (" …" if pending else "")
+    if len(text) <= MAX_DESCRIPTION:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
+    return f"{text[: MAX_DESCRIPTION - 28]}… sha256:{digest}"
+
+
+def _elements(elements: object) -> str:
+    """`(n: e1, e2, …)`, each element's bounded repr, at most MAX_SAMPLED of them (a tuple, or a range)."""
+    if not isinstance(elements, (tuple, range)):
+        return f"({_repr(elements)})"
+    shown = ", ".join(_repr(e) for e in itertools.islice(elements, MAX_SAMPLED))
+    return f"({len(elements)}: {shown}{', …' if len(elements) > MAX_SAMPLED else ''})"
 
 
 def strategies(target: object) -> dict[str, str] | None:
