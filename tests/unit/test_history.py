@@ -28,6 +28,7 @@ from evidence_gate.commands import history
 from evidence_gate.git import Repo
 from evidence_gate.report import history_svg
 from support import history_repo
+from support.repo_builder import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = Path(__file__).resolve().parents[1] / "history_cases" / "built"
@@ -436,3 +437,10 @@ def test_the_note_counts_in_words_and_names_the_file_at_fault() -> None:
     note = history.summary_note(history.History("main", "b" * 40, (one, bad)))
     assert note is not None and "at the baseline .evidence-gate.yml is not a mapping" in note
     assert "ledger is invalid" not in note and "1 commit drawn as gaps" in note
+
+
+def test_one_commit_is_counted_in_the_singular(git_repo: GitRepo) -> None:
+    """A history of one commit says `1 commit`, not `1 commits`."""
+    git_repo.commit("one", {"a.txt": "1\n"})
+    first = history.text_lines(history.collect(Repo(git_repo.path), "HEAD"))[0]
+    assert ": 1 commit, " in first

@@ -294,8 +294,8 @@ def text_lines(history: History) -> list[str]:
     """The text output: the walk, one line per change of the ledger (gaps included), the receipts."""
     pts = history.points
     out = [
-        f"freeze ledger along the first-parent history of {history.branch} ({history.tip[:12]}): {len(pts)} commits, "
-        f"{_day(pts[0].when)} .. {_day(pts[-1].when)}"
+        f"freeze ledger along the first-parent history of {history.branch} ({history.tip[:12]}): "
+        f"{_count(len(pts), 'commit')}, {_day(pts[0].when)} .. {_day(pts[-1].when)}"
     ]
     if history.shallow:
         out.append(f"shallow clone: history starts at {pts[0].commit[:12]}; fetch with `fetch-depth: 0` for all of it")
