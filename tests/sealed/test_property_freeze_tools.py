@@ -48,11 +48,12 @@ def test_freeze_hash_reports_a_failing_install(git_repo: GitRepo) -> None:
 
 
 def test_freeze_hash_refuses_a_passing_test(git_repo: GitRepo) -> None:
-    """No failure, nothing to hash."""
+    """No failure, nothing to hash: a usage error (exit 2)."""
     red_repo(git_repo)
     git_repo.commit("fix", {"src/calc.py": "def double(x):\n    return x * 2\n"})
-    with pytest.raises(GateError, match="did not fail"):
+    with pytest.raises(GateError, match="did not fail") as raised:
         failing_hash(Repo(git_repo.path), "properties/test_double.py::test_double")
+    assert raised.value.exit_code == 2
 
 
 def test_freeze_hash_of_an_unknown_node_is_a_usage_error(git_repo: GitRepo) -> None:

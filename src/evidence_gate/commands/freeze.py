@@ -93,16 +93,21 @@ def failing_hash(repo: Repo, node: str) -> tuple[str, dict[str, Any]]:
             and event.get("assertion_hash")
         ):
             return str(event["assertion_hash"]), event
-    outcomes = [str(e.get("outcome")) for e in result.events if e.get(EV) == Event.RESULT]
+    raise nothing_to_hash(node, [str(e.get("outcome")) for e in result.events if e.get(EV) == Event.RESULT])
+
+
+def nothing_to_hash(node: str, outcomes: list[str]) -> GateError:
+    """The usage error (exit 2) for a node with no failure on HEAD: not collected, or it passed on every seed."""
     if not outcomes:
-        raise GateError(
+        return GateError(
             f"{node} was not collected on HEAD, so there is no assertion to hash",
             fix="check the node id (path::test, as pytest prints it) and that the file exists on HEAD",
             usage=True,
         )
-    raise GateError(
-        f"{node} did not fail on HEAD ({', '.join(outcomes)}), so there is no assertion to hash",
-        fix="run it on the commit where it fails",
+    return GateError(
+        f"{node} did not fail on HEAD ({', '.join(outcomes)}) with any planned seed, so there is no assertion to hash",
+        fix="check out and run `freeze hash` on the commit where it fails (a test that passes needs no freeze entry)",
+        usage=True,
     )
 
 
