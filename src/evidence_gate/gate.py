@@ -70,10 +70,33 @@ class Commits:
     merge_base: str | None
 
 
-def _fetch_hint(rev: str) -> str:
+def _fetch_hint(rev: str, repo: Repo | None = None) -> str:
+    """The fix for a revision absent from the clone; `repo` tells a remote-tracking name by the clone's remotes."""
+    from evidence_gate import fetch_advice  # noqa: PLC0415 - only a missing revision needs it
+
+    command = fetch_advice.fetch_command(rev, fetch_advice.remote_names(repo) if repo is not None else ())
     return (
-        f"set `fetch-depth: 0` on actions/checkout, or run `git fetch --no-tags origin {rev}` "
+        f"set `fetch-depth: 0` on actions/checkout, or run `{command}` "
         "(add `--unshallow` in a shallow clone) before the gate"
+    )
+
+
+def _missing_head(head_rev: str) -> GateError:
+    """A head that does not resolve: a commit id may be unfetched, a name is most likely mistyped or not checked out."""
+    from evidence_gate import fetch_advice  # noqa: PLC0415 - as _fetch_hint
+
+    if fetch_advice.is_full_id(head_rev):
+        return GateError(
+            f"the head commit {head_rev[:12]} is not in this clone",
+            fix=f"set `fetch-depth: 0` on actions/checkout, or run `{fetch_advice.fetch_command(head_rev)}` before "
+            "the gate",
+            row=HISTORY_MISSING,
+        )
+    return GateError(
+        f"the head revision {head_rev!r} does not exist in this clone",
+        fix="check the spelling of --head (a branch, tag or commit of this clone); in CI, check that the pull "
+        "request's merge ref was checked out (actions/checkout on the `pull_request` event does)",
+        row=HISTORY_MISSING,
     )
 
 
@@ -81,9 +104,7 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
     """SPEC's rule: a merge head compares against its first parent, anything else against the merge-base."""
     head = repo.resolve(head_rev)
     if head is None:
-        raise GateError(
-            f"the head revision {head_rev!r} is not in this clone", fix=_fetch_hint(head_rev), row=HISTORY_MISSING
-        )
+        raise _missing_head(head_rev)
     parents = repo.parents(head)
     for p in parents:
         if not repo.has_object(p) or repo.resolve(p) is None:
@@ -99,7 +120,9 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
         base = repo.resolve(base_rev)
         if base is None:
             raise GateError(
-                f"the base revision {base_rev!r} is not in this clone", fix=_fetch_hint(base_rev), row=HISTORY_MISSING
+                f"the base revision {base_rev!r} is not in this clone",
+                fix=_fetch_hint(base_rev, repo),
+                row=HISTORY_MISSING,
             )
     if len(parents) >= 2 and (base is None or base == parents[0]):
         return Commits(parents[0], head, None)
@@ -114,7 +137,7 @@ def resolve_commits(repo: Repo, head_rev: str, base_rev: str | None, event: Even
         if repo.is_shallow():
             raise GateError(
                 f"no merge-base of {base[:12]} and {head[:12]} in this shallow clone",
-                fix=_fetch_hint(base_rev or base),
+                fix=_fetch_hint(base_rev or base, repo),
                 row=HISTORY_MISSING,
             )
         raise GateError(

@@ -87,16 +87,35 @@ def test_branch_head_without_base_is_usage(git_repo: GitRepo) -> None:
 
 
 @pytest.mark.parametrize(
-    ("head", "base"), [("f" * 40, None), ("HEAD", "e" * 40), ("no-such-branch", None), ("feature", "origin/main")]
+    ("head", "base", "command"),
+    [
+        ("f" * 40, None, f"`git fetch --no-tags origin {'f' * 40}`"),
+        ("HEAD", "e" * 40, f"`git fetch --no-tags origin {'e' * 40}`"),
+        ("HEAD", "trunk", "`git fetch --no-tags origin trunk`"),
+        ("feature", "origin/main", "`git fetch --no-tags origin main:refs/remotes/origin/main`"),
+        ("feature", "refs/remotes/upstream/dev", "`git fetch --no-tags upstream dev:refs/remotes/upstream/dev`"),
+    ],
 )
-def test_missing_revisions_are_history_missing(git_repo: GitRepo, head: str, base: str | None) -> None:
-    """An absent head or base stops the gate with history-missing (exit 11) and a fetch hint."""
+def test_missing_revisions_are_history_missing(git_repo: GitRepo, head: str, base: str | None, command: str) -> None:
+    """An absent base or head commit stops the gate with history-missing (exit 11) and a `git fetch` that works:
+    a remote-tracking name is fetched by its branch into its ref, never as `origin origin/main`."""
     _pr(git_repo)
     with pytest.raises(GateError) as info:
         resolve_commits(Repo(git_repo.path), head, base, None)
     assert info.value.row == "history-missing"
     assert info.value.exit_code == EXIT_PRECONDITION
-    assert "fetch" in info.value.fix
+    assert command in info.value.fix
+
+
+def test_a_mistyped_head_name_is_not_a_fetch(git_repo: GitRepo) -> None:
+    """A head name that resolves to nothing says it does not exist and to check its spelling, with no fetch."""
+    _pr(git_repo)
+    with pytest.raises(GateError) as info:
+        resolve_commits(Repo(git_repo.path), "no-such-branch", "main", None)
+    assert info.value.row == "history-missing"
+    assert "'no-such-branch' does not exist" in info.value.message
+    assert "spelling of --head" in info.value.fix and "merge ref" in info.value.fix
+    assert "fetch" not in info.value.fix
 
 
 def test_unrelated_base_is_history_missing(git_repo: GitRepo) -> None:
