@@ -141,6 +141,26 @@ def test_missing_base_object_is_a_precondition_not_advice(tmp_path: Path) -> Non
     assert "[history-missing]" in out and "undo the change" not in out
 
 
+@pytest.mark.parametrize(
+    ("args", "said", "fix"),
+    [
+        (("--against", "nosuchref"), "'nosuchref' to compare the push with (--against) does not exist", "`git fetch "),
+        (("--against", "origin/nosuch"), "'origin/nosuch'", "`git fetch --no-tags origin nosuch:refs/remotes/origin/"),
+        (("--head", "nosuchref"), "the pushed revision 'nosuchref' does not exist", "spelling of --head"),
+    ],
+)
+def test_a_ref_that_does_not_resolve_is_named_with_local_advice(
+    tmp_path: Path, args: tuple[str, ...], said: str, fix: str
+) -> None:
+    """A mistyped --against or --head names the ref and gives local git advice, not `None judged against None` and
+    actions/checkout's fetch-depth."""
+    repo = clone_with_branch(tmp_path, {"src/alloc.py": "x = 1\n"})
+    code, out = run_hook(repo, *args)
+    assert code == 11, out
+    assert said in out and fix in out, out
+    assert "None" not in out and "actions/checkout" not in out and "fetch-depth" not in out, out
+
+
 def test_no_branch_to_compare_is_a_usage_error_naming_against(tmp_path: Path) -> None:
     """Without origin/HEAD, an upstream or pre-commit's refs, the hook stops (exit 2) and says to pass --against."""
     repo = GitRepo(tmp_path / "lonely")

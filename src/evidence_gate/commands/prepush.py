@@ -17,10 +17,11 @@ from typing import Any, TextIO
 
 from evidence_gate import contexts, decision, gate, visible
 from evidence_gate.errors import EXIT_FAIL, EXIT_INTERNAL, GateError
+from evidence_gate.fetch_advice import fetch_command, remote_names
 from evidence_gate.git import NULL_OID, Repo
 from evidence_gate.lanes.locked_paths import display_path
 from evidence_gate.report.registry import violations_of
-from evidence_gate.row_ids import FREEZE_EXPIRED, FREEZE_REMOVAL_UNVERIFIED
+from evidence_gate.row_ids import FREEZE_EXPIRED, FREEZE_REMOVAL_UNVERIFIED, HISTORY_MISSING
 
 # Rows a static run cannot settle: the sealed run replays removals and re-runs expired entries' tests.
 LEFT_TO_CI = frozenset({FREEZE_REMOVAL_UNVERIFIED, FREEZE_EXPIRED})
@@ -77,6 +78,28 @@ def choose_target(repo: Repo, against: str | None, head: str | None, env: Mappin
     )
 
 
+def _resolve(repo: Repo, target: Target) -> tuple[str, str]:
+    """The pushed commit and the baseline's revision as ids; a name that resolves to nothing stops with local advice.
+
+    This is a hook on a developer's clone, so the fix is a local `git fetch` or a spelling, not a CI checkout setting.
+    """
+    head, base = repo.resolve(target.head), repo.resolve(target.against)
+    if head is None:
+        raise GateError(
+            f"the pushed revision {target.head!r} does not exist in this repository",
+            fix="check the spelling of --head (a branch, tag or commit of this clone)",
+            row=HISTORY_MISSING,
+        )
+    if base is None:
+        raise GateError(
+            f"the revision {target.against!r} to compare the push with ({target.why}) does not exist in this "
+            "repository",
+            fix=f"check its spelling, or fetch it first: `{fetch_command(target.against, remote_names(repo))}`",
+            row=HISTORY_MISSING,
+        )
+    return head, base
+
+
 def verdict(receipt: Mapping[str, Any]) -> tuple[decision.Decision, list[str], list[str]]:
     """The hook's decision over the receipt's findings without the rows left to CI, and the two sets of lines."""
     found = violations_of(receipt)
@@ -89,7 +112,8 @@ def report(receipt: Mapping[str, Any], target: Target, out: TextIO) -> int:
     """Print the hook's findings and verdict; the exit code of the decision row."""
     result, lines, later = verdict(receipt)
     git = receipt.get("git") or {}
-    head, baseline = str(git.get("head"))[:12], str(git.get("baseline"))[:12]
+    # A receipt that stopped before the commits were resolved names none: say the revisions asked for instead.
+    head, baseline = str(git.get("head") or target.head)[:12], str(git.get("baseline") or target.against)[:12]
     out.write(
         display_path(
             f"evidence-gate pre-push: {head} judged against {baseline} (from {target.against}, {target.why}); "
@@ -131,8 +155,8 @@ def main(opts: PrePushOptions, env: Mapping[str, str], out: TextIO | None = None
     if target is None:
         out.write("evidence-gate pre-push: the push deletes a branch; nothing to judge\n")
         return 0
-    head, base = repo.resolve(target.head), repo.resolve(target.against)
-    if head is not None and base is not None and head != base and repo.is_ancestor(head, base):
+    head, base = _resolve(repo, target)
+    if head != base and repo.is_ancestor(head, base):
         out.write(
             display_path(f"evidence-gate pre-push: {head[:12]} is already on {target.against}; nothing to judge") + "\n"
         )
