@@ -76,7 +76,10 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["planned_seeds"] = [s for p in parts for s in p["planned_seeds"]]
     merged["attempted_seeds"] = [s for p in parts for s in p["attempted_seeds"]]
     merged["fresh_seeds"] = [s for p in parts for s in p.get("fresh_seeds", [])]
-    merged["failing_seeds"] = [s for p in parts for s in p.get("failing_seeds", [])]
+    failing_seeds = [s for p in parts for s in p.get("failing_seeds", [])]
+    merged["failing_seeds"] = sorted(
+        failing_seeds, key=lambda s: seed_ledger.failing_rank(s, plan, merged["fresh_seeds"])
+    )
     merged["stopped_early"] = any(p["stopped_early"] for p in parts)
     merged["examples"] = {k: v for p in parts for k, v in p.get("examples", {}).items()}
     merged["runs"] = {k: v for p in parts for k, v in p.get("runs", {}).items()}
@@ -93,9 +96,9 @@ def _merge_ledgers(parts: list[SeedLedgerJson], plan: list[int]) -> SeedLedgerJs
     merged["excused_by"] = source.get("excused_by")
     merged["excuse"] = source.get("excuse")
     merged["steering"] = steering.merge(p.get("steering") for p in parts)
-    if sorted(merged["planned_seeds"]) != sorted(plan):
-        # The shards' slices must partition the declared plan; otherwise the ledger shows a gap.
-        merged["planned_seeds"] = list(plan)
+    # The declared plan, in its order as a single run writes it: shards' slices that do not partition it show a gap
+    # against the attempted seeds.
+    merged["planned_seeds"] = list(plan)
     merged["status"] = seed_ledger.close(merged)
     return merged
 

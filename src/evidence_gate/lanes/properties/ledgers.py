@@ -170,7 +170,7 @@ def _ledger(
     lost = _lost_runs(req, spec, ledger, runs, plan_results)
     issues = lost + _counted(req, ledger, plan_results)
     failing = [e for e in plan_results if e.get("outcome") == "failed"]
-    failing.sort(key=lambda e: (e["kind"] != Kind.PLAN, runs.plan.index(e["seed"]) if e["seed"] in runs.plan else 0))
+    failing.sort(key=lambda e: seed_ledger.failing_rank(e["seed"], runs.plan, runs.fresh, drawn=e["kind"] != Kind.PLAN))
     ledger["failing_seeds"] = [int(e["seed"]) for e in failing]
     first = failing[0] if failing else None
     ledger["excused_by"] = _failure_fields(req, spec, node, ledger, results, failing) if first is not None else None

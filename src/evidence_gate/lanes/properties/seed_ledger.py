@@ -67,6 +67,16 @@ def close(ledger: Mapping[str, Any]) -> str:
     return "freeze_eligible"
 
 
+def failing_rank(seed: int, plan: Sequence[int], fresh: Sequence[int], *, drawn: bool = False) -> tuple[int, int]:
+    """Where a failing seed goes in `failing_seeds`: the plan's in plan order, then the fresh (`drawn`) in draw order.
+
+    One order for a single run and for a merge of shards, so the two receipts agree byte for byte.
+    """
+    if not drawn and seed in plan:
+        return (0, plan.index(seed))
+    return (1, fresh.index(seed) if seed in fresh else len(fresh))
+
+
 def counts(ledgers: Sequence[Mapping[str, Any]]) -> CountsJson:
     """The receipt's three counts: open ledgers, closed failures, budget passes."""
     statuses = [ledger["status"] for ledger in ledgers]
