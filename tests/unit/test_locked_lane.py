@@ -176,6 +176,28 @@ def test_helper_edit_fails_and_names_the_path(git_repo: GitRepo) -> None:
     assert violation.path == "properties/strategies.py"
     assert violation.message.startswith("properties/strategies.py was modified")
     assert violation.message.endswith("locked evidence may only change in a human-reviewed PR to the base branch")
+    assert "pythonpath" not in violation.message  # src/ exists: no note about the layout
+
+
+def test_a_flat_layout_under_the_default_pythonpath_names_the_fix(git_repo: GitRepo) -> None:
+    """With no `src/` folder, the default pythonpath locks the package a property imports: the message says the
+    folder is absent and names `pythonpath: ["."]`, which makes the same edit code under test (same row id)."""
+    base = git_repo.commit(
+        "flat",
+        {
+            "SCORE_PROPERTIES": "properties/test_p.py::test_key\n",
+            "properties/test_p.py": "from natsort.utils import key\n\n\ndef test_key():\n    assert key('a') == 'a'\n",
+            "natsort/__init__.py": "",
+            "natsort/utils.py": "def key(s):\n    return s\n",
+        },
+    )
+    head = git_repo.commit("honest fix", {"natsort/utils.py": "def key(s):\n    return str(s)\n"})
+    (violation,) = _lane(git_repo.path, base, head).violations
+    assert violation.row == "evidence-path-edited" and violation.path == "natsort/utils.py"
+    assert "properties.pythonpath names `src`, which the baseline does not have" in violation.message
+    assert 'pythonpath: ["."]' in violation.message
+    flat = Config(properties=PropertiesConfig(pythonpath=(".",)))
+    assert _lane(git_repo.path, base, head, flat).violations == ()
 
 
 def test_gitattributes_violation_names_line_and_locked_path(git_repo: GitRepo) -> None:

@@ -154,14 +154,31 @@ def locked_set(repo: Repo, baseline: str, config: Config, specs: tuple[PropertyS
     # beside it would be imported instead.
     own = {(posixpath.dirname(f), posixpath.basename(f).removesuffix(".py")) for f in named}
     scan = import_scan.ImportScan(scan.files, scan.shadows | own | {(r, n) for r in roots for n in STARTUP_MODULES})
+    imported = "a module imported by a locked property file"
+    if scan.files:
+        imported += _absent_pythonpath_note(repo, baseline, config.properties.pythonpath)
     for module in sorted(scan.files):
-        paths.setdefault(module, "a module imported by a locked property file")
+        paths.setdefault(module, imported)
     existing = frozenset({p for p, data in content.items() if data is not None} | scan.files)
     fixtures = _norm(config.fixtures.dir)
     # `./tools/**`, `tools//**`, `src/../tools/**` and ` tools/** ` mean `tools/**`; a trailing `/` keeps its sense.
     configured = (_norm(g) + ("/" if g.strip().endswith("/") and _norm(g) else "") for g in config.locked)
     globs = tuple(dict.fromkeys((f"{fixtures}/**" if fixtures else "**", *BUILTIN_GLOBS, *configured)))
     return LockedSet(paths, globs, scan, existing)
+
+
+def _absent_pythonpath_note(repo: Repo, baseline: str, pythonpath: tuple[str, ...]) -> str:
+    """A note naming `properties.pythonpath` folders the baseline lacks: then nothing imported is code under test.
+
+    The default `[src]` on a flat layout (packages at the root) locks every module a property imports.
+    """
+    absent = [p for p in pythonpath if _norm(p) and repo.tree_oid(baseline, _norm(p)) is None]
+    if not absent:
+        return ""
+    return (
+        f"; properties.pythonpath names {', '.join(f'`{p}`' for p in absent)}, which the baseline does not have, so "
+        'no imported module counts as code under test: for a flat layout set `properties: pythonpath: ["."]`'
+    )
 
 
 def _describe(entry: DiffEntry, moved_to: dict[str, str]) -> str:
