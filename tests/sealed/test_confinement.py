@@ -71,19 +71,23 @@ def double(x):
 """
 
 
-# The result channel, attacked by effect (red team, issue 21's round): read the run's token out of the worker's own
-# memory, then put a pipe of its own in place of the channel (found as the one FIFO this process writes to) and have
-# a forked child relay the plugin's lines with every failure turned into a pass. Each step notes how it went; the
-# notes reach the receipt through the failure the still-wrong `double` raises.
-RELAY = """\
+# The result channel, attacked by effect (red team and review, issue 21's round), each way with no probe to flag:
+# `relay` puts a pipe of its own in the channel's place (found as the FIFO among its descriptors) and has a forked
+# child pass the plugin's lines on with every failure made a pass; `read` opens the channel's read end through
+# /proc/self/fd and takes lines out of it; and every way first tries to read the worker's memory, where the run's key
+# is. Each step's note reaches the receipt through the failure the still-wrong `double` raises, when a failure does.
+CHANNEL_ATTACK = """\
 import json
 import os
 import stat
 
+HOW = {how!r}
+
 
 def _rewrite(line):
+    mac, _, body = line.partition(b" ")
     try:
-        event = json.loads(line)
+        event = json.loads(body)
     except ValueError:
         return line + b"\\n"
     if str(event.get("kind", "")).startswith("shrink"):
@@ -92,7 +96,7 @@ def _rewrite(line):
         event.update(outcome="passed", message="", assertion_hash=None, falsifying=None, failure=None,
                      assertion_bound=None, blob=None, examples=25, stop="max_examples",
                      stopped_because="settings.max_examples=25")
-    return (json.dumps(event, sort_keys=True) + "\\n").encode()
+    return mac + b" " + json.dumps(event, sort_keys=True).encode() + b"\\n"
 
 
 def _forward(r, fd):
@@ -114,31 +118,33 @@ def _attack():
             mem.read(1)
         notes.append("memory read")
     except OSError as exc:
-        notes.append(f"memory refused ({exc.errno})")
+        notes.append(f"memory refused ({{exc.errno}})")
     channels = []
     for name in os.listdir("/proc/self/fd"):
         try:
             if stat.S_ISFIFO(os.fstat(int(name)).st_mode):
                 channels.append(int(name))
         except OSError:
-            pass
+            pass  # the listing's own descriptor, closed by now
     for fd in channels:
+        if HOW == "read":
+            taken = os.open(f"/proc/self/fd/{{fd}}", os.O_RDONLY | os.O_NONBLOCK)
+            if os.fork() == 0:
+                os.set_blocking(taken, True)
+                while os.read(taken, 65536):
+                    pass
+                os._exit(0)
+            notes.append("read end opened")
+            continue
+        real = os.dup(fd)
         r, w = os.pipe()
         if os.fork() == 0:
             os.close(w)
-            _forward(r, fd)
+            _forward(r, real)
         os.close(r)
-        try:
-            os.dup2(w, fd)
-            notes.append("channel replaced")
-        except OSError as exc:
-            notes.append(f"replacing refused ({exc.errno})")
-            try:  # the other way to free the number for a pipe of its own
-                os.close(fd)
-                notes.append("channel closed")
-            except OSError as exc:
-                notes.append(f"closing refused ({exc.errno})")
+        os.dup2(w, fd)
         os.close(w)
+        notes.append("channel replaced")
     return notes
 
 
@@ -147,26 +153,47 @@ NOTES = _attack()
 
 def double(x):
     if x >= 1000:
-        raise ValueError(f"wrong, and {NOTES}")
+        raise ValueError(f"wrong, and {{NOTES}}")
     return x * 2
 """
 
 
 @pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
-def test_code_under_test_can_neither_read_the_token_nor_replace_the_result_channel(
-    git_repo: GitRepo, tmp_path: Path
-) -> None:
-    """By effect, with no probe to flag: `/proc/self/mem` is not readable (the run's token is in there), and the
-    channel can be neither replaced (`dup2`) nor closed, so the relay child never sees a line and the red property
-    stays red, its failure carrying the notes of what was refused."""
+@pytest.mark.parametrize("how", ["relay", "read"])
+def test_the_result_channel_cannot_be_relayed_or_read_back(how: str, git_repo: GitRepo, tmp_path: Path) -> None:
+    """Each line carries its signature with the run's key over its place in the stream, and the key never leaves
+    the worker (its memory is not readable): a rewritten line, or one taken out of the pipe, fails the check, and
+    nothing after it is taken. Before this, the relay turned the red property into a pass."""
     red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
-    git_repo.commit("relay", {"src/calc.py": RELAY})
+    git_repo.commit(f"attack the channel: {how}", {"src/calc.py": CHANNEL_ATTACK.format(how=how)})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False and receipt["decision"]["row"] != "pass", receipt["decision"]
+    problems = [p for w in receipt["sealed"]["workers"] for p in w["problems"]]
+    assert any("the run's key does not sign in its place" in p for p in problems), problems
+    assert "memory read" not in json.dumps(receipt)
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_a_worker_cannot_read_its_own_memory(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The run's key is in the worker's memory: `/proc/self/mem` (and each thread's) is refused, its other entries
+    (`status`, `limits`, `fd`, `maps`) stay readable."""
+    probe = (
+        "import os\n\n\ndef _try(path):\n    try:\n        with open(path, 'rb', 0) as f:\n            f.read(1)\n"
+        "        return 'read'\n    except OSError as exc:\n        return exc.errno\n\n\n"
+        "SEEN = {p: _try(p) for p in ('/proc/self/mem', f'/proc/self/task/{os.getpid()}/mem', '/proc/self/status',"
+        " '/proc/self/limits', '/proc/self/maps')}\nSEEN['fd'] = len(os.listdir('/proc/self/fd')) > 0\n\n\n"
+        "def double(x):\n    if x >= 1000:\n        raise ValueError(repr(sorted(SEEN.items())))\n    return x * 2\n"
+    )
+    red_repo(git_repo, fresh_seeds=0, seeds=[11], jobs=1)
+    git_repo.commit("read my own memory", {"src/calc.py": probe})
     receipt = judge(git_repo, tmp_path)
     assert "property-failed" in rows(receipt), receipt["violations"]
     text = json.dumps(receipt)
-    assert "memory refused (13)" in text and "memory read" not in text, text[:3000]
-    assert "replacing refused (1)" in text and "closing refused (1)" in text, text[:3000]
-    assert "channel replaced" not in text and "channel closed" not in text
+    for path in ("/proc/self/mem", "/proc/self/task/"):
+        assert f"{path}" in text, text[:2000]
+    assert "'read'), ('/proc/self/status', 'read')" in text or "('/proc/self/status', 'read')" in text, text[:3000]
+    assert "('/proc/self/mem', 13)" in text and "/mem', 13)" in text, text[:3000]
+    assert "('fd', True)" in text and "('/proc/self/limits', 'read')" in text and "('/proc/self/maps', 'read')" in text
 
 
 def assert_confined(sealed: dict[str, Any]) -> None:
@@ -267,7 +294,6 @@ FULL = {
     "reads": True,
     "seccomp": "none",
     "tasks": "RLIMIT_NPROC 512 on uid 65534",
-    "channel_pinned": True,
     "network": "filtered",
 }
 
@@ -281,7 +307,6 @@ FULL = {
         ({**FULL, "reads": False}, "read allow-list"),
         ({**FULL, "tasks": ""}, "task bound"),
         ({**FULL, "network": "shared"}, "network cut"),
-        ({**FULL, "channel_pinned": False}, "result channel's pin"),
     ],
 )
 def test_a_worker_without_every_bound_is_a_problem(event: dict[str, Any] | None, missing: str) -> None:

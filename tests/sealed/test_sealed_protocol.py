@@ -1,4 +1,4 @@
-"""The worker protocol has one source: event names, the event and token keys and run kinds come from
+"""The worker protocol has one source: event names, the event key, the line signature and run kinds come from
 sealed/protocol.py on both sides of the pipe, never from string literals that could drift apart."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import evidence_gate
 from evidence_gate.sealed.worker import protocol
 
 SRC = Path(evidence_gate.__file__).parent
-KEYS = {protocol.EV, protocol.TOKEN}
+KEYS = {protocol.EV}
 KINDS = {k.value for k in protocol.Kind}
 
 
 def drift(source: str) -> list[str]:
-    """Protocol strings written as literals: the event or token key, an event compared with a literal, a literal
+    """Protocol strings written as literals: the event key, an event compared with a literal, a literal
     set of run kinds, a literal shrink prefix, an emitted event whose name is not an `Event` member."""
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -71,7 +71,7 @@ def test_no_module_of_the_gate_spells_the_protocol_itself() -> None:
         'reruns = [e for e in r if str(e.get("kind")).startswith("shrink")]\n',
         'emit({EV: "finished"})\n',
         "emit({EV: Event.FINISH})\n",
-        'token = event.pop("tok", None)\n',
+        'kind = event.get("ev")\n',
     ],
 )
 def test_the_drift_check_catches_each_literal(source: str) -> None:

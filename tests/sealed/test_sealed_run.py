@@ -7,13 +7,16 @@ import threading
 
 import pytest
 
-from evidence_gate.sealed.run import MAX_LINE, WorkerResult, _reader
+from evidence_gate.sealed.run import MAX_LINE, UNSIGNED, Signed, WorkerResult, _reader
+from evidence_gate.sealed.worker.protocol import sign
+
+KEY = "0123456789abcdef0123456789abcdef"
 
 
-def _read(payload: bytes, token: str = "") -> WorkerResult:
+def _read(payload: bytes, key: str = "") -> WorkerResult:
     read_fd, write_fd = os.pipe()
     result = WorkerResult("w")
-    thread = threading.Thread(target=_reader, args=(read_fd, result, lambda _e: None, token))
+    thread = threading.Thread(target=_reader, args=(read_fd, result, lambda _e: None, Signed(key) if key else None))
     thread.start()
     with os.fdopen(write_fd, "wb") as pipe:
         pipe.write(payload)
@@ -27,15 +30,37 @@ def test_good_events_are_read() -> None:
     assert [e["ev"] for e in result.events] == ["start", "finished"] and not result.problems
 
 
-def test_lines_without_the_run_token_are_problems() -> None:
-    """With a run token, a line carrying another token or none is a problem, and the token is not kept."""
-    result = _read(
-        b'{"ev": "finished", "exitstatus": 0, "tok": "forged"}\n{"ev": "finished", "exitstatus": 0}\n'
-        b'{"ev": "start", "seed": 1, "tok": "run"}\n',
-        token="run",
-    )
-    assert result.events == [{"ev": "start", "seed": 1}], result.events
-    assert sum("without the run's token" in p for p in result.problems) == 2, result.problems
+def _signed(*bodies: bytes, start: int = 0, key: str = KEY) -> bytes:
+    return b"".join(sign(key.encode(), start + i, b) + b" " + b + b"\n" for i, b in enumerate(bodies))
+
+
+START, FINISHED = b'{"ev": "start", "seed": 1}', b'{"ev": "finished", "exitstatus": 0}'
+
+
+def test_signed_lines_are_read_in_their_place() -> None:
+    """Each line signed with the run's key over its number in the stream is an event."""
+    result = _read(_signed(START, FINISHED), KEY)
+    assert [e["ev"] for e in result.events] == ["start", "finished"] and not result.problems
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        _signed(START, FINISHED, key="f" * 32),  # another key
+        START + b"\n" + _signed(FINISHED),  # unsigned
+        _signed(START) + _signed(FINISHED, start=2),  # a line taken out of the stream
+        _signed(FINISHED, start=1) + _signed(START),  # two lines swapped
+        _signed(START) + _signed(START.replace(b"1", b"2"), start=1)[:5] + b"0" + _signed(FINISHED, start=1)[6:],
+        _signed(START, b'{"ev": "finished", "exitstatus": 1}').replace(b'"exitstatus": 1', b'"exitstatus": 0'),
+    ],
+    ids=["other-key", "unsigned", "dropped", "swapped", "forged-signature", "changed"],
+)
+def test_a_line_not_signed_in_its_place_ends_what_is_taken(payload: bytes) -> None:
+    """A line another key signed, an unsigned one, one taken out, moved or changed on the way: one problem, and
+    nothing after it is taken (no later line is in its place)."""
+    result = _read(payload, KEY)
+    assert result.problems == [UNSIGNED], result.problems
+    assert result.finished is None, result.events
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ from evidence_gate.sealed import run
 from evidence_gate.sealed.worker import protocol
 
 WORKER = Path(protocol.__file__).parent
-TOKEN = "t0ken"
 
 
 def _event(**changes: Any) -> dict[str, Any]:
@@ -113,7 +112,7 @@ def test_a_malformed_event_names_its_field(changes: dict[str, Any], words: str) 
 
 def _accepted(event: dict[str, Any]) -> run.WorkerResult:
     result = run.WorkerResult("w")
-    run._accept(json.dumps({**event, protocol.TOKEN: TOKEN}).encode(), result, lambda _e: None, TOKEN)
+    run._accept(json.dumps(event).encode(), result, lambda _e: None)
     return result
 
 

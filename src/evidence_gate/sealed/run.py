@@ -9,6 +9,7 @@ Results come only through the pipe the trusted process created; stdout goes to a
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import pwd
@@ -32,13 +33,13 @@ from evidence_gate.errors import InputInvalid
 from evidence_gate.sealed import runner_env
 from evidence_gate.sealed.worker.protocol import (
     EV,
-    TOKEN,
     Event,
     Job,
     Limits,
     Mode,
     ResultEvent,
     result_problem,
+    sign,
 )
 from evidence_gate.strict_parse import load_json
 
@@ -360,7 +361,35 @@ class WorkerResult:
         return next((e for e in self.events if e.get(EV) == Event.FINISHED), None)
 
 
-def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], token: str = "") -> None:
+class Signed:
+    """A worker's stream as the run's key signs it: each line `SIGNATURE JSON`, signed over its number in the stream
+    (`protocol.sign`). After the first line that fails, nothing more is taken: a line was lost, added, changed or
+    moved on the way, so no later one is in its place."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key.encode("ascii")
+        self.count = 0
+        self.broken = False
+
+    def body(self, line: bytes) -> bytes | None:
+        """The line's JSON when its signature is the next one expected, else None (and the stream is broken)."""
+        mac, sep, body = line.partition(b" ")
+        if self.broken or not sep or not hmac.compare_digest(mac, sign(self.key, self.count, body)):
+            self.broken = True
+            return None
+        self.count += 1
+        return body
+
+
+UNSIGNED = (
+    "a result line the run's key does not sign in its place: written by something other than the gate's plugin, or a "
+    "line lost, added or changed on the way (nothing after it was taken)"
+)
+
+
+def _reader(
+    fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], signed: Signed | None = None
+) -> None:
     total = 0
     buffer = b""
     with os.fdopen(fd, "rb", buffering=0) as pipe:
@@ -375,7 +404,7 @@ def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], 
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                _accept(line, result, on_event, token)
+                _accept(line, result, on_event, signed)
             if len(buffer) > MAX_LINE:
                 result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
                 break
@@ -383,12 +412,20 @@ def _reader(fd: int, result: WorkerResult, on_event: Callable[[dict[str, Any]], 
         result.problems.append("the result stream ended mid-line")
 
 
-def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], token: str) -> None:
-    if len(result.problems) >= MAX_PROBLEMS:
+def _accept(
+    line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any]], None], signed: Signed | None = None
+) -> None:
+    if len(result.problems) >= MAX_PROBLEMS or (signed is not None and signed.broken):
         return
     if len(line) > MAX_LINE:
         result.problems.append(f"a result line exceeded {MAX_LINE} bytes")
         return
+    if signed is not None:
+        body = signed.body(line)
+        if body is None:
+            result.problems.append(UNSIGNED)
+            return
+        line = body
     try:
         event = load_json(line)
     except InputInvalid as exc:
@@ -396,9 +433,6 @@ def _accept(line: bytes, result: WorkerResult, on_event: Callable[[dict[str, Any
         return
     if not isinstance(event, dict) or not isinstance(event.get(EV), str):
         result.problems.append("a result line is not an event object")
-        return
-    if token and event.pop(TOKEN, None) != token:
-        result.problems.append("a result line without the run's token (written by something other than the plugin)")
         return
     if event[EV] not in EVENTS:
         # Both sides take the names from protocol.Event: an unknown one is a worker of another version, or drift.
@@ -439,7 +473,7 @@ def run_worker(
     log_path = ws.root / "jobs" / f"{name}.log"
     result = WorkerResult(name, hash_seed=int(job.get("hash_seed") or ws.hash_seeds[0]))
     read_fd, write_fd = os.pipe()
-    token = secrets.token_hex(16)
+    key = secrets.token_hex(16)  # signs every line the worker writes (`Signed`); sent on stdin
     started = time.monotonic()
     with log_path.open("wb") as log:
         try:
@@ -469,11 +503,11 @@ def run_worker(
                 _LIVE.add(proc.pid)
         finally:
             os.close(write_fd)
-        reader = threading.Thread(target=_reader, args=(read_fd, result, on_event, token), daemon=True)
+        reader = threading.Thread(target=_reader, args=(read_fd, result, on_event, Signed(key)), daemon=True)
         reader.start()
         assert proc.stdin is not None
         with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(f"{token}\n".encode())
+            proc.stdin.write(f"{key}\n".encode())
         proc.stdin.close()
         try:
             result.exit_code = proc.wait(timeout=timeout_s)

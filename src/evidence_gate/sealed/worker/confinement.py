@@ -63,11 +63,8 @@ def missing() -> str | None:
     return None
 
 
-def apply(
-    mode: str, writable: list[str], readable: list[str], nproc: int, channel: int | None = None
-) -> dict[str, Any]:
-    """Bound tasks, then Landlock, then seccomp, for good; what was applied. `install` mode keeps TCP and UDP;
-    `channel`, the result channel's descriptor, can then be neither replaced nor closed (`seccomp.program`)."""
+def apply(mode: str, writable: list[str], readable: list[str], nproc: int) -> dict[str, Any]:
+    """Bound tasks, then Landlock, then seccomp, for good; what was applied. `install` mode keeps TCP and UDP."""
     keeps_network = mode == Mode.INSTALL
     tasks = bound_tasks(nproc)
     version = landlock.abi()
@@ -84,7 +81,7 @@ def apply(
         raise Unconfined(f"Landlock ABI {version} could not be applied ({why}); the sealed worker ran nothing") from exc
     filter_mode = "inet" if keeps_network else "none"
     try:
-        arch = seccomp.install(filter_mode, channel)
+        arch = seccomp.install(filter_mode)
     except seccomp.Unavailable as exc:
         raise Unconfined(f"{exc.strerror}; the sealed worker ran nothing") from exc
     return {
@@ -94,7 +91,6 @@ def apply(
         "scoped": version >= 6,
         "seccomp": filter_mode,
         "arch": arch,
-        "channel_pinned": channel is not None,
         "tasks": tasks,
     }
 
@@ -256,8 +252,6 @@ def shortfall(event: dict[str, Any] | None, *, install: bool) -> str | None:
         lacking.append("the seccomp socket filter")
     if not event.get("tasks"):
         lacking.append("the task bound")
-    if not install and event.get("channel_pinned") is not True:
-        lacking.append("the result channel's pin")
     if not install and event.get("network") not in ("isolated", "filtered"):
         lacking.append("the network cut")
     return f"the worker ran without {', '.join(lacking)}" if lacking else None

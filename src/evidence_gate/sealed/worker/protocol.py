@@ -8,11 +8,21 @@ JSON lines the worker writes to the result pipe, each an object whose `EV` names
 from __future__ import annotations
 
 import enum
+import hmac
 from collections.abc import Mapping
 from typing import Any, Required, TypedDict
 
 EV = "ev"  # every event's kind
-TOKEN = "tok"  # noqa: S105 - the key of the run's token on every line (the token itself comes on stdin)
+MAC_BYTES = 16  # of HMAC-SHA256, in hex before each line
+# Bound at import, in the worker before any repository code: the signature must not go through a rebound name.
+_DIGEST = hmac.digest
+
+
+def sign(key: bytes, count: int, body: bytes) -> bytes:
+    """The signature of the `count`-th line (from 0) of a worker's stream whose JSON is `body`: HMAC-SHA256 with the
+    run's key over its number and its bytes, in hex. Both sides compute it; a line lost, added, changed or moved
+    fails it, and so does every later one."""
+    return _DIGEST(key, count.to_bytes(8, "big") + body, "sha256")[:MAC_BYTES].hex().encode("ascii")
 
 
 class Event(enum.StrEnum):

@@ -12,10 +12,7 @@ sealed):
   both ends stay in the worker), and in `none` mode `connect`, `bind`, `listen` and `accept`;
 - `io_uring_*` (its requests open and connect sockets without the syscalls above), `pidfd_getfd` (fetching
   another process's socket) and `open_by_handle_at` (opening a file without its path);
-- every `set*id` call: a worker keeps the uid its task limit is counted on;
-- `dup2`/`dup3` onto, `close` of, and a `close_range` over the result channel's descriptor (`protect`): code under
-  test could otherwise put a pipe of its own in its place and relay the plugin's lines, rewritten, to the real one
-  from a forked child (the lines keep the run's token: they are the plugin's own).
+- every `set*id` call: a worker keeps the uid its task limit is counted on.
 
 Standard library only: the sealed interpreter imports this before any repository path is on `sys.path`.
 """
@@ -39,8 +36,6 @@ RET_ALLOW = 0x7FFF0000
 # Classic BPF opcodes: load a word of seccomp_data, compare with a constant, return a constant.
 LD_W_ABS = 0x20
 JEQ_K = 0x15
-JGT_K = 0x25
-JGE_K = 0x35
 JSET_K = 0x45
 AND_K = 0x54
 RET_K = 0x06
@@ -60,13 +55,7 @@ class Arch:
     numbers: dict[str, int]
 
 
-_COMMON = {
-    "io_uring_setup": 425,
-    "io_uring_enter": 426,
-    "io_uring_register": 427,
-    "pidfd_getfd": 438,
-    "close_range": 436,
-}
+_COMMON = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438}
 ARCHES = {
     "x86_64": Arch(
         "x86_64",
@@ -91,9 +80,6 @@ ARCHES = {
             "setfsuid": 122,
             "setfsgid": 123,
             "open_by_handle_at": 304,
-            "close": 3,
-            "dup2": 33,
-            "dup3": 292,
         },
     ),
     "aarch64": Arch(
@@ -119,8 +105,6 @@ ARCHES = {
             "setfsgid": 152,
             "setgroups": 159,
             "open_by_handle_at": 265,
-            "close": 57,
-            "dup3": 24,
         },
     ),
 }
@@ -164,9 +148,8 @@ class _Program:
         return out
 
 
-def program(arch: Arch, mode: str, protect: int | None = None) -> bytes:
-    """The filter for `arch`: `mode` "none" (no network at all) or "inet" (TCP/UDP for an install step); `protect`,
-    a descriptor no call may replace or close (the result channel)."""
+def program(arch: Arch, mode: str) -> bytes:
+    """The filter for `arch`: `mode` "none" (no network at all) or "inet" (TCP/UDP for an install step)."""
     if mode not in MODES:
         raise ValueError(f"unknown seccomp mode {mode!r}")
     n = arch.numbers
@@ -181,19 +164,6 @@ def program(arch: Arch, mode: str, protect: int | None = None) -> bytes:
         p.op(JEQ_K, n[name], "deny", 0)
     p.op(JEQ_K, n["socket"], "socket", 0)
     p.op(JEQ_K, n["socketpair"], "socketpair", 0)
-    if protect is not None:
-        # The descriptor is the second argument of dup2/dup3, the first of close, inside [first, last] of
-        # close_range; the kernel reads each as a 32-bit unsigned int, which is the low word compared here.
-        for name, where in (("dup2", ARG1), ("dup3", ARG1), ("close", ARG0)):
-            if name in n:
-                p.op(JEQ_K, n[name], 0, 2)
-                p.op(LD_W_ABS, where)
-                p.op(JEQ_K, protect, "deny", "allow")
-        p.op(JEQ_K, n["close_range"], 0, "allow")
-        p.op(LD_W_ABS, ARG0)
-        p.op(JGT_K, protect, "allow", 0)
-        p.op(LD_W_ABS, ARG1)
-        p.op(JGE_K, protect, "deny", "allow")
     p.op(RET_K, RET_ALLOW)
     p.label("socket")
     if mode == "inet":
@@ -245,14 +215,14 @@ def missing() -> str | None:
     return None
 
 
-def install(mode: str, protect: int | None = None) -> str:
+def install(mode: str) -> str:
     """Install the filter on every thread of this process for good; returns the architecture it was built for."""
     why = missing()
     if why:
         raise Unavailable(errno.ENOSYS, why)
     arch = native()
     assert arch is not None
-    code = program(arch, mode, protect)
+    code = program(arch, mode)
     buffer = ctypes.create_string_buffer(code, len(code))
     prog = _SockFprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p).value)
     libc = ctypes.CDLL(None, use_errno=True)

@@ -16,12 +16,13 @@ import json
 import os
 import resource
 import sys
+import threading
 from typing import Any
 
 from . import clock, confinement, provenance
 from .effects import Effects
 from .line_recorder import LineRecorder
-from .protocol import EV, TOKEN, Event, Job, Limits, Mode
+from .protocol import EV, Event, Job, Limits, Mode, sign
 
 MB = 1 << 20
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm")  # noqa: S108 - writable for POSIX semaphores, as usual
@@ -68,12 +69,12 @@ INSTALL_READABLE = (
     "/etc/redhat-release",
     "/etc/system-release",
 )
-CHANNEL_FD = 1023  # where the result channel is pinned (`pin_channel`)
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
+_LOCK = threading.Lock()
 _ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
 # The digest path hashes through names bound here too: the producer is repository code and could swap hashlib's.
 _SHA256 = hashlib.sha256
@@ -190,31 +191,24 @@ def own_proc_entries(pid: int | None = None) -> list[str]:
     return sorted(e.path for e in entries if e.name not in PROC_HIDDEN and not e.is_symlink())
 
 
-def pin_channel(fd: int) -> int:
-    """Move the result channel to descriptor 1023 (or the highest this process may open, when lower), closed on
-    exec: far from the numbers code under test uses, inside `select`'s range, a small descriptor table to copy on
-    each fork, and out of every program it runs (seccomp then keeps it there: `confinement.apply`)."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = max(fd, min(soft, CHANNEL_FD + 1) - 1)
-    if target == fd:
-        os.set_inheritable(fd, False)
-        return fd
-    os.dup2(fd, target, inheritable=False)
-    os.close(fd)
-    return target
-
-
 class Emitter:
-    """JSON lines to the pipe the trusted process reads, each carrying the run's token."""
+    """JSON lines to the pipe the trusted process reads, each signed with the run's key in its place in the stream
+    (`protocol.sign`): the key never leaves this process, so a line changed, added, dropped or moved on the way (a
+    pipe of the code under test's put in the channel's place, a read end opened through /proc) fails the check."""
 
-    def __init__(self, fd: int, token: str) -> None:
+    def __init__(self, fd: int, key: str) -> None:
         self.fd = fd
-        self.token = token
+        self._key = key.encode("ascii")
+        self._count = 0
+        self._lock = _LOCK
 
     def __call__(self, event: dict[str, Any]) -> None:
-        data = (_ENCODE({**event, TOKEN: self.token}) + "\n").encode()
-        while data:
-            data = data[_WRITE(self.fd, data) :]
+        body = _ENCODE(event).encode()
+        with self._lock:  # a finding from another thread must not take this line's number or split it
+            data = sign(self._key, self._count, body) + b" " + body + b"\n"
+            self._count += 1
+            while data:
+                data = data[_WRITE(self.fd, data) :]
 
 
 def canonical_output(value: Any) -> bytes:
@@ -274,24 +268,21 @@ def main(argv: list[str]) -> int:
         fallback = isolate_network_unprivileged()
         network, network_note = ("isolated", "") if not fallback else ("shared", f"{network_note}; {fallback}")
     apply_limits(job["limits"])
-    channel = pin_channel(int(argv[1]))
+    channel = int(argv[1])
+    os.set_inheritable(channel, False)  # no program the code under test runs holds it (nor keeps it open)
     # Before any repository code, in every mode: tasks bounded, writes only to the worker's own folders, reads only
-    # from an allow-list (the checkout's .git/config may hold a token), no socket but the result channel, and that
-    # channel fixed (`properties.install` execs `sh` and needs none: closed on exec).
+    # from an allow-list (the checkout's .git/config may hold a token; the worker's own memory holds the run's key),
+    # no socket but the result channel.
     try:
         applied: dict[str, Any] = confinement.apply(
-            job["mode"],
-            [*job.get("writable", []), *DEVICES],
-            readable(job),
-            job["limits"]["nproc"],
-            None if job["mode"] == Mode.INSTALL else channel,
+            job["mode"], [*job.get("writable", []), *DEVICES], readable(job), job["limits"]["nproc"]
         )
     except confinement.Unconfined as exc:
         applied = {"error": str(exc)}
         print(f"evidence-gate sealed worker: {exc}", file=sys.stderr)
     if network == "shared" and applied.get("seccomp") == "none":
         network = "filtered"  # no namespace could be made, but no socket can be opened either
-    # The token arrives on stdin, not argv or the environment, so a stray write to the pipe cannot pass as ours.
+    # The run's key arrives on stdin, not argv or the environment (both readable through /proc), and never leaves.
     token = sys.stdin.readline().strip()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
