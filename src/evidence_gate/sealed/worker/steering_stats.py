@@ -64,6 +64,7 @@ def _sampled(strategy: object) -> str:
     shortened), and a long one is cut by `_repr`. Only instance fields are read (no property, no resolution: the
     validation before resolved what a run resolves), and only the elements' own `repr` runs.
     """
+    from hypothesis.strategies._internal.misc import JustStrategy  # noqa: PLC0415
     from hypothesis.strategies._internal.strategies import SampledFromStrategy, SearchStrategy  # noqa: PLC0415
 
     found: list[str] = []
@@ -78,10 +79,16 @@ def _sampled(strategy: object) -> str:
         walked += 1
         kind = type(node)
         if issubclass(kind, SampledFromStrategy):
-            elements = getattr(node, "__dict__", {}).get("elements")
+            fields = getattr(node, "__dict__", {})
+            elements = fields.get("elements")
             if isinstance(elements, tuple) and all(issubclass(type(e), SearchStrategy) for e in elements):
                 # a sampler over strategies (one_of's branch sampler, made on drawing): its branches are walked
                 pending.extend(elements[:MAX_WALK])
+                continue
+            # Listed only where the repr does not show the elements: a forced one (an enum's class name) or one the
+            # description cuts. `just(x)` shows its value, and Hypothesis makes some while drawing (a `from_regex`
+            # inside `emails()`): listing those would read differently after a run than before it.
+            if issubclass(kind, JustStrategy) or not (fields.get("force_repr") or len(_repr(node)) >= MAX_DESCRIPTION):
                 continue
             shown = _elements(elements)
             if shown not in found:
@@ -113,7 +120,9 @@ def _elements(elements: object) -> str:
     """`(n: e1, e2, …)`, each element's bounded repr, at most MAX_SAMPLED of them (a tuple, or a range)."""
     if not isinstance(elements, (tuple, range)):
         return f"({_repr(elements)})"
-    shown = ", ".join(_repr(e) for e in itertools.islice(elements, MAX_SAMPLED))
+    # A long text or bytes element is cut before its repr is made: its repr is cut to MAX_DESCRIPTION anyway.
+    cut = (e[:MAX_DESCRIPTION] if type(e) in (str, bytes) else e for e in itertools.islice(elements, MAX_SAMPLED))
+    shown = ", ".join(map(_repr, cut))
     return f"({len(elements)}: {shown}{', …' if len(elements) > MAX_SAMPLED else ''})"
 
 
