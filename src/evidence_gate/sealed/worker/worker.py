@@ -201,8 +201,17 @@ class Emitter:
         self._key = key.encode("ascii")
         self._count = 0
         self._lock = _LOCK
+        self._live = True
+        # A process the code under test forks shares the stream but not its count: what it would write (the line
+        # recorder's lines in a forked child) is not sent, so the worker's own lines keep their places.
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._live = False
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if not self._live:
+            return
         body = _ENCODE(event).encode()
         with self._lock:  # a finding from another thread must not take this line's number or split it
             data = sign(self._key, self._count, body) + b" " + body + b"\n"
