@@ -339,6 +339,8 @@ def test_reproduce_command_reproduces_the_failing_seed(git_repo: GitRepo, tmp_pa
     summary = check_report.build(r, "sha256:x").summary
     command = re.search(r"^```sh\n(.*?)\n```$", summary, re.MULTILINE | re.DOTALL)
     assert command is not None, summary
+    head_seed = {w["name"]: w["hash_seed"] for w in r["sealed"]["workers"]}["head-0"]
+    assert command.group(1).startswith(f"PYTHONHASHSEED={head_seed} "), command.group(1)  # the head's, drawn per run
     checkout = tmp_path / "checkout"
     git_repo.git("worktree", "add", "-q", "--detach", str(checkout), r["git"]["head"])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_", "PYTHON"))}

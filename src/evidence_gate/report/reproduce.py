@@ -5,7 +5,8 @@ The sealed plugin (`pytest_plugin.SealedPlugin._apply_seed`) gives a Hypothesis 
 Locally the same comes from Hypothesis' own pytest options: `--hypothesis-seed=N` (which a `derandomize` profile
 would override, so the command registers and loads a profile with exactly those settings; the explain phase only
 adds comments, and pytest's cache does not change a single node's result). A test that is not a Hypothesis test gets `PROPERTY_SEED` and `PROPERTY_TRIALS`, as in the
-sealed run. `properties.pythonpath` goes into `PYTHONPATH`, as the sealed run puts it on `sys.path`.
+sealed run. `properties.pythonpath` goes into `PYTHONPATH`, as the sealed run puts it on `sys.path`, and the head's
+workers' `PYTHONHASHSEED` (drawn per run, in the receipt's `sealed.workers`) into `PYTHONHASHSEED`.
 """
 
 from __future__ import annotations
@@ -30,14 +31,23 @@ def is_hypothesis(ledger: SeedLedgerJson) -> bool:
     return isinstance(examples, dict) and bool(examples)
 
 
-def command(node: str, seed: int, trials: int, *, hypothesis: bool, pythonpath: Sequence[str] = ()) -> str:
+def command(
+    node: str,
+    seed: int,
+    trials: int,
+    *,
+    hypothesis: bool,
+    pythonpath: Sequence[str] = (),
+    hash_seed: int | None = None,
+) -> str:
     """A copy-paste POSIX shell command, run from the repository root, that reproduces `node` on `seed`.
 
     For a Hypothesis test it is `python -c` with a four-line script that registers the profile: six lines, each
-    within 80 columns but the node id's."""
+    within 80 columns but the node id's and, by the length of its environment (the hash seed, `PYTHONPATH`), the
+    first."""
     import shlex  # noqa: PLC0415 - only a failing seed is reproduced
 
-    env = []
+    env = [] if hash_seed is None else [f"PYTHONHASHSEED={int(hash_seed)}"]
     paths = [p for p in pythonpath if p and p != "."]
     if paths:
         env.append("PYTHONPATH=" + shlex.quote(":".join(paths)))
@@ -66,4 +76,15 @@ def for_ledger(receipt: Mapping[str, Any], ledger: SeedLedgerJson, seed: int) ->
         int(trials),
         hypothesis=is_hypothesis(ledger),
         pythonpath=[str(p) for p in pythonpath if isinstance(p, str)],
+        hash_seed=head_hash_seed(receipt),
     )
+
+
+def head_hash_seed(receipt: Mapping[str, Any]) -> int | None:
+    """The PYTHONHASHSEED the head's property workers ran with, when the receipt records one."""
+    workers = (receipt.get("sealed") or {}).get("workers") or []
+    for worker in workers if isinstance(workers, list) else []:
+        seed = worker.get("hash_seed") if isinstance(worker, Mapping) else None
+        if str(worker.get("name", "")).startswith("head-") and type(seed) is int and 0 < seed < 1 << 32:
+            return seed
+    return None
