@@ -13,7 +13,7 @@ import pytest
 from evidence_gate.receipt import facts as run_facts
 from evidence_gate.sealed import run as sealed_run
 from evidence_gate.sealed.worker.assertion_hash import statement_hash
-from support.property_repo import base_files, judge, ledger, red_repo, rows, sealed_only
+from support.property_repo import PROPERTY, base_files, judge, ledger, red_repo, rows, sealed_only
 from support.repo_builder import GitRepo
 
 SEED_PROPERTY = """\
@@ -323,6 +323,26 @@ def test_missing_node_is_run_integrity(git_repo: GitRepo, tmp_path: Path) -> Non
     git_repo.commit("honest", {"src/calc.py": "def double(x):\n    return x * 2\n"})
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+
+
+def test_a_file_that_fails_to_import_is_one_row_naming_the_cause(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A whole-file entry whose code under test fails to import: one run-integrity row names the import error, not
+    one more per test the file defines (an adopter saw 17 rows for one missing import)."""
+    three = PROPERTY + "".join(
+        f"\n\n@given(st.integers())\ndef test_more_{i}(x):\n    assert double(x) == x + x\n" for i in range(3)
+    )
+    red_repo(
+        git_repo,
+        extra={"SCORE_PROPERTIES": "properties/test_double.py\n", "properties/test_double.py": three},
+        fresh_seeds=0,
+    )
+    git_repo.commit("broken import", {"src/calc.py": "import no_such_module\n\n\ndef double(x):\n    return 2 * x\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", receipt["violations"]
+    messages = [v["message"] for v in receipt["violations"] if v["row"] == "run-integrity"]
+    assert not [m for m in messages if "is defined in the locked file" in m], messages
+    [entry] = [m for m in messages if "was not collected in the sealed run" in m]
+    assert "No module named 'no_such_module'" in entry, entry
 
 
 def test_exhausted_search_space_is_recorded_and_accepted(git_repo: GitRepo, tmp_path: Path) -> None:
