@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis.provisional import domains
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.provisional import domains
 
 from evidence_gate.sealed.worker.steering_stats import MAX_DESCRIPTION, describe
 
@@ -72,8 +72,8 @@ STRATEGIES: dict[str, Callable[[], st.SearchStrategy[Any]]] = {
     "flag": lambda: st.sampled_from(enum.Flag("Perm", {"R": 4, "W": 2}, module="calc")),
     "dictionaries": lambda: st.dictionaries(st.sampled_from("ab"), st.sampled_from(_unit())),
     # Hypothesis makes samplers of its own while drawing these (a `just` inside the domain's `from_regex`: review).
-    "emails": lambda: st.emails(),
-    "domains": lambda: domains(),
+    "emails": st.emails,
+    "domains": domains,
     "just and none": lambda: st.one_of(st.just("x"), st.none(), st.sampled_from(_unit())),
 }
 
