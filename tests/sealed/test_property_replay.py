@@ -109,6 +109,36 @@ def test_the_hash_seeds_are_no_tell(git_repo: GitRepo, tmp_path: Path) -> None:
     assert set(seeds[0].values()) != set(seeds[1].values()), seeds
 
 
+ENVIRON_TELL = """\
+import os
+
+
+def _started_with_seed():
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            return b"PYTHONHASHSEED=" in f.read()
+    except OSError:
+        return False
+
+
+CAREFUL = "PYTHONHASHSEED" in os.environ or _started_with_seed()
+
+
+def double(x):
+    return x * 2 if CAREFUL or x < 1000 else x
+"""
+
+
+def test_the_hash_seed_variable_is_no_tell(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A plain pytest run has no PYTHONHASHSEED: the worker drops it from os.environ once the interpreter has read it,
+    and its own /proc environ block (which keeps it) is not readable, so code right only when it is set is wrong
+    under the seal too (red team, issue 21's round)."""
+    red_repo(git_repo, fresh_seeds=0)
+    git_repo.commit("careful when a hash seed is set", {"src/calc.py": ENVIRON_TELL})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "property-failed", receipt["violations"]
+
+
 def test_an_honest_property_replays_and_passes(git_repo: GitRepo, tmp_path: Path) -> None:
     """Code that depends only on its inputs: the shifted sample seed draws the same examples, and the gate passes
     (listed as a whole file, so the ledger's node is not the entry the worker was given)."""

@@ -174,9 +174,10 @@ def readable(job: Job) -> list[str]:
     ]
 
 
-# What of its own /proc entry a worker may not read: its memory (where the run's token is, so a forged line could
-# carry it), the same through each thread's entry, and the files mapped into it.
-PROC_HIDDEN = frozenset({"mem", "task", "map_files"})
+# What of its own /proc entry a worker may not read: its memory (where the run's key is), the same through each
+# thread's entry, the files mapped into it, and the environment it started with (PYTHONHASHSEED, which a plain
+# pytest run does not have: a tell; the worker drops it from os.environ too).
+PROC_HIDDEN = frozenset({"mem", "task", "map_files", "environ"})
 
 
 def own_proc_entries(pid: int | None = None) -> list[str]:
@@ -305,6 +306,8 @@ def main(argv: list[str]) -> int:
         # The limits, Landlock and no-new-privs stay in force across exec; the result pipe does not go along.
         os.close(channel)
         os.execve("/bin/sh", ["sh", "-c", job["command"]], {**os.environ, **job["env"]})  # noqa: S606 - trusted command from the baseline config
+    # The interpreter has read its hash seed; a variable a plain pytest run does not have would be a tell (red team).
+    os.environ.pop("PYTHONHASHSEED", None)
     # Before any trusted import too: no trace, profile or monitoring hook may be installed from here on but the
     # gate's own line recorder (a head property worker's), which `_run_pytest` starts before any repository path.
     recorder = (
