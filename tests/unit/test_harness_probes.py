@@ -250,6 +250,13 @@ EVASIONS = {
     "membership-names-a-resolver": ('import builtins\nx = "__import__" in dir(builtins)\n', "builtins.__import__"),
     "membership-computed-name": ("x = name in __builtins__\n", "__builtins__"),
     "pickle-through-attr": ("import copyreg\nx = copyreg.pickle.loads(d)\n", "pickle.loads"),
+    # Red team, issue 21's round: a path of attributes in one string, and a name made with a method of str.
+    "attrgetter-dotted": ('import operator\nf = operator.attrgetter("gi_frame.f_back")\n', "gi_frame"),
+    "formatter-field": ('import string\nf = string.Formatter().get_field("0.gi_frame.f_back", [g], {})\n', "gi_frame"),
+    "format-field": ('x = "{0.f_back}".format(g)\n', "f_back"),
+    "reduce-split": ('import functools\nf = functools.reduce(getattr, "gi_frame f_back".split(), g)\n', "gi_frame"),
+    "method-built-name": ('f = getattr(g, "gi_" + "FRAME".lower())\n', "gi_frame"),
+    "replace-built-name": ('f = getattr(g, "gi_X".replace("X", "frame"))\n', "gi_frame"),
 }
 
 HONEST = [
@@ -282,6 +289,9 @@ HONEST = [
     "import typing as t\nX = tuple(t for t in types if issubclass(t, M))\n",
     "import typing as t\nF = S.filter(lambda t: t[0] != t[1])\n",
     "import typing as t\n\n\ndef first(t):\n    return t[0]\n",
+    # Dotted and spaced names in strings, and str methods on literals, that reach nothing.
+    'import logging\nlog = logging.getLogger("app.frames.back")\nx = "{0.name}".format(item)\n',
+    'parts = "a.b.c".split(".")\nkey = "Frame Back".lower().replace(" ", "_")\n',
     # pyrsistent 11362c5d62, 058ccde77c (setup.py): the Python 2 spelling of `except OSError as e`.
     "import sys\ntry:\n    f()\nexcept OSError:\n    e = sys.exc_info()[1]\n    log(e)\n",
 ]

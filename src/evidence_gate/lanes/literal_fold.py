@@ -1,5 +1,5 @@
 """The string an expression built only from literals evaluates to: the cheap way to spell a probe's name
-(`"_get" + "frame"`, f-strings, `"".join(...)`, slices) without writing it."""
+(`"_get" + "frame"`, f-strings, `"".join(...)`, slices, `"FRAME".lower()`) without writing it."""
 
 from __future__ import annotations
 
@@ -30,7 +30,44 @@ def fold(node: ast.AST) -> str | None:
             return None if any(p is None for p in parts) else sep.join(p for p in parts if p is not None)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
         return fold(node.args[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TEXT_METHODS:
+        return _fold_method(node, node.func)
     return None
+
+
+# Methods of `str` that only make another string of the same text and literal arguments: a name spelled through
+# them (`"frame".upper().lower()`, `"gi_X".replace("X", "frame")`) is still that name.
+TEXT_METHODS = frozenset(
+    {
+        "lower",
+        "upper",
+        "casefold",
+        "swapcase",
+        "title",
+        "capitalize",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        "format",
+    }
+)
+
+
+def _fold_method(node: ast.Call, func: ast.Attribute) -> str | None:
+    text = fold(func.value)
+    if text is None or node.keywords or len(text) > 4096:
+        return None
+    args = [fold(a) for a in node.args]
+    if any(a is None for a in args) or len(args) > 2:
+        return None
+    try:
+        out = getattr(str, func.attr)(text, *args)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    return out if isinstance(out, str) and len(out) <= 8192 else None
 
 
 def _int(node: ast.AST | None) -> tuple[bool, int | None]:

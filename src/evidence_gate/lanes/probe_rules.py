@@ -8,6 +8,7 @@ maps (file-wide, flow-insensitive, so rebinding cannot hide a module).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 
 HARNESS = frozenset(
@@ -230,6 +231,9 @@ WHY = {
 }
 
 
+_PARTS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
     """(name, why) for a string that names the harness, its environment or a reaching attribute; with `lookup`
     (an index or a call argument: `vars(os)["sys"]`) also one that names a reaching module."""
@@ -240,6 +244,11 @@ def string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
         return text[:40], "reads the test harness's environment"
     if text in REACH_ATTRS or text in WRITE_ATTRS:
         return text, "names an attribute that reaches other frames or objects"
+    # A dotted or spaced path in one string (`attrgetter("gi_frame.f_back")`, `Formatter().get_field("0.f_back",
+    # ...)`, `"{0.f_back}".format(g)`, `reduce(getattr, "gi_frame f_back".split(), g)`) reads each part in turn.
+    for part in _PARTS.findall(text[:4096]):
+        if part in REACH_ATTRS:
+            return part, "names an attribute that reaches other frames or objects (one part of a path in a string)"
     if lookup and text in VALUE_REACH:
         return text, "names a module that reaches other frames or objects (looked up by name)"
     return None
