@@ -54,6 +54,20 @@ def test_a_sample_whose_repr_shows_it_is_not_listed_again() -> None:
         assert " sampling " not in describe(strategy), describe(strategy)
 
 
+def test_a_stand_in_member_with_the_same_repr_changes_the_description() -> None:
+    """Red team: a fake `KILO` put in the members' map (same name, value and repr) is what `sampled_from` draws, while
+    `Unit.KILO` still gives the real one to the code under test; the description marks it."""
+    intact = _unit()
+    swapped = _unit()
+    fake = object.__new__(swapped)
+    fake._name_, fake._value_ = "KILO", 1000
+    swapped._member_map_["KILO"] = fake
+    assert repr(fake) == repr(swapped.KILO) and fake is not swapped.KILO
+    before, after = describe(st.sampled_from(intact)), describe(st.sampled_from(swapped))
+    assert "(not the member its class names)" not in before
+    assert after != before and "<Unit.KILO: 1000> (not the member its class names)" in after, after
+
+
 def test_a_long_sample_is_bounded_and_a_late_change_still_shows() -> None:
     """Elements past the description's length bound change its digest; the description stays bounded."""
     base = describe(st.sampled_from(list(range(5000))))

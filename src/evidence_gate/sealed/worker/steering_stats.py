@@ -9,6 +9,7 @@ the replay of a head's minimal example on the baseline; and the name of Hypothes
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import itertools
 import re
@@ -122,8 +123,28 @@ def _elements(elements: object) -> str:
         return f"({_repr(elements)})"
     # A long text or bytes element is cut before its repr is made: its repr is cut to MAX_DESCRIPTION anyway.
     cut = (e[:MAX_DESCRIPTION] if type(e) in (str, bytes) else e for e in itertools.islice(elements, MAX_SAMPLED))
-    shown = ", ".join(map(_repr, cut))
+    shown = ", ".join(map(_element, cut))
     return f"({len(elements)}: {shown}{', …' if len(elements) > MAX_SAMPLED else ''})"
+
+
+STAND_IN = " (not the member its class names)"
+
+
+def _element(element: object) -> str:
+    """An element's repr; an enum member that is not what its class gives under its name is marked: a stand-in the
+    patch put in the members' map (`Unit._member_map_["KILO"] = fake`), with the same repr as the real one, is drawn
+    while code under test still gets the real member from `Unit.KILO` (red team)."""
+    shown = _repr(element)
+    if isinstance(element, enum.Enum):
+        fields = getattr(element, "__dict__", None)
+        name = fields.get("_name_") if isinstance(fields, dict) else None
+        try:
+            same = isinstance(name, str) and getattr(type(element), name, None) is element
+        except Exception:  # noqa: BLE001 - a class's own attribute lookup raised: not the member either
+            same = False
+        if not same:
+            shown += STAND_IN
+    return shown
 
 
 def strategies(target: object) -> dict[str, str] | None:
