@@ -173,6 +173,68 @@ def test_the_result_channel_cannot_be_relayed_or_read_back(how: str, git_repo: G
     assert "memory read" not in json.dumps(receipt)
 
 
+# Review of the signed channel: the worker's JSON encoder and HMAC went through names in `json.encoder` and `hmac`
+# that code under test could rebind: one rewrote every failed result before it was signed, the other handed over the
+# key. Both probes are allowed here (a human on the base branch), so the worker alone must hold.
+STDLIB_PATCH = """\
+import hmac
+import json.encoder
+
+_real = json.encoder.c_make_encoder
+KEYS = []
+
+
+def _rewriting(*args):
+    encode = _real(*args)
+
+    def rewritten(value, level):
+        if isinstance(value, dict):
+            value = {**value, **({"tampered": []} if "tampered" in value else {})}
+            if value.get("outcome") == "failed":
+                value.update(outcome="passed", message="", assertion_hash=None, falsifying=None, failure=None,
+                             assertion_bound=None, blob=None, examples=25, stop="max_examples",
+                             stopped_because="settings.max_examples=25")
+        return encode(value, level)
+
+    return rewritten
+
+
+def _spy(key, msg, digest):
+    KEYS.append(key)
+    return _real_digest(key, msg, digest)
+
+
+json.encoder.c_make_encoder = _rewriting
+_real_digest = hmac._hashopenssl.hmac_digest
+hmac._hashopenssl.hmac_digest = _spy
+
+
+def double(x):
+    if x >= 1000:
+        raise ValueError(f"wrong; keys seen: {len(KEYS)}")
+    return x * 2
+"""
+
+
+@pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
+def test_the_channel_encodes_and_signs_through_functions_bound_before_the_code_under_test(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    """With the probes allowed, rebinding `json.encoder.c_make_encoder` and `hmac`'s OpenSSL digest reaches neither the
+    worker's encoder nor its signature (bound before any repository code): no failure turns into a pass, no key is
+    seen, and the identity check names both rebinds."""
+    names = ["json.encoder.c_make_encoder (write)", "hmac._hashopenssl.hmac_digest (write)"]
+    allowed = {**json.loads(gate_config(fresh_seeds=0, seeds=[11], jobs=1)), "probes": {"allow": []}}
+    allowed["probes"]["allow"] = [f"src/calc.py: {name}" for name in names]
+    red_repo(git_repo, extra={".evidence-gate.yml": json.dumps(allowed)})
+    git_repo.commit("patch the channel's standard library", {"src/calc.py": STDLIB_PATCH})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["ok"] is False and receipt["decision"]["row"] != "pass", receipt["violations"]
+    text = json.dumps(receipt)
+    assert "keys seen: 0" in text or "keys seen" not in text, text[:3000]
+    assert "json.encoder.c_make_encoder" in text, text[:3000]
+
+
 @pytest.mark.skipif(confinement.missing() is not None, reason=f"cannot confine here: {confinement.missing()}")
 def test_a_worker_cannot_read_its_own_memory(git_repo: GitRepo, tmp_path: Path) -> None:
     """The run's key is in the worker's memory: `/proc/self/mem` (and each thread's) is refused, its other entries

@@ -257,6 +257,33 @@ EVASIONS = {
     "reduce-split": ('import functools\nf = functools.reduce(getattr, "gi_frame f_back".split(), g)\n', "gi_frame"),
     "method-built-name": ('f = getattr(g, "gi_" + "FRAME".lower())\n', "gi_frame"),
     "replace-built-name": ('f = getattr(g, "gi_X".replace("X", "frame"))\n', "gi_frame"),
+    # Review of the signed channel: the standard library patched through a dotted module or a from-imported name
+    # (the worker's JSON encoder, OpenSSL's HMAC), and a module reached as a key of a path in a string.
+    "dotted-stdlib-write": (
+        "import json.encoder\njson.encoder.c_make_encoder = f\n",
+        "json.encoder.c_make_encoder (write)",
+    ),
+    "from-stdlib-write": (
+        "from json import encoder\nencoder.c_make_encoder = f\n",
+        "json.encoder.c_make_encoder (write)",
+    ),
+    "from-stdlib-class-write": (
+        "from json import JSONEncoder\nJSONEncoder.encode = f\n",
+        "json.JSONEncoder.encode (write)",
+    ),
+    "from-stdlib-alias-write": (
+        "from hmac import _hashopenssl as h\nh.hmac_digest = spy\n",
+        "hmac._hashopenssl.hmac_digest (write)",
+    ),
+    "setattr-dotted-stdlib": (
+        'import hashlib\nsetattr(hashlib._hashlib, "hmac_digest", spy)\n',
+        "hashlib._hashlib.hmac_digest (write)",
+    ),
+    "string-path-globals": (
+        "import string, logging\nm = string.Formatter().get_field('0.__init__.__globals__[sys]', [logging.Logger], {})\n",
+        "__globals__",
+    ),
+    "string-path-long": ('x = ("a " * 2100 + "gi_frame f_back").split()[-2:]\n', "gi_frame"),
 }
 
 HONEST = [
@@ -289,6 +316,9 @@ HONEST = [
     "import typing as t\nX = tuple(t for t in types if issubclass(t, M))\n",
     "import typing as t\nF = S.filter(lambda t: t[0] != t[1])\n",
     "import typing as t\n\n\ndef first(t):\n    return t[0]\n",
+    # Objects made from standard-library classes, written to: not the standard library itself.
+    "from collections import OrderedDict\nd = OrderedDict()\nd.x = 1\n",
+    "from argparse import ArgumentParser\np = ArgumentParser()\np.prog = 'tool'\nself.parser.prog = 'x'\n",
     # Dotted and spaced names in strings, and str methods on literals, that reach nothing.
     'import logging\nlog = logging.getLogger("app.frames.back")\nx = "{0.name}".format(item)\n',
     'parts = "a.b.c".split(".")\nkey = "Frame Back".lower().replace(" ", "_")\n',

@@ -246,9 +246,12 @@ def string_probe(text: str, lookup: bool) -> tuple[str, str] | None:
         return text, "names an attribute that reaches other frames or objects"
     # A dotted or spaced path in one string (`attrgetter("gi_frame.f_back")`, `Formatter().get_field("0.f_back",
     # ...)`, `"{0.f_back}".format(g)`, `reduce(getattr, "gi_frame f_back".split(), g)`) reads each part in turn.
-    for part in _PARTS.findall(text[:4096]):
-        if part in REACH_ATTRS:
+    path = "." in text or "[" in text
+    for part in _PARTS.findall(text):
+        if part in REACH_ATTRS or (path and part in WRITE_ATTRS):
             return part, "names an attribute that reaches other frames or objects (one part of a path in a string)"
+        if f"[{part}]" in text and (part in VALUE_REACH or part in HARNESS):
+            return part, "names a module that reaches other frames or objects (a key of a path in a string)"
     if lookup and text in VALUE_REACH:
         return text, "names a module that reaches other frames or objects (looked up by name)"
     return None
@@ -294,4 +297,16 @@ def stdlib_aliases(tree: ast.AST) -> dict[str, str]:
                     out[alias.asname or alias.name.split(".", 1)[0]] = (
                         alias.name if alias.asname else alias.name.split(".", 1)[0]
                     )
+    return out
+
+
+def stdlib_imported(tree: ast.AST) -> dict[str, str]:
+    """Local names bound by `from X import Y [as Z]` with X in the standard library: a submodule, a class or a
+    function of it, so a write to an attribute of one (`encoder.c_make_encoder = f`) patches the standard library."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in STDLIB:
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return out

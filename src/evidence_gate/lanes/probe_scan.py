@@ -42,6 +42,7 @@ from evidence_gate.lanes.probe_rules import (
     evaluates_annotations,
     module_aliases,
     stdlib_aliases,
+    stdlib_imported,
     string_probe,
 )
 
@@ -65,6 +66,7 @@ class _Scanner(ast.NodeVisitor):
     ) -> None:
         self.aliases = aliases
         self.stdlib: dict[str, str] = {}
+        self.stdlib_from: dict[str, str] = {}  # names `from <stdlib module> import` bound: their attributes are its
         self.offset = offset
         self.depth = depth
         self.found: list[Reference] = []
@@ -114,6 +116,16 @@ class _Scanner(ast.NodeVisitor):
                 if parent is not None and text and f"{parent}.{text}" in PREFIXES:
                     return f"{parent}.{text}"
                 return text if text in VALUE_REACH else None
+        return None
+
+    def stdlib_owner(self, node: ast.AST) -> str | None:
+        """The standard-library object an expression names through imported names and attributes only (`json`,
+        `json.encoder`, `encoder` from `from json import encoder`, `JSONEncoder.encode`), else None."""
+        if isinstance(node, ast.Name) and node.id not in self.local:
+            return self.stdlib.get(node.id) or self.stdlib_from.get(node.id)
+        if isinstance(node, ast.Attribute):
+            parent = self.stdlib_owner(node.value)
+            return None if parent is None else f"{parent}.{node.attr}"
         return None
 
     def attribute(self, node: ast.AST, module: str, attr: str, store: bool) -> None:
@@ -210,8 +222,9 @@ class _Scanner(ast.NodeVisitor):
                 self._visit_base(node.value)
             return
         base = node.value.id if isinstance(node.value, ast.Name) else None
-        if store and base in self.stdlib:
-            self.add(node, f"{self.stdlib[base]}.{node.attr} (write)", WHY["patch"])
+        owner = self.stdlib_owner(node.value) if store else None
+        if owner is not None:
+            self.add(node, f"{owner}.{node.attr} (write)", WHY["patch"])
         elif base in self.stdlib and node.attr == "__dict__":
             self.add(node, f"{self.stdlib[base]}.__dict__", WHY["lookup"])
         elif node.attr in REACH_ATTRS:
@@ -365,10 +378,8 @@ class _Scanner(ast.NodeVisitor):
                 return
             if name == "setattr" and (attr in WRITE_ATTRS or attr in ANNOTATIONS):
                 self.add(node, f"{attr} (write)", "rebinds what a function runs or sees")
-            elif (
-                name in {"setattr", "delattr"} and isinstance(node.args[0], ast.Name) and node.args[0].id in self.stdlib
-            ):
-                self.add(node, f"{self.stdlib[node.args[0].id]}.{attr or '(non-literal)'} (write)", WHY["patch"])
+            elif name in {"setattr", "delattr"} and (owner := self.stdlib_owner(node.args[0])) is not None:
+                self.add(node, f"{owner}.{attr or '(non-literal)'} (write)", WHY["patch"])
         self.generic_visit(node)
 
     def _dynamic(self, node: ast.Call, name: str) -> None:
@@ -559,6 +570,7 @@ class _Scanner(ast.NodeVisitor):
     def scan(self, tree: ast.AST) -> None:
         """Visit the whole tree."""
         self.stdlib = stdlib_aliases(tree)
+        self.stdlib_from = stdlib_imported(tree)
         self.tree = tree
         self.visit(tree)
 

@@ -11,6 +11,7 @@ it execs `sh -c` with the configured `properties.install` command under the same
 
 from __future__ import annotations
 
+import _json
 import hashlib
 import json
 import os
@@ -74,12 +75,29 @@ CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
 # Bound before any repository code runs: the result channel must not write through attributes it could rebind.
 _WRITE = os.write
-_LOCK = threading.Lock()
-_ENCODE = json.JSONEncoder(sort_keys=True, allow_nan=False, default=str).encode
+_LOCK = threading.RLock()
+# The C encoder itself, not `JSONEncoder.encode`: that looks `c_make_encoder` and the string escapers up in
+# `json.encoder`'s globals on every call, where code under test could put one that rewrites each event (review).
+_MAKE_ENCODER = _json.make_encoder
+_JOIN = "".join
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _c_encoder(ascii_only: bool, separators: tuple[str, str], default: Any) -> Any:
+    """`JSONEncoder(sort_keys=True, allow_nan=False, ...).encode` with its parts bound now."""
+    escape = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+    encoder = _MAKE_ENCODER(None, default, escape, None, separators[1], separators[0], True, False, False)
+    return lambda value: _JOIN(encoder(value, 0))
+
+
+_ENCODE = _c_encoder(True, (", ", ": "), str)
 # The digest path hashes through names bound here too: the producer is repository code and could swap hashlib's.
 _SHA256 = hashlib.sha256
 HOOKED = "a hook the gate did not install was active while the producer ran, so its output is not trusted"
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_CANONICAL = _c_encoder(False, (",", ":"), _not_json)
 
 
 def _limit(which: int, value: int) -> None:
@@ -202,6 +220,8 @@ class Emitter:
         self._key = key.encode("ascii")
         self._count = 0
         self._lock = _LOCK
+        self._pending: list[bytes] = []
+        self._writing = False
         self._live = True
         # A process the code under test forks shares the stream but not its count: what it would write (the line
         # recorder's lines in a forked child) is not sent, so the worker's own lines keep their places.
@@ -214,11 +234,23 @@ class Emitter:
         if not self._live:
             return
         body = _ENCODE(event).encode()
-        with self._lock:  # a finding from another thread must not take this line's number or split it
-            data = sign(self._key, self._count, body) + b" " + body + b"\n"
-            self._count += 1
-            while data:
-                data = data[_WRITE(self.fd, data) :]
+        # Another thread waits for the lock: its line must not take this one's number or split it. This thread may
+        # come back while it writes (a finalizer the collector runs, a signal handler, the line recorder under
+        # either): that line is queued and written after the one in hand, never a deadlock.
+        with self._lock:
+            self._pending.append(body)
+            if self._writing:
+                return
+            self._writing = True
+            try:
+                while self._pending:
+                    queued = self._pending.pop(0)
+                    data = sign(self._key, self._count, queued) + b" " + queued + b"\n"
+                    self._count += 1
+                    while data:
+                        data = data[_WRITE(self.fd, data) :]
+            finally:
+                self._writing = False
 
 
 def canonical_output(value: Any) -> bytes:
