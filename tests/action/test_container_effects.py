@@ -31,6 +31,7 @@ ALLOWED = [
     "src/*: sys._getframe",
     "src/*: sys.monitoring",
     "src/*: pydoc.locate",  # resolvers of computed names count as import machinery in the probe scan
+    "src/*: settrace",  # the name handed to the resolver, one part of the path `sys.settrace` in a string
     "src/*: doctest",  # (an entry for a probe also covers the names bound to it)
 ]
 # A sys.monitoring line callback (3.12+) that, in the locked test's frame, writes a value the red code gets right

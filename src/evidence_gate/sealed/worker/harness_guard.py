@@ -39,7 +39,7 @@ HARNESS = (
 )
 # Standard-library modules whose functions the result channel, the digests and imports rely on: their callables are
 # watched (the channel itself binds the C functions it signs and encodes with before any repository code runs).
-STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "_json", "hashlib", "_hashlib", "hmac", "builtins")
+STDLIB_WATCHED = ("__main__", "os", "posix", "json", "json.encoder", "_json", "hashlib", "_hashlib", "builtins")
 # Module-level state the harness rebinds itself during an honest run (measured on Hypothesis 6.130-6.170,
 # pytest 8.3-9): lower-case data is not watched, so these need no list; constants (UPPER_CASE) and code are.
 FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
