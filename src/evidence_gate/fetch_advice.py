@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from evidence_gate.git import FULL_ID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -10,12 +10,10 @@ if TYPE_CHECKING:
 
     from evidence_gate.git import Repo
 
-_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
 
 def is_full_id(rev: str) -> bool:
-    """Whether `rev` is a whole commit id (sha1 or sha256), not a name or an abbreviation."""
-    return _FULL_ID.fullmatch(rev) is not None
+    """Whether `rev` is a whole commit id (sha1 or sha256), not a name or an abbreviation (git's own pattern)."""
+    return FULL_ID.fullmatch(rev) is not None
 
 
 def remote_names(repo: Repo) -> list[str]:

@@ -57,7 +57,7 @@ FSCK_FIX = (
 
 # A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
 _SESSION_MAX_REQUEST = 16 * 1024
-_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a whole commit id, sha1 or sha256
 _CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
 _TOPLEVEL = ("rev-parse", "--show-toplevel")
 _AMBIGUOUS = "core.warnAmbiguousRefs=true"  # git then warns of a name that is both a ref and a short id
@@ -261,7 +261,7 @@ class Repo:
         if self._pinned is None:
             return
         # A name like an option (rev-parse passes those through, `--end-of-options` too) is left to `resolve`.
-        specs = [f"{n}^{{commit}}" for n in dict.fromkeys(names) if not (_FULL_ID.fullmatch(n) or n.startswith("-"))]
+        specs = [f"{n}^{{commit}}" for n in dict.fromkeys(names) if not (FULL_ID.fullmatch(n) or n.startswith("-"))]
         try:
             proc = self.run("-c", _AMBIGUOUS, *_TOPLEVEL, *specs, check=False)
         except GateError:
@@ -270,7 +270,7 @@ class Repo:
         lines = proc.stdout.split(b"\n")  # the root, an id a name, and the empty rest after the last newline
         if proc.returncode or said or len(lines) != len(specs) + 2 or lines[0] == b"" or lines[-1] != b"":
             return
-        if not all(_FULL_ID.fullmatch(oid.decode("latin-1")) for oid in lines[1:-1]):
+        if not all(FULL_ID.fullmatch(oid.decode("latin-1")) for oid in lines[1:-1]):
             return
         self._pinned[_TOPLEVEL] = subprocess.CompletedProcess(_TOPLEVEL, 0, lines[0] + b"\n", b"")
         for spec, oid in zip(specs, lines[1:-1], strict=True):
@@ -278,7 +278,7 @@ class Repo:
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""
-        if _FULL_ID.fullmatch(rev):  # an id names the same commit however it is asked: the open batch answers
+        if FULL_ID.fullmatch(rev):  # an id names the same commit however it is asked: the open batch answers
             line = self._checked(f"{rev}^{{commit}}")
             if line is not None:
                 oid, _, type_ = line.decode().partition(" ")
@@ -319,7 +319,7 @@ class Repo:
     def _commit_object(self, commit: str) -> bytes | None:
         """A commit object named by its full id, read (and hashed) through the open batch; None outside a session,
         or when it is not a readable commit there (the caller's own process then says why)."""
-        if self._session is None or not _FULL_ID.fullmatch(commit):
+        if self._session is None or not FULL_ID.fullmatch(commit):
             return None
         session = self._session
         try:
@@ -359,7 +359,7 @@ class Repo:
             return list(self._listings[key])
         listed = None if recursive else self._listed_from_trees(commit, key[1])
         entries = self._ls_tree(commit, key[1], recursive) if listed is None else listed
-        if _FULL_ID.fullmatch(commit):
+        if FULL_ID.fullmatch(commit):
             self._listings[key] = tuple(entries)
         return entries
 
@@ -380,7 +380,7 @@ class Repo:
 
     def _listed_from_trees(self, commit: str, paths: tuple[str, ...]) -> list[TreeEntry] | None:
         """`git_batch.listed` through the open session: None to ask `ls-tree` itself (also when its git ended)."""
-        if self._session is None or not _FULL_ID.fullmatch(commit):
+        if self._session is None or not FULL_ID.fullmatch(commit):
             return None
         try:
             rows = listed(self._session, commit, paths)
@@ -426,7 +426,7 @@ class Repo:
             old_mode, new_mode, old_oid, new_oid, status = meta[1:].split()
             entries.append(DiffEntry(old_mode, new_mode, old_oid, new_oid, status[0], decode_path(fields[i + 1])))
             i += 2
-        if _FULL_ID.fullmatch(base) and _FULL_ID.fullmatch(head):
+        if FULL_ID.fullmatch(base) and FULL_ID.fullmatch(head):
             self._diffs[key] = tuple(entries)
         return tuple(entries)
 
@@ -569,7 +569,7 @@ class Repo:
         # None stays "absent" (a gitlink too: its commit lives in another repository); a named object that is gone
         # raises instead.
         self._absent_or_raise([k for k, v in ids.items() if v is None])
-        self._ids.update((k, v) for k, v in ids.items() if _FULL_ID.fullmatch(k.partition(":")[0]))
+        self._ids.update((k, v) for k, v in ids.items() if FULL_ID.fullmatch(k.partition(":")[0]))
         return {k: known[k] if k in known else ids[k] for k in wanted}
 
     def read_blob(self, commit: str, path: str) -> bytes | None:

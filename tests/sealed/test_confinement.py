@@ -231,7 +231,7 @@ def test_the_channel_encodes_and_signs_through_functions_bound_before_the_code_u
     receipt = judge(git_repo, tmp_path)
     assert receipt["ok"] is False and receipt["decision"]["row"] != "pass", receipt["violations"]
     text = json.dumps(receipt)
-    assert "keys seen: 0" in text or "keys seen" not in text, text[:3000]
+    assert "keys seen: 0" in text, text[:3000]  # the property still failed, on its own ValueError, keyless
     assert "json.encoder.c_make_encoder" in text, text[:3000]
 
 
