@@ -124,7 +124,10 @@ def _judge(opts: gate.CheckOptions, receipt_path: Path, shards: bool, repo: Repo
 def _plan(opts: gate.CheckOptions, shards: bool, repo: Repo) -> _Plan | None:
     """Which contexts the patch touches, and why each is judged or not; None without contexts (or with a shard
     the caller cannot merge per context, which the gate then refuses itself with the fix)."""
-    repo.ask_revisions([opts.head] if opts.event is not None else [opts.head, *filter(None, [opts.base])])
+    if opts.event is None and opts.base is not None:
+        repo.ask_revisions([opts.head, opts.base], merge_base_of=(opts.base, opts.head))
+    else:
+        repo.ask_revisions([opts.head])
     repo.toplevel()
     commits = gate.resolve_commits(repo, opts.head, opts.base, opts.event)
     config, blob = gate.read_config(repo, commits.baseline)

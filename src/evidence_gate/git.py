@@ -14,6 +14,7 @@ from pathlib import Path
 
 from evidence_gate.errors import GateError
 from evidence_gate.git_batch import (
+    CHECK_FORMAT,
     TREE_MODE,
     BatchSession,
     SessionDied,
@@ -23,6 +24,7 @@ from evidence_gate.git_batch import (
     object_id,
     scrubbed_env,
 )
+from evidence_gate.git_trouble import FSCK_FIX, failure, unreadable_checkout
 from evidence_gate.records import dataclass
 from evidence_gate.row_ids import HISTORY_MISSING
 
@@ -31,51 +33,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 NULL_OID = "0" * 40
-# What git prints when an object a tree or commit names is absent or damaged (git 2.30-2.47 wordings).
-_OBJECT_TROUBLE = (
-    "could not read",
-    "unable to read",
-    "bad object",
-    "bad tree object",
-    "missing blob",
-    "missing tree",
-    "invalid object",
-    "inflate",
-    "corrupt",
-    "unable to unpack",
-    "not a tree object",
-    "does not point to a valid object",
-    "not a valid object",
-    "loose object",
-    "packed object",
-)
-FSCK_FIX = (
-    "the clone is incomplete or damaged: run `git fsck --full` to see which objects, then fetch again with "
-    "`fetch-depth: 0` on actions/checkout (or `git fetch --refetch origin`), or re-clone"
-)
-
-
 # A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
 _SESSION_MAX_REQUEST = 16 * 1024
 FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a whole commit id, sha1 or sha256
-_CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
 _TOPLEVEL = ("rev-parse", "--show-toplevel")
 _AMBIGUOUS = "core.warnAmbiguousRefs=true"  # git then warns of a name that is both a ref and a short id
 _RESOLVE = ("-c", _AMBIGUOUS, "rev-parse", "--verify", "--end-of-options")  # `resolve`: one revision only
 
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def unreadable_checkout(path: Path, detail: str) -> GateError:
-    """The error for a checkout this process may not read, naming the user it runs as and the way out."""
-    uid = os.geteuid()
-    return GateError(
-        f"the checkout {path} cannot be read by uid {uid}, the user evidence-gate runs as ({detail})",
-        fix=f"make the checkout readable by uid {uid}: run the step as the checkout's owner (on a self-hosted "
-        "runner: Docker without user-namespace remapping, or a job `container:` running as the checkout's "
-        "user), or `chmod -R a+rX` the checkout in a step before this one",
-    )
 
 
 @dataclass(frozen=True)
@@ -117,7 +83,6 @@ class Repo:
         self._ids: dict[str, str | None] = {}
         self._diffs: dict[tuple[str, str], tuple[DiffEntry, ...]] = {}
         self._session: BatchSession | None = None
-        self._check: BatchSession | None = None  # `cat-file --batch-check`, started on the first question
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """Run `git ARGS` in the repository and return the completed process."""
@@ -153,22 +118,7 @@ class Repo:
 
     def _failure(self, args: Sequence[str], raw_stderr: bytes) -> GateError:
         """The error for a git command that failed, from what it printed."""
-        stderr = "\n".join(
-            line for line in raw_stderr.decode(errors="replace").strip().splitlines() if not line.startswith("hint:")
-        )
-        if "permission denied" in stderr.lower():  # before the object check: a fetch would not help
-            return unreadable_checkout(self.path, stderr[:500])
-        if any(t in stderr.lower() for t in _OBJECT_TROUBLE):
-            # An object the comparison needs is absent or damaged: never a lane's finding, never a crash.
-            return GateError(
-                f"`git {args[0]}` cannot read an object in {self.path}: {stderr[:500]}",
-                fix=FSCK_FIX,
-                row=HISTORY_MISSING,
-            )
-        return GateError(
-            f"`git {' '.join(args)}` failed in {self.path}: {stderr}",
-            fix="run the gate inside a git checkout of the pull request",
-        )
+        return failure(self.path, args, raw_stderr)
 
     @contextmanager
     def batch_session(self) -> Iterator[None]:
@@ -188,14 +138,13 @@ class Repo:
         and leaves it open); nothing when one is open."""
         if self._session is None:
             with suppress(OSError):  # reads then go one process each, which report the trouble in their own words
-                self._session = BatchSession(self.path, scrubbed_env())
+                self._session = BatchSession(self.path, self._env or scrubbed_env())
 
     def end_batch_session(self) -> None:
         """End the kept-open processes now (an enclosing `batch_session` block then has nothing left to end)."""
-        for session in (self._session, self._check):
-            if session is not None:  # None when its git ended early (the read that saw it raised)
-                session.close()
-        self._session = self._check = None
+        if self._session is not None:  # None when its git ended early (the read that saw it raised)
+            self._session.close()
+        self._session = None
 
     def _cat_file_batch(self, stdin: bytes, count: int) -> bytes:
         """`git cat-file --batch`'s output for `count` names (`stdin`, one a line): from the open session when the
@@ -209,19 +158,15 @@ class Repo:
         return self.run("cat-file", "--batch", stdin=stdin).stdout
 
     def _batch_check(self, stdin: bytes, count: int) -> bytes:
-        """`git cat-file --batch-check=%(objectname) %(objecttype)`'s output for `count` names, from a kept-open
-        process while a batch session is open (started on the first question), else from a process of its own."""
+        """`git cat-file --batch-check=%(objectname) %(objecttype)`'s output for `count` names, from the open session
+        when the request is small, else from a process of its own."""
         if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
             try:
-                if self._check is None:
-                    self._check = BatchSession(self.path, scrubbed_env(), _CHECK_FORMAT)
-                return self._check.ask(stdin, count)
+                return self._session.info(stdin, count)
             except SessionDied as died:
-                self._check = None
-                raise self._failure(("cat-file", _CHECK_FORMAT), died.stderr) from None
-            except OSError:  # could not start: this one question goes to a process of its own
-                pass
-        return self.run("cat-file", _CHECK_FORMAT, stdin=stdin).stdout
+                self._session = None
+                raise self._failure(("cat-file", CHECK_FORMAT), died.stderr) from None
+        return self.run("cat-file", CHECK_FORMAT, stdin=stdin).stdout
 
     def _checked(self, name: str) -> bytes | None:
         """The kept-open `--batch-check` line for `name` (`ID TYPE`, or ending in ` missing`), or None outside a
@@ -255,26 +200,39 @@ class Repo:
             )
         return Path(proc.stdout.decode().strip())
 
-    def ask_revisions(self, names: Iterable[str]) -> None:
-        """Pinned: the root and the commits `names` resolve to from one `rev-parse` (not one each), kept only when
-        git answers plainly (exit 0, only hints on stderr, a full id a name); else `toplevel` and `resolve` ask."""
+    def ask_revisions(self, names: Iterable[str], merge_base_of: tuple[str, str] | None = None) -> None:
+        """Pinned: the root, the commits `names` resolve to, and with `merge_base_of` (two names) their merge-base
+        from one `rev-parse` (not one process each: `A...B` prints both ids and `^` before each merge-base), kept
+        only when git answers plainly (exit 0, only hints on stderr, a full id a name, one merge-base); else
+        `toplevel`, `resolve` and `merge_base` ask."""
         if self._pinned is None:
             return
         # A name like an option (rev-parse passes those through, `--end-of-options` too) is left to `resolve`.
         specs = [f"{n}^{{commit}}" for n in dict.fromkeys(names) if not (FULL_ID.fullmatch(n) or n.startswith("-"))]
+        plain = merge_base_of and not any(n.startswith("-") or ".." in n for n in (*merge_base_of, *specs))
+        pair = ["{}^{{commit}}...{}^{{commit}}".format(*merge_base_of)] if merge_base_of and plain else []
         try:
-            proc = self.run("-c", _AMBIGUOUS, *_TOPLEVEL, *specs, check=False)
+            proc = self.run("-c", _AMBIGUOUS, *_TOPLEVEL, *specs, *pair, check=False)
         except GateError:
             return  # `toplevel` raises it again, in its own words
         said = [line for line in proc.stderr.splitlines() if not line.startswith(b"hint:")]  # hints: a graft file
-        lines = proc.stdout.split(b"\n")  # the root, an id a name, and the empty rest after the last newline
-        if proc.returncode or said or len(lines) != len(specs) + 2 or lines[0] == b"" or lines[-1] != b"":
+        lines = proc.stdout.split(b"\n")  # the root, an id a name, the pair's, and the empty rest after the last
+        ids = [line.removeprefix(b"^").decode("latin-1") for line in lines[1:-1]]
+        if proc.returncode or said or len(ids) < len(specs) + 2 * len(pair) or lines[0] == b"" or lines[-1] != b"":
             return
-        if not all(FULL_ID.fullmatch(oid.decode("latin-1")) for oid in lines[1:-1]):
+        if not all(FULL_ID.fullmatch(oid) for oid in ids) or (not pair and len(ids) != len(specs)):
             return
         self._pinned[_TOPLEVEL] = subprocess.CompletedProcess(_TOPLEVEL, 0, lines[0] + b"\n", b"")
-        for spec, oid in zip(specs, lines[1:-1], strict=True):
-            self._pinned[(*_RESOLVE, spec)] = subprocess.CompletedProcess((*_RESOLVE, spec), 0, oid + b"\n", b"")
+        for spec, oid in zip(specs, ids, strict=False):
+            self._pinned[(*_RESOLVE, spec)] = subprocess.CompletedProcess(
+                (*_RESOLVE, spec), 0, oid.encode() + b"\n", b""
+            )
+        ends, bases = ids[len(specs) : len(specs) + 2], lines[len(specs) + 3 : -1]
+        if len(bases) == 1 and bases[0].startswith(b"^"):  # several: `merge-base` itself picks the best
+            for a, b in (ends, ends[::-1]):
+                self._pinned[("merge-base", a, b)] = subprocess.CompletedProcess(
+                    ("merge-base", a, b), 0, bases[0][1:] + b"\n", b""
+                )
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 TREE_MODE = "040000"
+CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
@@ -150,13 +151,11 @@ class SessionDied(Exception):
         self.stderr = stderr
 
 
-class BatchSession:
-    """One `git cat-file --batch` (or `--batch-check=FORMAT`: a line per name, no contents) answering request after
-    request (git flushes after each object, unbuffered)."""
+class _CatFile:
+    """One kept-open `git cat-file MODE`, its stderr drained as it comes (git flushes after each answer)."""
 
-    def __init__(self, cwd: Path, env: dict[str, str], mode: str = "--batch") -> None:
+    def __init__(self, cwd: Path, env: dict[str, str], mode: str) -> None:
         cmd = ["git", "-c", "core.quotepath=off", "-c", "safe.directory=*", "cat-file", mode]
-        self._contents = mode == "--batch"
         self.proc = subprocess.Popen(
             cmd,
             cwd=cwd,
@@ -166,7 +165,7 @@ class BatchSession:
             stderr=subprocess.PIPE,
         )
         if self.proc.stdin is None or self.proc.stdout is None or self.proc.stderr is None:
-            raise OSError("git cat-file --batch started without its pipes")
+            raise OSError("git cat-file started without its pipes")
         self._in, self._out, self._err = self.proc.stdin, self.proc.stdout, self.proc.stderr
         self._stderr: list[bytes] = []
         # Drained as it comes, so git can never block on a full stderr pipe while the gate waits for its stdout.
@@ -176,8 +175,8 @@ class BatchSession:
     def _read_stderr(self) -> None:
         self._stderr.append(self._err.read())
 
-    def ask(self, stdin: bytes, count: int) -> bytes:
-        """The answers to `count` names, exactly as a one-off `cat-file` in the same mode would print them."""
+    def exchange(self, stdin: bytes, count: int, *, bodies: bool) -> bytes:
+        """The `count` answers to `stdin`: header lines, each followed by the object and a newline when `bodies`."""
         out = self._out
         try:
             self._in.write(stdin)  # small: fits the pipe whole, so writing first cannot deadlock
@@ -190,7 +189,7 @@ class BatchSession:
             if not header.endswith(b"\n"):
                 raise self._died()
             chunks.append(header)
-            if not self._contents or header.endswith((b" missing\n", b" ambiguous\n")):
+            if not bodies or header.endswith((b" missing\n", b" ambiguous\n")):
                 continue
             size = int(header.rsplit(b" ", 1)[1])
             body = out.read(size + 1)  # the object and its trailing newline
@@ -204,7 +203,7 @@ class BatchSession:
         return SessionDied(b"".join(self._stderr))
 
     def close(self) -> None:
-        """End the process (EOF on its input) and collect it."""
+        """End the process (EOF on its input) and collect it, with all it printed on stderr."""
         if not self._in.closed:
             with suppress(BrokenPipeError):
                 self._in.close()
@@ -213,6 +212,66 @@ class BatchSession:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self._drain.join(timeout=30)
-        self._out.close()
-        self._err.close()
+        self._drain.join(timeout=5)
+
+
+class BatchSession:
+    """Object reads through kept-open `git cat-file`: one `--batch-command` process answering contents and types
+    alike (git 2.36+); on an older git, which refuses that option, a `--batch` and a `--batch-check` process, each
+    started on its first question. Each answer is exactly what a one-off `cat-file --batch` (`ask`) or
+    `--batch-check=%(objectname) %(objecttype)` (`info`) prints for the same names."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self._cwd, self._env = cwd, env
+        self._commands: _CatFile | None = _CatFile(cwd, env, "--batch-command")
+        self._older: dict[str, _CatFile] = {}  # by mode, on a git without --batch-command
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes]:
+        """The git process that answered contents."""
+        return self._commands.proc if self._commands is not None else self._older["--batch"].proc
+
+    def ask(self, stdin: bytes, count: int) -> bytes:
+        """`cat-file --batch`'s answers to `count` names (`stdin`, one a line)."""
+        return self._exchange(stdin, count, info=False)
+
+    def info(self, stdin: bytes, count: int) -> bytes:
+        """`cat-file --batch-check=%(objectname) %(objecttype)`'s answers to `count` names."""
+        return self._exchange(stdin, count, info=True)
+
+    def _exchange(self, stdin: bytes, count: int, *, info: bool) -> bytes:
+        if self._commands is not None:
+            verb = b"info " if info else b"contents "
+            names = stdin.split(b"\n")[:-1]  # not splitlines: a name may hold a carriage return
+            try:
+                out = self._commands.exchange(b"".join(verb + n + b"\n" for n in names), count, bodies=not info)
+            except SessionDied as died:
+                if b"batch-command" not in died.stderr:  # git 2.35 and older: "unknown option `batch-command'"
+                    raise
+                self._commands = None
+            else:
+                return _without_sizes(out) if info else out
+        return self._cat_file(CHECK_FORMAT if info else "--batch").exchange(stdin, count, bodies=not info)
+
+    def _cat_file(self, mode: str) -> _CatFile:
+        if mode not in self._older:
+            try:
+                self._older[mode] = _CatFile(self._cwd, self._env, mode)
+            except OSError as exc:  # as if it had ended: the caller's own process says why
+                raise SessionDied(str(exc).encode()) from None
+        return self._older[mode]
+
+    def close(self) -> None:
+        """End every process of the session."""
+        for process in (self._commands, *self._older.values()):
+            if process is not None:
+                process.close()
+
+
+def _without_sizes(headers: bytes) -> bytes:
+    """`ID TYPE SIZE` header lines as `--batch-check=%(objectname) %(objecttype)` prints them (`NAME missing` and
+    `NAME ambiguous` as they are)."""
+    lines = headers.split(b"\n")[:-1]
+    return b"".join(
+        (line if line.endswith((b" missing", b" ambiguous")) else line.rsplit(b" ", 1)[0]) + b"\n" for line in lines
+    )

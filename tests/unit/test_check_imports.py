@@ -43,6 +43,7 @@ STATIC_RUN = frozenset(
         "evidence_gate.gate",
         "evidence_gate.git",
         "evidence_gate.git_batch",
+        "evidence_gate.git_trouble",
         "evidence_gate.lanes",
         "evidence_gate.lanes.fixtures",
         "evidence_gate.lanes.freeze",
@@ -294,6 +295,38 @@ def test_one_rev_parse_is_kept_only_when_git_answers_plainly(tmp_path: Path) -> 
             pinned.toplevel()
             assert pinned.resolve(name) == (first if name in ("main", first) else None)
         assert len(asked) == expected, (name, asked)
+
+
+def test_the_merge_base_comes_from_the_one_rev_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a base and a head named, their one merge-base is read from the same `rev-parse` (`BASE...HEAD`): no
+    `merge-base` process, and the answer git's `merge-base` gives; where there are two merge-bases (a criss-cross)
+    or none (unrelated histories), `merge-base` itself is asked, as before."""
+    repo = GitRepo(tmp_path / "repo")
+    root = repo.commit("root", {"a.txt": "0\n"})
+    repo.branch("feature")
+    repo.commit("f1", {"f.txt": "1\n"})
+    repo.checkout("main")
+    repo.commit("m1", {"m.txt": "1\n"})
+    repo.git("merge", "-q", "--no-edit", "feature")  # main has seen feature's first commit
+    repo.checkout("feature")
+    repo.git("merge", "-q", "--no-edit", "main~1")  # ... and feature main's: two merge-bases from here on
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.commit("unrelated", {"o.txt": "1\n"})
+    asked = _record_git(monkeypatch)
+    cases = {("main~1", "feature~1"): 0, ("main", "feature"): 1, ("main", "other"): 1, ("main", "main"): 0}
+    for (base, head), processes in cases.items():
+        pinned = Repo(repo.path, pin_revisions=True)
+        pinned.ask_revisions([head, base], merge_base_of=(base, head))
+        ids = pinned.resolve(base), pinned.resolve(head)
+        assert None not in ids
+        asked.clear()
+        got = pinned.merge_base(*ids)  # type: ignore[arg-type]
+        merge_bases = [a for a in asked if a[0] == "merge-base"]
+        expected = subprocess.run(
+            ["git", "merge-base", *ids], cwd=repo.path, capture_output=True, text=True, check=False
+        )
+        assert (got, len(merge_bases)) == (expected.stdout.strip() or None, processes), (base, head, asked)
+    assert root == Repo(repo.path).merge_base(repo.git("rev-parse", "main~1"), repo.git("rev-parse", "feature~1"))
 
 
 def test_the_trusted_side_of_the_property_run_never_imports_the_harness() -> None:

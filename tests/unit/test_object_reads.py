@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import zlib
 from datetime import date
 from pathlib import Path
@@ -165,6 +167,37 @@ def test_a_session_whose_git_ended_fails_the_read_and_later_reads_go_alone(tmp_p
         with pytest.raises(GateError):
             reader.read_blobs(["HEAD^1:freeze.yaml"])
         assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]
+
+
+def test_on_a_git_without_batch_command_the_session_answers_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git 2.35 and older refuse `cat-file --batch-command` (exit 129): the session then asks a `--batch` and a
+    `--batch-check` process, and every read answers as on a newer git (here a `git` on PATH that refuses the
+    option the way those versions do, and logs each mode it is started with)."""
+    repo = _pr(tmp_path)
+    shim, log = tmp_path / "old-git", tmp_path / "modes.log"
+    shim.mkdir()
+    real = shutil.which("git")
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        f'for a in "$@"; do case "$a" in --batch*) echo "$a" >> {log};; esac; done\n'
+        'for a in "$@"; do [ "$a" = --batch-command ] && '
+        '{ echo "error: unknown option \\`batch-command\'" >&2; exit 129; }; done\n'
+        f'exec {real} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    names = ["HEAD^1:freeze.yaml", "HEAD^2:freeze.yaml", "HEAD^1:absent.txt", "HEAD^1:src"]
+    newer = Repo(repo.path)
+    with newer.batch_session():
+        expected = (newer.read_blobs(names), newer.object_ids(names), newer.has_object("1" * 40))
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    older = Repo(repo.path)
+    with older.batch_session():
+        got = (older.read_blobs(names), older.object_ids(names), older.has_object("1" * 40))
+        assert older.has_object(repo.git("rev-parse", "HEAD"))
+    assert got == expected
+    assert log.read_text().splitlines() == ["--batch-command", "--batch", "--batch-check=%(objectname) %(objecttype)"]
 
 
 def _raw_tree(repo: GitRepo, entries: list[tuple[str, str, str]]) -> str:
