@@ -65,8 +65,8 @@ def _value_checks(schema: dict[str, Any]) -> list[Check]:
         else:
             checks.append(lambda v: any(equal(v, o) for o in options))
     if "pattern" in schema:
-        search = re.compile(schema["pattern"]).search
-        checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
+        pattern = schema["pattern"]  # compiled on its first string (re's cache): a run meets few of the schemas'
+        checks.append(lambda v: not isinstance(v, str) or re.search(pattern, v) is not None)
     if "minLength" in schema:
         low = schema["minLength"]
         checks.append(lambda v: not isinstance(v, str) or len(v) >= low)
