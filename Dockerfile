@@ -37,7 +37,7 @@ RUN echo "caf1f752418c49ac805f11d909c5831aaceb96762aa3895e0c702468dedbe3fe  /tmp
 # The package goes straight onto Debian's import path; bytecode is compiled now so each start is quick.
 COPY src/evidence_gate /usr/lib/python3/dist-packages/evidence_gate
 COPY entrypoint /usr/local/bin/evidence-gate-entrypoint
-RUN printf '%s\n' '#!/usr/bin/python3' 'import sys' 'from evidence_gate.cli import main' 'sys.exit(main())' \
+RUN printf '%s\n' '#!/usr/bin/python3' 'import sys' 'from evidence_gate.cli import entry' 'sys.exit(entry())' \
         > /usr/local/bin/evidence-gate \
     && chmod 0755 /usr/local/bin/evidence-gate /usr/local/bin/evidence-gate-entrypoint \
     && python3 -m compileall -q /usr/lib/python3/dist-packages/evidence_gate \

@@ -152,8 +152,9 @@ def history_repo(path: Path, commits: int = 1000, distinct: int = 21) -> None:
 
 
 # The `evidence-gate` command as the action's image writes it (Dockerfile) and as pip's console script runs it: a
-# script that imports `evidence_gate.cli`, not `python -m evidence_gate` (runpy and importlib.util, ~3 ms more).
-ENTRY = "import sys\nfrom evidence_gate.cli import main\nsys.exit(main())\n"
+# script calling `evidence_gate.cli.entry` (a --other-src checkout from before it existed: its `main`), not `python -m
+# evidence_gate` (runpy and importlib.util, ~3 ms more).
+ENTRY = "import sys\nfrom evidence_gate import cli\nsys.exit(getattr(cli, 'entry', cli.main)())\n"
 
 
 def gate_cmd(repo: Path, base: str, head: str) -> list[str]:

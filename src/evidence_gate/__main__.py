@@ -1,5 +1,5 @@
 """Allows `python -m evidence_gate`."""
 
-from evidence_gate.cli import main
+from evidence_gate.cli import entry
 
-raise SystemExit(main())
+entry()

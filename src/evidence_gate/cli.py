@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
+import threading
+from contextlib import suppress
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from evidence_gate.report.terminal import CRASH_HELP, SourceLine
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 DESCRIPTION = (
     "A gate for pull requests written by coding agents: keeps the evidence (locked properties, fixtures, "
@@ -388,3 +391,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def entry() -> NoReturn:
+    """The `evidence-gate` command (pip's console script, the image's, `python -m evidence_gate`): `main`, then out
+    without tearing the interpreter down, which frees every module and object one by one (≈ 6 ms of the ≈ 85 a small
+    `check --no-run` costs). Exit handlers run and stdout and stderr are flushed first; while a thread other than
+    daemons still runs, the exit is Python's own. Output its reader closed (`| head`) is exit 120, as Python's own
+    exit makes it, said once on stderr, never a traceback."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        code = _output_lost()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr) if code != _OUTPUT_LOST else (sys.stderr,):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            code = _output_lost() if stream is sys.stdout else code or _OUTPUT_LOST
+    os._exit(code)
+
+
+_OUTPUT_LOST = 120  # what CPython exits with when it cannot flush stdout at its exit
+
+
+def _output_lost() -> int:
+    with suppress(OSError, ValueError):
+        print(
+            "evidence-gate: error: standard output was closed before the report was written whole (the receipt "
+            "holds the verdict); fix: let the reader take the whole report (`| head` stops early), or read the receipt",
+            file=sys.stderr,
+            flush=True,
+        )
+    return _OUTPUT_LOST

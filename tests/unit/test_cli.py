@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -318,3 +319,52 @@ def test_a_parser_for_one_command_is_that_commands_parser(command: str) -> None:
     assert one[""] == whole[""]
     mine = {k for k in whole if k.split(" ")[0] == command}
     assert {k: one.get(k) for k in mine} == {k: whole[k] for k in mine}
+
+
+def test_the_command_ends_without_teardown_but_flushed_and_with_its_handlers(tmp_path: Path) -> None:
+    """`entry` (the `evidence-gate` command) skips the interpreter's teardown, not what an exit owes: exit handlers
+    run, a thread that is no daemon is waited for (the exit is then Python's own), the output is flushed whole."""
+    script = f"""
+import atexit, sys, threading, time
+from pathlib import Path
+from evidence_gate import cli
+
+def slow():
+    time.sleep(0.3)
+    Path({str(tmp_path / "thread")!r}).write_text("done")
+
+def main():
+    atexit.register(lambda: Path({str(tmp_path / "atexit")!r}).write_text("ran"))
+    if sys.argv[1] == "thread":
+        threading.Thread(target=slow).start()
+    print("x" * 5000)
+    return 7
+
+cli.main = main
+cli.entry()
+"""
+    for mode in ("plain", "thread"):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+        proc = subprocess.run(
+            [sys.executable, "-c", script, mode], capture_output=True, text=True, env=env, check=False
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (7, "x" * 5000 + "\n", "")
+        assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "thread").read_text() == "done"
+
+
+def test_output_that_cannot_be_flushed_is_exit_120_as_python_s_own(tmp_path: Path) -> None:
+    """A reader that went away before the report was written (`evidence-gate check | head`, in the text report or
+    when the exit flushes it): exit 120, as Python's own exit gives, with one line on stderr naming the fix, never
+    a traceback; the receipt is written."""
+    argv = [sys.executable, "-m", "evidence_gate", "check", "--repo", str(_repo(tmp_path)), "--no-run"]
+    argv += ["--receipt", str(tmp_path / "r.json"), "--today", "2026-09-20"]
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the report waits for the exit's flush
+    for extra, env in [([], plain), (["--format", "json"], plain), ([], plain | {"PYTHONUNBUFFERED": "1"})]:
+        proc = subprocess.Popen([*argv, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # before the child writes
+        assert proc.wait(timeout=120) == 120
+        said = proc.stderr.read().decode()
+        assert said.startswith("evidence-gate: error: standard output was closed") and said.count("\n") == 1, said
+        assert json.loads((tmp_path / "r.json").read_text("utf-8"))["decision"]["row"] == "pass"
