@@ -23,6 +23,7 @@ from evidence_gate.git_batch import (
     listed,
     object_id,
     scrubbed_env,
+    without_sizes,
 )
 from evidence_gate.git_trouble import FSCK_FIX, failure, unreadable_checkout
 from evidence_gate.records import dataclass
@@ -166,7 +167,7 @@ class Repo:
             except SessionDied as died:
                 self._session = None
                 raise self._failure(("cat-file", CHECK_FORMAT), died.stderr) from None
-        return self.run("cat-file", CHECK_FORMAT, stdin=stdin).stdout
+        return without_sizes(self.run("cat-file", CHECK_FORMAT, stdin=stdin).stdout)
 
     def _checked(self, name: str) -> bytes | None:
         """The kept-open `--batch-check` line for `name` (`ID TYPE`, or ending in ` missing`), or None outside a
@@ -253,10 +254,12 @@ class Repo:
 
     def has_object(self, oid: str) -> bool:
         """Whether the object is present and its header readable (`-e` would accept a damaged loose file)."""
-        line = self._checked(oid)  # `--batch-check` reads the header as `-t` does, and says missing where -t fails
+        line = self._checked(oid)  # `--batch-check` reads the header as `--batch` does: missing where it fails
         if line is not None:
             return not line.endswith((b" missing", b" ambiguous"))
-        return self._ask("cat-file", "-t", oid, check=False).returncode == 0
+        # `-s`, not `-t`: a packed delta whose data is damaged has a type (its base's) but no size, and `--batch` says
+        # missing for it.
+        return self._ask("cat-file", "-s", oid, check=False).returncode == 0
 
     def is_shallow(self) -> bool:
         """Whether this clone has cut-off history."""

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 TREE_MODE = "040000"
-CHECK_FORMAT = "--batch-check=%(objectname) %(objecttype)"
+# `--batch`'s own header (type and size): `%(objecttype)` alone reads as present a packed delta whose data is damaged,
+# which `--batch` (and `--batch-command`'s `info`) call missing. Answers are given without the size (`without_sizes`).
+CHECK_FORMAT = "--batch-check"
 # GIT_* variables that may legitimately steer how git is found, never what it reads.
 _KEPT_GIT_VARS = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})
 
@@ -250,8 +252,9 @@ class BatchSession:
                     raise
                 self._commands = None
             else:
-                return _without_sizes(out) if info else out
-        return self._cat_file(CHECK_FORMAT if info else "--batch").exchange(stdin, count, bodies=not info)
+                return without_sizes(out) if info else out
+        out = self._cat_file(CHECK_FORMAT if info else "--batch").exchange(stdin, count, bodies=not info)
+        return without_sizes(out) if info else out
 
     def _cat_file(self, mode: str) -> _CatFile:
         if mode not in self._older:
@@ -268,9 +271,9 @@ class BatchSession:
                 process.close()
 
 
-def _without_sizes(headers: bytes) -> bytes:
-    """`ID TYPE SIZE` header lines as `--batch-check=%(objectname) %(objecttype)` prints them (`NAME missing` and
-    `NAME ambiguous` as they are)."""
+def without_sizes(headers: bytes) -> bytes:
+    """`ID TYPE SIZE` header lines as `ID TYPE`, what `Repo` asks of `info` (`NAME missing` and `NAME ambiguous` as
+    they are)."""
     lines = headers.split(b"\n")[:-1]
     return b"".join(
         (line if line.endswith((b" missing", b" ambiguous")) else line.rsplit(b" ", 1)[0]) + b"\n" for line in lines

@@ -190,7 +190,7 @@ def test_a_pinned_repository_asks_each_revision_once_and_keeps_its_answer(tmp_pa
         assert (pinned.resolve("main"), plain.resolve("main")) == (first, second)
         assert pinned.merge_base(first, first) == pinned.merge_base(first, first) == first
         assert pinned.toplevel() == pinned.toplevel() == plain.toplevel()
-    # pinned: resolve, cat-file commit, cat-file -t, merge-base, toplevel once each; plain: resolve twice, ...
+    # pinned: resolve, cat-file commit, cat-file -s, merge-base, toplevel once each; plain: resolve twice, ...
     assert len(asked) == 5 + 5
     assert not pinned.has_object("0" * 40) and not pinned.has_object("0" * 40)
 
@@ -217,7 +217,7 @@ def test_check_asks_git_the_plan_questions_once(tmp_path: Path, monkeypatch: pyt
     argv = ["check", "--repo", str(repo), "--receipt", str(receipt), "--today", "2026-09-20", "--no-run"]
     assert cli.main([*argv, "--format", "json"]) == 0
     assert json.loads(receipt.read_text("utf-8"))["decision"]["row"] == "pass"
-    once = [a for a in asked if "rev-parse" in a or a[0] == "merge-base" or a[:2] == ("cat-file", "-t")]
+    once = [a for a in asked if "rev-parse" in a or a[0] == "merge-base" or a[:2] == ("cat-file", "-s")]
     assert once, asked
     assert len(once) == len(set(once)), asked
 

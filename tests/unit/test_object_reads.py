@@ -197,7 +197,62 @@ def test_on_a_git_without_batch_command_the_session_answers_the_same(
         got = (older.read_blobs(names), older.object_ids(names), older.has_object("1" * 40))
         assert older.has_object(repo.git("rev-parse", "HEAD"))
     assert got == expected
-    assert log.read_text().splitlines() == ["--batch-command", "--batch", "--batch-check=%(objectname) %(objecttype)"]
+    assert log.read_text().splitlines() == ["--batch-command", "--batch", "--batch-check"]
+
+
+def _old_git(tmp_path: Path) -> Path:
+    """A folder with a `git` that refuses `cat-file --batch-command` as git 2.35 and older do."""
+    shim = tmp_path / "old-git"
+    shim.mkdir()
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do [ "$a" = --batch-command ] && '
+        '{ echo "error: unknown option \\`batch-command\'" >&2; exit 129; }; done\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    return shim
+
+
+def _damage_packed_delta(repo: GitRepo, oids: set[str]) -> str:
+    """Pack everything and flip the first two bytes of the delta data of the one of `oids` packed as a delta (its
+    type still reads, from its base; its size and contents do not); that object's id."""
+    repo.git("repack", "-adf", "--window=250")
+    (idx,) = (repo.path / ".git" / "objects" / "pack").glob("*.idx")
+    rows = [line.split() for line in repo.git("verify-pack", "-v", str(idx)).splitlines()]
+    ((oid, offset),) = [(row[0], int(row[4])) for row in rows if row[0] in oids and len(row) == 7]
+    pack = idx.with_suffix(".pack")
+    pack.chmod(0o644)
+    data = bytearray(pack.read_bytes())
+    pos, byte = offset + 1, data[offset]
+    while byte & 0x80:  # the type and size
+        byte, pos = data[pos], pos + 1
+    if (data[offset] >> 4) & 7 == 7:  # REF_DELTA: the base's id
+        pos += len(oid) // 2
+    else:  # OFS_DELTA: the base's offset
+        byte, pos = data[pos], pos + 1
+        while byte & 0x80:
+            byte, pos = data[pos], pos + 1
+    data[pos] ^= 0xFF
+    data[pos + 1] ^= 0xFF
+    pack.write_bytes(bytes(data))
+    assert repo.git("cat-file", "-t", oid) == "blob"
+    return oid
+
+
+@pytest.mark.parametrize("git", ["newer", "older"])
+def test_a_damaged_packed_delta_ledger_is_history_missing_not_a_deleted_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git: str
+) -> None:
+    """A packed delta whose data is damaged has a type (its base's) but no size: `--batch` says missing, and so
+    must every presence check, on a git with `--batch-command` or without it, in a session or not."""
+    repo = _pr(tmp_path)
+    oid = _damage_packed_delta(repo, {repo.git("rev-parse", f"HEAD^{n}:freeze.yaml") for n in (1, 2)})
+    if git == "older":
+        monkeypatch.setenv("PATH", f"{_old_git(tmp_path)}:{os.environ['PATH']}")
+    message = _only_history_missing(_gate(repo, tmp_path), oid)
+    assert "deletes" not in message
+    assert not Repo(repo.path).has_object(oid)
 
 
 def _raw_tree(repo: GitRepo, entries: list[tuple[str, str, str]]) -> str:
