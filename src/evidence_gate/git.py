@@ -67,6 +67,11 @@ class DiffEntry:
     path: str
 
 
+def _full_id(line: bytes) -> bool:
+    """Whether a line of git's output is a whole object id and nothing else."""
+    return FULL_ID.fullmatch(line.decode("latin-1")) is not None
+
+
 class Repo:
     """A git repository the gate reads by object id, never through its working tree.
 
@@ -217,23 +222,29 @@ class Repo:
         except GateError:
             return  # `toplevel` raises it again, in its own words
         said = [line for line in proc.stderr.splitlines() if not line.startswith(b"hint:")]  # hints: a graft file
-        lines = proc.stdout.split(b"\n")  # the root, an id a name, the pair's, and the empty rest after the last
-        ids = [line.removeprefix(b"^").decode("latin-1") for line in lines[1:-1]]
-        if proc.returncode or said or len(ids) < len(specs) + 2 * len(pair) or lines[0] == b"" or lines[-1] != b"":
+        # The root, an id a name, the pair's two ids (HEAD's, then BASE's), a `^` line a merge-base, and the empty
+        # rest after the last newline. Only merge-base lines may start with `^`: a name's `^ID` (a name like
+        # `^main`) is no commit, and a root holding a newline shifts the pair's ids into the merge-base lines.
+        lines = proc.stdout.split(b"\n")
+        named, ends = lines[1 : len(specs) + 1], lines[len(specs) + 1 : len(specs) + 1 + 2 * len(pair)]
+        bases = lines[len(specs) + 1 + 2 * len(pair) : -1]
+        if proc.returncode or said or len(named) + len(ends) != len(specs) + 2 * len(pair) or (bases and not pair):
             return
-        if not all(FULL_ID.fullmatch(oid) for oid in ids) or (not pair and len(ids) != len(specs)):
+        if lines[0] == b"" or lines[-1] != b"" or not all(_full_id(oid) for oid in (*named, *ends)):
+            return
+        if not all(b.startswith(b"^") and _full_id(b[1:]) for b in bases):
+            return
+        ids = dict(zip(specs, named, strict=True))
+        pair_names = merge_base_of[::-1] if merge_base_of and pair else ()  # `BASE...HEAD` prints HEAD's id first
+        if any(ids.get(f"{n}^{{commit}}", end) != end for n, end in zip(pair_names, ends, strict=True)):
             return
         self._pinned[_TOPLEVEL] = subprocess.CompletedProcess(_TOPLEVEL, 0, lines[0] + b"\n", b"")
-        for spec, oid in zip(specs, ids, strict=False):
-            self._pinned[(*_RESOLVE, spec)] = subprocess.CompletedProcess(
-                (*_RESOLVE, spec), 0, oid.encode() + b"\n", b""
-            )
-        ends, bases = ids[len(specs) : len(specs) + 2], lines[len(specs) + 3 : -1]
-        if len(bases) == 1 and bases[0].startswith(b"^"):  # several: `merge-base` itself picks the best
+        for spec, oid in ids.items():
+            self._pinned[(*_RESOLVE, spec)] = subprocess.CompletedProcess((*_RESOLVE, spec), 0, oid + b"\n", b"")
+        if len(bases) == 1:  # several: `merge-base` itself picks the best
             for a, b in (ends, ends[::-1]):
-                self._pinned[("merge-base", a, b)] = subprocess.CompletedProcess(
-                    ("merge-base", a, b), 0, bases[0][1:] + b"\n", b""
-                )
+                key = ("merge-base", a.decode(), b.decode())
+                self._pinned[key] = subprocess.CompletedProcess(key, 0, bases[0][1:] + b"\n", b"")
 
     def resolve(self, rev: str) -> str | None:
         """The commit id `rev` names, or None when it is not present in this clone."""

@@ -329,6 +329,27 @@ def test_the_merge_base_comes_from_the_one_rev_parse(tmp_path: Path, monkeypatch
     assert root == Repo(repo.path).merge_base(repo.git("rev-parse", "main~1"), repo.git("rev-parse", "feature~1"))
 
 
+def test_the_pinned_answers_are_what_each_question_alone_answers(tmp_path: Path) -> None:
+    """Only a merge-base line of the one `rev-parse` may start with `^`: a name like `^feature` (which git
+    answers with `^ID`) is not pinned as that commit, and a work tree root holding a newline followed by an id
+    shifts no answer onto the wrong question."""
+    for root in (tmp_path / "plain", tmp_path / ("x\n" + "0123456789abcdef" * 2 + "01234567")):
+        repo = GitRepo(root)
+        repo.commit("root", {"a.txt": "0\n"})
+        repo.branch("feature")
+        repo.commit("f1", {"f.txt": "1\n"})
+        repo.checkout("main")
+        repo.commit("m1", {"m.txt": "1\n"})
+        for names, pair in [(["feature", "main"], ("main", "feature")), (["^feature"], None)]:
+            pinned, alone = Repo(root, pin_revisions=True), Repo(root)
+            pinned.ask_revisions(names, merge_base_of=pair)
+            ids = [pinned.resolve(n) for n in names]
+            assert ids == [alone.resolve(n) for n in names], (root, names)
+            assert pinned.toplevel() == alone.toplevel()
+            if pair:
+                assert pinned.merge_base(*ids) == alone.merge_base(*ids)  # type: ignore[arg-type]
+
+
 def test_the_trusted_side_of_the_property_run_never_imports_the_harness() -> None:
     """The gate's own process plans, launches and judges the sealed run: pytest, Hypothesis and pluggy belong to the
     workers. Imported here they cost the gate's process (alive beside every worker) about 7 MiB and their start-up."""
