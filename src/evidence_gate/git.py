@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 NULL_OID = "0" * 40
-# A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch.
+# A request small enough to write whole before reading (well under a pipe's buffer) goes to the kept-open batch:
+# its names with `contents ` (9 bytes, `info ` 5) before each, as `--batch-command` is written.
 _SESSION_MAX_REQUEST = 16 * 1024
 FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a whole commit id, sha1 or sha256
 _TOPLEVEL = ("rev-parse", "--show-toplevel")
@@ -65,6 +66,11 @@ class DiffEntry:
     new_oid: str
     status: str
     path: str
+
+
+def _session_size(stdin: bytes, count: int) -> bool:
+    """Whether `count` names (`stdin`) fit a request to the kept-open batch (see _SESSION_MAX_REQUEST)."""
+    return len(stdin) + 9 * count <= _SESSION_MAX_REQUEST
 
 
 def _full_id(line: bytes) -> bool:
@@ -155,7 +161,7 @@ class Repo:
     def _cat_file_batch(self, stdin: bytes, count: int) -> bytes:
         """`git cat-file --batch`'s output for `count` names (`stdin`, one a line): from the open session when the
         request is small, else from a process of its own."""
-        if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
+        if self._session is not None and _session_size(stdin, count):
             try:
                 return self._session.ask(stdin, count)
             except SessionDied as died:
@@ -166,7 +172,7 @@ class Repo:
     def _batch_check(self, stdin: bytes, count: int) -> bytes:
         """`git cat-file --batch-check=%(objectname) %(objecttype)`'s output for `count` names, from the open session
         when the request is small, else from a process of its own."""
-        if self._session is not None and len(stdin) <= _SESSION_MAX_REQUEST:
+        if self._session is not None and _session_size(stdin, count):
             try:
                 return self._session.info(stdin, count)
             except SessionDied as died:
