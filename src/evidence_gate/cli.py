@@ -403,6 +403,10 @@ def entry() -> NoReturn:
         code = main()
     except BrokenPipeError:
         code = _output_lost()
+    except SystemExit as exc:  # argparse's --help, --version and usage errors: their output is flushed below too
+        if not isinstance(exc.code, int | None):
+            raise
+        code = exc.code or 0
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)
     atexit._run_exitfuncs()

@@ -368,3 +368,17 @@ def test_output_that_cannot_be_flushed_is_exit_120_as_python_s_own(tmp_path: Pat
         said = proc.stderr.read().decode()
         assert said.startswith("evidence-gate: error: standard output was closed") and said.count("\n") == 1, said
         assert json.loads((tmp_path / "r.json").read_text("utf-8"))["decision"]["row"] == "pass"
+
+
+def test_help_whose_reader_went_away_is_exit_120_with_one_line() -> None:
+    """argparse's own exits (`--help`, `--version`) leave through `entry` too: one line, never "Exception ignored"."""
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    for argv in (["check", "--help"], ["--version"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evidence_gate", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=plain
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        assert proc.wait(timeout=60) == 120
+        said = proc.stderr.read().decode()
+        assert said.startswith("evidence-gate: error: standard output was closed") and said.count("\n") == 1, said
