@@ -215,6 +215,9 @@ class _CatFile:
             self.proc.kill()
             self.proc.wait()
         self._drain.join(timeout=5)
+        self._out.close()
+        if not self._drain.is_alive():  # a process git left holding stderr keeps the thread reading it
+            self._err.close()
 
 
 class BatchSession:

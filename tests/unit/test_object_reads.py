@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
+import warnings
 import zlib
 from datetime import date
 from pathlib import Path
@@ -198,6 +200,19 @@ def test_on_a_git_without_batch_command_the_session_answers_the_same(
         assert older.has_object(repo.git("rev-parse", "HEAD"))
     assert got == expected
     assert log.read_text().splitlines() == ["--batch-command", "--batch", "--batch-check"]
+
+
+def test_an_ended_session_leaves_no_pipe_open(tmp_path: Path) -> None:
+    """Ending the session closes its git's pipes (no `ResourceWarning: unclosed file` when they are collected)."""
+    repo = _pr(tmp_path)
+    reader = Repo(repo.path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with reader.batch_session():
+            assert reader.read_blobs(["HEAD^1:freeze.yaml"])["HEAD^1:freeze.yaml"]
+            assert reader.object_ids(["HEAD^1:src"])["HEAD^1:src"]
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
 
 
 def _old_git(tmp_path: Path) -> Path:
