@@ -47,6 +47,18 @@ def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _searcher(pattern: str) -> Callable[[str], object]:
+    """`re.compile(pattern).search`, compiled on its first string: a run meets few of its schemas' patterns."""
+    compiled: list[Callable[[str], object]] = []
+
+    def search(text: str) -> object:
+        if not compiled:
+            compiled.append(re.compile(pattern).search)
+        return compiled[0](text)
+
+    return search
+
+
 def _value_checks(schema: dict[str, Any]) -> list[Check]:
     """The checks of the keywords that look at one value alone (type, const, enum, string and number bounds)."""
     checks: list[Check] = []
@@ -65,8 +77,8 @@ def _value_checks(schema: dict[str, Any]) -> list[Check]:
         else:
             checks.append(lambda v: any(equal(v, o) for o in options))
     if "pattern" in schema:
-        pattern = schema["pattern"]  # compiled on its first string (re's cache): a run meets few of the schemas'
-        checks.append(lambda v: not isinstance(v, str) or re.search(pattern, v) is not None)
+        search = _searcher(schema["pattern"])
+        checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
     if "minLength" in schema:
         low = schema["minLength"]
         checks.append(lambda v: not isinstance(v, str) or len(v) >= low)
@@ -160,7 +172,7 @@ class _Compiler:
         string with a pattern and a length), or None for the keyword-by-keyword form."""
         keys = set(schema) - IGNORED
         if schema.get("type") == "string" and keys <= {"type", "pattern", "minLength", "maxLength"}:
-            search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+            search = _searcher(schema["pattern"]) if "pattern" in schema else None
             low, high = schema.get("minLength", 0), schema.get("maxLength", float("inf"))
             if search is None:
                 return lambda v: isinstance(v, str) and low <= len(v) <= high
