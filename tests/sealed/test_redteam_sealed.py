@@ -401,3 +401,51 @@ def test_interrupts_and_noise_do_not_pass(git_repo: GitRepo, tmp_path: Path, cod
     receipt = judge(git_repo, tmp_path)
     assert receipt["ok"] is False
     assert {"run-integrity", "property-failed"} & set(rows(receipt)), receipt["violations"]
+
+
+# A patch whose wrong path is switched on by a setting in a pyproject.toml it adds (red team, issue 21's round): the
+# gate used to leave every pytest configuration file out of the tree, so the code found no setting there and ran
+# its right path; under plain pytest in a checkout the property fails.
+CONFIGURED_BUG = """\
+import os
+import tomllib
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _settings():
+    try:
+        with open(os.path.join(_ROOT, "pyproject.toml"), "rb") as fh:
+            return tomllib.load(fh).get("tool", {}).get("calc", {})
+    except OSError:
+        return {}
+
+
+_FAST = _settings().get("fast-path", False)
+
+
+def double(x):
+    if _FAST and x >= 1000:
+        return x
+    return x * 2
+"""
+
+
+def test_code_reading_its_own_pyproject_finds_it_in_the_sealed_tree(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The patch's pyproject.toml is in the tree as in a checkout (pytest reads it no more: the gate's ini is `-c`):
+    the setting turns the wrong path on in the gate too, so the property fails as it does under plain pytest."""
+    red_repo(git_repo)
+    pyproject = '[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.calc]\nfast-path = true\n'
+    git_repo.commit("patch", {"src/calc.py": CONFIGURED_BUG, "pyproject.toml": pyproject})
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "properties"],
+        cwd=git_repo.path,
+        env={**os.environ, "PYTHONPATH": "src"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert plain.returncode == 1 and "assert 1000 == (1000 + 1000)" in plain.stdout, plain.stdout
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "property-failed", rows(receipt)
+    assert "pyproject.toml" not in [n["path"] for n in receipt["sealed"]["neutralised"]]

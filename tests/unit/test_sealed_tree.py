@@ -34,10 +34,6 @@ def _plan(head: list[str], base: list[str], runner: Runner) -> tuple[set[str], s
 
 
 HOOKS = [
-    "pytest.ini",
-    "sub/tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
     ".pytest_cache/v/cache/lastfailed",
     "src/sitecustomize.py",
     "usercustomize.py",
@@ -55,6 +51,15 @@ def test_configuration_caches_and_startup_hooks_are_neutralised_whoever_wrote_th
         kept, neutralised = _plan([path, "src/calc.py"], base, runner)
         assert path in neutralised and path not in kept
         assert "src/calc.py" in kept
+
+
+@pytest.mark.parametrize("path", ["pytest.ini", "sub/tox.ini", "setup.cfg", "pyproject.toml", ".pytest.toml"])
+def test_pytest_configuration_files_stay_in_the_tree_as_the_checkout_has_them(path: str, runner: Runner) -> None:
+    """pytest reads none of them (the worker passes the gate's ini with `-c` and the tree as `--rootdir`); code that
+    reads its own settings finds them, added or changed by the patch or not, as in a checkout."""
+    for base in ([], [path]):
+        kept, neutralised = _plan([path, "src/calc.py"], base, runner)
+        assert path in kept and path not in neutralised
 
 
 SHADOWS = [

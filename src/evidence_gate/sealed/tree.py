@@ -19,9 +19,10 @@ from pathlib import Path
 
 from evidence_gate.git import Repo, TreeEntry
 
-PYTEST_CONFIGS = frozenset(
-    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg", "pyproject.toml"}
-)
+# pytest's configuration files stay in the tree as the checkout has them: the worker names the gate's own ini with
+# `-c` and the tree as `--rootdir`, so pytest reads none of them, and code that reads its own settings from
+# `pyproject.toml` or `setup.cfg` finds them (red team: a patch whose buggy path was switched on in a pyproject it
+# added passed, the file being left out).
 # Standard-library names that are also common folder names for tests: a patch may add them.
 _STDLIB_ALLOWED = frozenset({"test", "this", "antigravity", "idlelib", "turtledemo"})
 _STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
@@ -60,8 +61,6 @@ def hook_reason(path: str) -> str | None:
             return f"{part} is never read from the repository"
         if part.endswith((".dist-info", ".egg-info")):
             return "installed-package metadata (entry points, plugins) in the repository is ignored"
-    if base in PYTEST_CONFIGS:
-        return "pytest configuration: the gate writes its own"
     if base == "conftest.py":
         return "conftest outside the locked set"
     if base.endswith((".pyc", ".pyo")) or base in {".pytest_cache", "__pycache__"}:
