@@ -449,3 +449,48 @@ def test_code_reading_its_own_pyproject_finds_it_in_the_sealed_tree(git_repo: Gi
     receipt = judge(git_repo, tmp_path)
     assert receipt["decision"]["row"] == "property-failed", rows(receipt)
     assert "pyproject.toml" not in [n["path"] for n in receipt["sealed"]["neutralised"]]
+
+
+# Helpers a locked property reaches by a literal name through a route the import scan does not follow (red team,
+# issue 21's last round: each passed with the helper loosened by the patch): the property's check loosened so the
+# red `double` passes.
+HELPER = "def check(f, x):\n    return f(x) == x + x\n"
+LOOSENED = "def check(f, x):\n    return f(x) == f(x)\n"
+UNSEEN_ROUTES = {
+    "sys-path-from-conftest": (
+        {
+            "properties/conftest.py": "import os, sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "
+            "'..', 'tools'))\n",
+            "tools/checker.py": HELPER,
+        },
+        "from checker import check",
+        "tools/checker.py",
+    ),
+    "importorskip": (
+        {"properties/checker.py": HELPER},
+        "check = pytest.importorskip('checker').check",
+        "properties/checker.py",
+    ),
+    "aliased-import-module": (
+        {"properties/checker.py": HELPER},
+        "from importlib import import_module as load\n\ncheck = load('checker').check",
+        "properties/checker.py",
+    ),
+}
+
+
+@pytest.mark.parametrize("route", sorted(UNSEEN_ROUTES))
+def test_a_helper_the_scan_cannot_see_is_no_evidence(git_repo: GitRepo, tmp_path: Path, route: str) -> None:
+    """A module of the tree that the head's property workers load must be locked or code under test: a helper the
+    scan could not lock (the patch loosened it) is run-integrity naming it and the fix, never a pass."""
+    files, load, helper = UNSEEN_ROUTES[route]
+    prop = (
+        "import pytest\nfrom hypothesis import given, strategies as st\n\nfrom calc import double\n"
+        f"{load}\n\n\n@given(st.integers(-10**6, 10**6))\ndef test_double(x):\n    assert check(double, x)\n"
+    )
+    red_repo(git_repo, {**files, "properties/test_double.py": prop})
+    git_repo.commit("patch", {helper: LOOSENED})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "run-integrity", rows(receipt)
+    said = [v["message"] for v in receipt["violations"] if helper in v["message"]]
+    assert said and "neither locked evidence nor code under test" in said[0], receipt["violations"]

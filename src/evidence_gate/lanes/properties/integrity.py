@@ -93,6 +93,20 @@ def changed_locked(plan: Plan) -> list[Violation]:
     return found
 
 
+def _unlocked(module: str, file: str, head_tree: Path) -> Violation:
+    """A module of the tree that the tests loaded although it is neither locked nor code under test."""
+    shown = _shown(file, head_tree)
+    return Violation(
+        RUN_INTEGRITY,
+        f"the tests loaded {module} from {shown}, which is neither locked evidence nor code under test (below "
+        "properties.pythonpath): the gate found no literal import of it from a locked file (a computed sys.path, an "
+        "extended __path__, pytest.importorskip or an aliased import_module reach it), so the patch could change it. "
+        "Fix: import it with a literal import statement from the locked file that uses it, or list it under "
+        "`locked:` in .evidence-gate.yml",
+        None if Path(shown).is_absolute() else shown,
+    )
+
+
 def code_provenance(workers: list[WorkerResult], head_tree: Path) -> tuple[list[dict[str, Any]], list[Violation]]:
     """The receipt's `sealed.provenance` (each code-under-test package the head's workers loaded, and from where);
     every module loaded from elsewhere, in any worker, is run-integrity."""
@@ -119,6 +133,9 @@ def code_provenance(workers: list[WorkerResult], head_tree: Path) -> tuple[list[
                 for name, file in event["loaded"].items():
                     loaded.setdefault(str(name), str(file))
     for module, item in sorted(wrong.items()):
+        if item.get("unlocked"):
+            violations.append(_unlocked(module, item.get("file", ""), head_tree))
+            continue
         expected = _shown(item.get("expected", ""), head_tree)
         violations.append(
             Violation(

@@ -18,7 +18,7 @@ from typing import Any
 from evidence_gate import visible
 from evidence_gate.config import CONFIG_PATH, Config
 from evidence_gate.lanes.properties import patch_coverage
-from evidence_gate.lanes.properties.plan import HEAD_PREFIX, Job, Plan
+from evidence_gate.lanes.properties.plan import HEAD_PREFIX, SHIFTED_JOB, Job, Plan
 from evidence_gate.model import Violation
 from evidence_gate.row_ids import RUN_INTEGRITY
 from evidence_gate.sealed.run import WorkerResult, Workspace, count_files, run_install, run_worker
@@ -212,6 +212,9 @@ class _Launcher:
         )
         body["hash_seed"] = self.ws.hash_seeds[1 if job.other_hash_seed else 0]
         body["clock_shift_s"] = job.clock_shift_s
+        # The head's property workers load nothing of the tree but locked files and code under test (a helper the
+        # import scan could not see is unlocked, so the patch could have changed it).
+        body["bounded"] = job.name.startswith(HEAD_PREFIX) or job.name == SHIFTED_JOB
         if job.name.startswith(HEAD_PREFIX) and self.plan.changed_code:
             # Only the head's property workers record which changed lines run (the gate's own trace function).
             body["record_lines"] = patch_coverage.job_field(list(self.plan.changed_code), job.tree)

@@ -122,6 +122,7 @@ class Job(TypedDict, total=False):
     trials: int
     shrink_reruns: int
     trusted_files: list[str]  # absolute paths of the locked Python files
+    bounded: bool  # every module with code it loads from the tree must be a trusted file or below `paths`
     replays: dict[str, dict[str, str]]  # node -> seed -> `version|blob` of the minimal example an excuse-base replays
     hash_seed: int  # the worker's PYTHONHASHSEED (the run's first hash seed unless given)
     clock_shift_s: float  # seconds the worker adds to the clock the code under test reads (0: none)

@@ -1,6 +1,7 @@
 """Where the code under test was loaded from: every imported module whose top-level name exists under a
 `properties.pythonpath` folder of the sealed tree must come from that folder, never from the harness, the
-standard library or an install site.
+standard library or an install site; and every module with code loaded from the tree is a locked file or below
+one of those folders (a helper the import scan could not see, so never locked, is no evidence: red team).
 
 Imported inside the sealed run (standard library only) and by the trusted side, which lists the names before the run.
 """
@@ -74,14 +75,44 @@ def _location(module: Any) -> tuple[Any, ...]:
     return parts if all(type(p) is str or p is None for p in parts) else (object(),)
 
 
-def check(expected: dict[str, str], modules: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The loaded code-under-test packages (`loaded`: name -> file) and the modules that came from elsewhere."""
+class Bounds:
+    """What a module of the sealed tree may be: a locked file (`trusted`, absolute) or code below `roots` (the
+    `properties.pythonpath` folders and the install site; the tree itself when a folder is the tree)."""
+
+    def __init__(self, tree: str, roots: list[str], trusted: frozenset[str]) -> None:
+        self.tree = os.path.abspath(tree)  # noqa: PTH100
+        self.roots = tuple(os.path.abspath(r) for r in roots)  # noqa: PTH100
+        self.trusted = frozenset(os.path.abspath(t) for t in trusted)  # noqa: PTH100
+
+    def unlocked(self, module: Any) -> str | None:
+        """The file of a module with code from the tree that is neither locked nor below a root, else None (a
+        namespace package has no code of its own)."""
+        try:
+            file = getattr(module, "__file__", None)
+        except Exception:  # noqa: BLE001 - any object can sit in sys.modules
+            return None
+        if type(file) is not str:
+            return None
+        file = os.path.abspath(file)  # noqa: PTH100
+        if not _inside(file, self.tree) or file in self.trusted or any(_inside(file, r) for r in self.roots):
+            return None
+        return file
+
+
+def check(
+    expected: dict[str, str], modules: dict[str, Any] | None = None, bounds: Bounds | None = None
+) -> dict[str, Any]:
+    """The loaded code-under-test packages (`loaded`: name -> file) and the modules that came from elsewhere (or,
+    with `bounds`, from the tree but neither locked nor code under test: `unlocked`)."""
     loaded: dict[str, str] = {}
     mismatches: list[dict[str, str]] = []
     for name, module in list((sys.modules if modules is None else modules).items()):
         top = name.partition(".")[0]
         where = expected.get(top)
         if where is None:
+            outside = bounds.unlocked(module) if bounds is not None and type(name) is str else None
+            if outside is not None and len(mismatches) < MAX_MISMATCHES:
+                mismatches.append({"module": name, "file": outside, "expected": "", "unlocked": "1"})
             continue
         files = _files(module)
         ok = bool(files) and all(_inside(f, where) for f in files)
@@ -97,9 +128,10 @@ def check(expected: dict[str, str], modules: dict[str, Any] | None = None) -> di
 class ProvenancePlugin:
     """Checks provenance after each test's teardown, reporting each mismatch once, and at the end of the session."""
 
-    def __init__(self, expected: dict[str, str], emit: Any) -> None:
+    def __init__(self, expected: dict[str, str], emit: Any, bounds: Bounds | None = None) -> None:
         self.expected = expected
         self.emit = emit
+        self.bounds = bounds
         self.reported: set[str] = set()
         # What the last full check judged: sys.modules' names and modules, and each code-under-test module's location.
         self._judged: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None = None
@@ -140,7 +172,7 @@ class ProvenancePlugin:
         if not final and self._unchanged():
             return
         items = list(sys.modules.items())
-        found = check(self.expected, dict(items))
+        found = check(self.expected, dict(items), self.bounds)
         try:
             self._judged = None if final else self._state(items)
         except Exception:  # noqa: BLE001 - judged in full again next time

@@ -375,7 +375,10 @@ def _run_pytest(job: Job, emit: Emitter, expected: dict[str, str], effects: Effe
     if effects.recorder is not None:
         effects.recorder.install()  # after the harness's imports (not worth tracing), before any repository code
     sys.path.extend(job["paths"])
-    origin = provenance.ProvenancePlugin(expected, emit)
+    roots = [path for path in job["paths"] if path != job["tree"]]
+    trusted = frozenset(job.get("trusted_files", ()))
+    bounds = provenance.Bounds(job["tree"], roots, trusted) if job.get("bounded") else None
+    origin = provenance.ProvenancePlugin(expected, emit, bounds)
     code = pytest.main(pytest_args(job), plugins=[plugin, origin])
     origin.report(final=True)
     return int(code)
