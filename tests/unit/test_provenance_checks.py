@@ -22,9 +22,9 @@ def _plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, types
     calls: list[int] = []
     full = provenance.check
 
-    def counted(expected: dict[str, str], modules: dict[str, Any] | None = None) -> dict[str, Any]:
+    def counted(expected: dict[str, str], modules: dict[str, Any] | None = None, bounds: Any = None) -> dict[str, Any]:
         calls.append(1)
-        return full(expected, modules)
+        return full(expected, modules, bounds)
 
     monkeypatch.setattr(provenance, "check", counted)
     events: list[Any] = []
@@ -65,3 +65,21 @@ def test_a_module_that_moved_since_the_last_check_is_judged_and_reported(
         monkeypatch.chdir(tmp_path.parent)
     plugin.report(final=False)
     assert [m["module"] for e in events for m in e["mismatches"]] == [NAME]
+
+
+def test_bounds_name_a_tree_module_neither_locked_nor_code_under_test(tmp_path: Path) -> None:
+    """With bounds, a module with code from the tree is judged: locked files and modules below a root pass; one
+    elsewhere in the tree is reported once as unlocked; a namespace package (no code) and modules outside the
+    tree are not judged."""
+    tree = tmp_path / "tree"
+    locked, under, helper = tree / "properties" / "test_x.py", tree / "src" / "calc.py", tree / "tools" / "checker.py"
+    modules: dict[str, Any] = {}
+    for name, file in (("test_x", locked), ("calc", under), ("checker", helper), ("os_copy", tmp_path / "os.py")):
+        modules[name] = types.ModuleType(name)
+        modules[name].__file__ = str(file)
+    modules["tools"] = types.ModuleType("tools")
+    modules["tools"].__path__ = [str(tree / "tools")]
+    bounds = provenance.Bounds(str(tree), [str(tree / "src")], frozenset({str(locked)}))
+    found = provenance.check({}, modules, bounds)
+    assert [(m["module"], m["file"], m.get("unlocked")) for m in found["mismatches"]] == [("checker", str(helper), "1")]
+    assert provenance.check({}, modules)["mismatches"] == []
