@@ -494,3 +494,19 @@ def test_a_helper_the_scan_cannot_see_is_no_evidence(git_repo: GitRepo, tmp_path
     assert receipt["decision"]["row"] == "run-integrity", rows(receipt)
     said = [v["message"] for v in receipt["violations"] if helper in v["message"]]
     assert said and "neither locked evidence nor code under test" in said[0], receipt["violations"]
+
+
+def test_a_helper_under_a_locked_glob_is_evidence(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The fix the run-integrity message names works: a helper reached through a computed sys.path but listed by
+    `locked: ["tools/**"]` is locked evidence, and a green patch passes (review of the bounds)."""
+    files = dict(UNSEEN_ROUTES["sys-path-from-conftest"][0])
+    prop = (
+        "from hypothesis import given, strategies as st\n\nfrom calc import double\nfrom checker import check\n\n\n"
+        "@given(st.integers(-10**6, 10**6))\ndef test_double(x):\n    assert check(double, x)\n"
+    )
+    config = json.loads(str(base_files()[".evidence-gate.yml"]))
+    config["locked"] = ["tools/**"]
+    red_repo(git_repo, {**files, "properties/test_double.py": prop, ".evidence-gate.yml": json.dumps(config)})
+    git_repo.commit("patch", {"src/calc.py": "def double(x):\n    return x * 2\n"})
+    receipt = judge(git_repo, tmp_path)
+    assert receipt["decision"]["row"] == "pass", receipt["violations"]

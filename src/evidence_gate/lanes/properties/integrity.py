@@ -101,8 +101,8 @@ def _unlocked(module: str, file: str, head_tree: Path) -> Violation:
         f"the tests loaded {module} from {shown}, which is neither locked evidence nor code under test (below "
         "properties.pythonpath): the gate found no literal import of it from a locked file (a computed sys.path, an "
         "extended __path__, pytest.importorskip or an aliased import_module reach it), so the patch could change it. "
-        "Fix: import it with a literal import statement from the locked file that uses it, or list it under "
-        "`locked:` in .evidence-gate.yml",
+        "Fix: import it with a literal import statement from the locked file that uses it, list it under "
+        "`locked:` in .evidence-gate.yml, or, when it is code under test, add its folder to properties.pythonpath",
         None if Path(shown).is_absolute() else shown,
     )
 
