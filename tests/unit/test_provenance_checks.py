@@ -83,3 +83,20 @@ def test_bounds_name_a_tree_module_neither_locked_nor_code_under_test(tmp_path: 
     found = provenance.check({}, modules, bounds)
     assert [(m["module"], m["file"], m.get("unlocked")) for m in found["mismatches"]] == [("checker", str(helper), "1")]
     assert provenance.check({}, modules)["mismatches"] == []
+
+
+def test_bounds_take_a_locked_file_reached_through_a_symlinked_folder(tmp_path: Path) -> None:
+    """`properties/shared -> ../common` with `common/checker.py` locked: loaded as `properties/shared/checker.py`,
+    it is the locked file (review of the bounds: it was reported)."""
+    tree = tmp_path / "tree"
+    (tree / "common").mkdir(parents=True)
+    (tree / "properties").mkdir()
+    (tree / "common" / "checker.py").write_text("X = 1\n")
+    (tree / "properties" / "shared").symlink_to("../common")
+    module = types.ModuleType("checker")
+    module.__file__ = str(tree / "properties" / "shared" / "checker.py")
+    bounds = provenance.Bounds(str(tree), [], frozenset({str(tree / "common" / "checker.py")}))
+    assert provenance.check({}, {"checker": module}, bounds)["mismatches"] == []
+    (tree / "properties" / "other.py").write_text("Y = 1\n")
+    module.__file__ = str(tree / "properties" / "other.py")
+    assert len(provenance.check({}, {"checker": module}, bounds)["mismatches"]) == 1

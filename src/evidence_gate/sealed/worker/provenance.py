@@ -83,6 +83,8 @@ class Bounds:
         self.tree = os.path.abspath(tree)  # noqa: PTH100
         self.roots = tuple(os.path.abspath(r) for r in roots)  # noqa: PTH100
         self.trusted = frozenset(os.path.abspath(t) for t in trusted)  # noqa: PTH100
+        # A locked file reached through a symlinked folder of the tree (`properties/shared -> ../common`, review).
+        self.real_trusted = frozenset(os.path.realpath(t) for t in trusted)
 
     def unlocked(self, module: Any) -> str | None:
         """The file of a module with code from the tree that is neither locked nor below a root, else None (a
@@ -96,7 +98,7 @@ class Bounds:
         file = os.path.abspath(file)  # noqa: PTH100
         if not _inside(file, self.tree) or file in self.trusted or any(_inside(file, r) for r in self.roots):
             return None
-        return file
+        return None if os.path.realpath(file) in self.real_trusted else file
 
 
 def check(
